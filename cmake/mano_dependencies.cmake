@@ -1,0 +1,19 @@
+# Every dependency comes from a Debian 12 package; a missing one names the package to install.
+macro(mano_require package debian_package)
+  find_package(${package} ${ARGN} QUIET)
+  if(NOT ${package}_FOUND)
+    message(FATAL_ERROR "${package} not found: install the Debian package ${debian_package} "
+                        "(apt-get install ${debian_package}), or run .ci/setup as root")
+  endif()
+endmacro()
+
+# Debian's xsimd target links the xtl target, which its config does not find by itself.
+mano_require(xtl libxtl-dev)
+mano_require(xsimd libxsimd-dev)
+mano_require(nlohmann_json nlohmann-json3-dev)
+if(MANO_BUILD_CLI)
+  mano_require(CLI11 libcli11-dev)
+endif()
+if(MANO_BUILD_TESTS)
+  mano_require(Catch2 catch2)
+endif()

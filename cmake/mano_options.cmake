@@ -1,0 +1,26 @@
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+if(EMSCRIPTEN)
+  set(mano_native OFF)
+else()
+  set(mano_native ON)
+endif()
+
+option(MANO_BUILD_TESTS "Build the Catch2 suites and register them with CTest" ${PROJECT_IS_TOP_LEVEL})
+option(MANO_BUILD_CLI "Build the mano command-line tool" ${mano_native})
+option(MANO_BUILD_BENCH "Build the performance benchmarks in bench/" OFF)
+set(MANO_WITH_TORCH AUTO CACHE STRING "Build the LibTorch inference front end: AUTO (when Torch is found), ON, OFF")
+set_property(CACHE MANO_WITH_TORCH PROPERTY STRINGS AUTO ON OFF)
+
+# Neither part exists yet; say so rather than silently building less than was asked for.
+if(MANO_BUILD_BENCH)
+  message(FATAL_ERROR "MANO_BUILD_BENCH: the benchmarks are not written yet (issue [bench]); configure with -DMANO_BUILD_BENCH=OFF")
+endif()
+if(MANO_WITH_TORCH STREQUAL "ON")
+  message(FATAL_ERROR "MANO_WITH_TORCH=ON: the LibTorch front end is not written yet (issue [torch]); use AUTO or OFF")
+endif()

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mano {
+
+// Kernel architectures compiled into this build that the running CPU supports, best first
+// (for example {"avx512", "avx2", "sse4.2", "sse2"}).
+std::vector<std::string> available_architectures();
+
+// The architecture a given request resolves to: `requested` if not empty, else the MANO_ARCH
+// environment variable if set, else the best available. Throws mano::error for an unknown or
+// unsupported name, listing the available ones.
+std::string resolve_architecture(const std::string& requested);
+
+}  // namespace mano

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace mano {
+namespace detail {
+
+// What the per-row kernel needs to know, fixed when an accumulator is created.
+struct kernel_params {
+    double p = 4;
+    int p_int = 4;                      // p when it is an integer in [2, 64] (powers by squaring), else 0
+    int taylor_order = 2;
+    std::vector<double> taylor_coeffs;  // 1/j! for j = 0..taylor_order
+    bool want_softmax = true;           // accumulate sum_k p_ik^p
+    bool want_taylor = true;            // accumulate sum_k sigma_ik^p
+};
+
+// One row's contribution to every sum the accumulator keeps.
+struct row_stats {
+    double phi = 0;      // LSE_i - mean_k q_ik
+    double softmax = 0;  // sum_k p_ik^p
+    double taylor = 0;   // sum_k sigma_ik^p (Taylor rows, min-shifted; uniform when constant)
+    std::int64_t bad_col = -1;    // first column holding NaN/Inf; -2: finite but too large to sum
+    bool taylor_overflow = false; // Taylor polynomial overflowed double on this row
+};
+
+using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k,
+                            const kernel_params& params, float* scratch, row_stats* out);
+
+struct kernel_entry {
+    const char* name;
+    bool (*supported)();
+    row_kernel run;
+};
+
+// The kernels compiled into this build, best first.
+const std::vector<kernel_entry>& compiled_kernels();
+
+}  // namespace detail
+}  // namespace mano

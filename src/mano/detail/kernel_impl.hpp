@@ -1,0 +1,184 @@
+#pragma once
+// The per-row MaNo kernel, written once against xsimd::batch<T, Arch>. Each file in kernels/
+// includes this header, compiled with its architecture's flags, and instantiates it for one Arch.
+// Everything here has internal linkage so that code built with wider instruction sets can never
+// be picked by the linker for a narrower architecture's entry point.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "mano/detail/kernel.hpp"
+
+namespace mano {
+namespace detail {
+namespace {
+
+template <class Arch>
+struct row_kernel_impl {
+    using dbatch = xsimd::batch<double, Arch>;
+    using fbatch = xsimd::batch<float, Arch>;
+    static constexpr std::size_t dsize = dbatch::size;
+    static constexpr std::size_t fsize = fbatch::size;
+    // float partial sums are flushed into double every this many vectors (bounds rounding growth)
+    static constexpr std::size_t flush_vectors = 16;
+
+    template <class B>
+    static B ipow(B x, int n) {
+        B r(1);
+        for (;;) {
+            if (n & 1) r *= x;
+            n >>= 1;
+            if (n == 0) return r;
+            x *= x;
+        }
+    }
+
+    static double ipow(double x, int n) {
+        double r = 1;
+        for (;;) {
+            if (n & 1) r *= x;
+            n >>= 1;
+            if (n == 0) return r;
+            x *= x;
+        }
+    }
+
+    // v = sum_{j=0..n} x^j / j!  (Horner)
+    static dbatch taylor(dbatch x, const double* c, int n) {
+        dbatch v(c[n]);
+        for (int j = n - 1; j >= 0; --j) v = xsimd::fma(v, x, dbatch(c[j]));
+        return v;
+    }
+
+    static double taylor(double x, const double* c, int n) {
+        double v = c[n];
+        for (int j = n - 1; j >= 0; --j) v = v * x + c[j];
+        return v;
+    }
+
+    template <class B>
+    static typename B::value_type reduce_max(B x) {
+        alignas(64) typename B::value_type lanes[B::size];
+        x.store_aligned(lanes);
+        auto m = lanes[0];
+        for (std::size_t i = 1; i < B::size; ++i) m = lanes[i] > m ? lanes[i] : m;
+        return m;
+    }
+
+    template <class B>
+    static typename B::value_type reduce_min(B x) {
+        alignas(64) typename B::value_type lanes[B::size];
+        x.store_aligned(lanes);
+        auto m = lanes[0];
+        for (std::size_t i = 1; i < B::size; ++i) m = lanes[i] < m ? lanes[i] : m;
+        return m;
+    }
+
+    static row_stats one_row(const double* q, std::size_t k, const kernel_params& kp, float* shifted) {
+        row_stats out;
+        const double* coeffs = kp.taylor_coeffs.data();
+        const int order = kp.taylor_order;
+        const std::size_t dend = k - k % dsize;
+        constexpr double inf = std::numeric_limits<double>::infinity();
+
+        // Pass 1: row max, row sum, and the range of the Taylor values.
+        dbatch bmax(-inf), bsum(0.0), tmin(inf), tmax(-inf);
+        for (std::size_t i = 0; i < dend; i += dsize) {
+            const dbatch x = dbatch::load_unaligned(q + i);
+            bmax = xsimd::max(bmax, x);
+            bsum += x;
+            if (kp.want_taylor) {
+                const dbatch v = taylor(x, coeffs, order);
+                tmin = xsimd::min(tmin, v);
+                tmax = xsimd::max(tmax, v);
+            }
+        }
+        double m = reduce_max(bmax), sum_q = xsimd::hadd(bsum);
+        double vmin = reduce_min(tmin), vmax = reduce_max(tmax);
+        for (std::size_t i = dend; i < k; ++i) {
+            m = q[i] > m ? q[i] : m;
+            sum_q += q[i];
+            if (kp.want_taylor) {
+                const double v = taylor(q[i], coeffs, order);
+                vmin = v < vmin ? v : vmin;
+                vmax = v > vmax ? v : vmax;
+            }
+        }
+        if (!std::isfinite(sum_q) || !std::isfinite(m)) {
+            out.bad_col = -2;
+            for (std::size_t i = 0; i < k; ++i)
+                if (!std::isfinite(q[i])) { out.bad_col = static_cast<std::int64_t>(i); break; }
+            return out;
+        }
+
+        // Pass 2: softmax. exp runs in float on q - m (in [-inf, 0], so no overflow and the
+        // relative error stays ~1e-7); partial sums are flushed to double every few vectors.
+        for (std::size_t i = 0; i < k; ++i) shifted[i] = static_cast<float>(q[i] - m);
+        const std::size_t fend = k - k % fsize;
+        const fbatch fp(static_cast<float>(kp.p));
+        double s = 0, sp = 0;
+        std::size_t i = 0;
+        while (i < fend) {
+            const std::size_t block_end = std::min(fend, i + flush_vectors * fsize);
+            fbatch bs(0.0f), bsp(0.0f);
+            for (; i < block_end; i += fsize) {
+                const fbatch x = fbatch::load_unaligned(shifted + i);
+                const fbatch e = xsimd::exp(x);
+                bs += e;
+                if (kp.want_softmax) bsp += kp.p_int ? ipow(e, kp.p_int) : xsimd::exp(fp * x);
+            }
+            s += xsimd::hadd(bs);
+            sp += xsimd::hadd(bsp);
+        }
+        for (; i < k; ++i) {
+            const double e = std::exp(static_cast<double>(shifted[i]));
+            s += e;
+            if (kp.want_softmax) sp += kp.p_int ? ipow(e, kp.p_int) : std::exp(kp.p * shifted[i]);
+        }
+        out.phi = m + std::log(s) - sum_q / static_cast<double>(k);
+        if (kp.want_softmax) out.softmax = sp / std::pow(s, kp.p);
+
+        // Pass 3: Taylor rows shifted by their minimum (paper footnote), scaled by the range so
+        // that no power overflows; the scale cancels in sigma = w / sum(w).
+        if (kp.want_taylor) {
+            const double range = vmax - vmin;
+            if (!std::isfinite(range) || !std::isfinite(vmin)) {
+                out.taylor_overflow = true;
+            } else if (range == 0) {
+                out.taylor = std::pow(static_cast<double>(k), 1.0 - kp.p);  // uniform row
+            } else {
+                const double inv_range = 1.0 / range;
+                const dbatch bvmin(vmin), binv(inv_range), zero(0.0), dp(kp.p);
+                dbatch bw(0.0), bwp(0.0);
+                for (std::size_t j = 0; j < dend; j += dsize) {
+                    const dbatch x = dbatch::load_unaligned(q + j);
+                    const dbatch w = xsimd::max((taylor(x, coeffs, order) - bvmin) * binv, zero);
+                    bw += w;
+                    bwp += kp.p_int ? ipow(w, kp.p_int) : xsimd::pow(w, dp);
+                }
+                double sw = xsimd::hadd(bw), swp = xsimd::hadd(bwp);
+                for (std::size_t j = dend; j < k; ++j) {
+                    double w = (taylor(q[j], coeffs, order) - vmin) * inv_range;
+                    w = w > 0 ? w : 0;
+                    sw += w;
+                    swp += kp.p_int ? ipow(w, kp.p_int) : std::pow(w, kp.p);
+                }
+                out.taylor = swp / std::pow(sw, kp.p);
+            }
+        }
+        return out;
+    }
+
+    static void run(const double* rows, std::size_t count, std::size_t k, const kernel_params& kp,
+                    float* scratch, row_stats* out) {
+        for (std::size_t r = 0; r < count; ++r) out[r] = one_row(rows + r * k, k, kp, scratch);
+    }
+};
+
+}  // namespace
+}  // namespace detail
+}  // namespace mano

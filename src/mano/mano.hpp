@@ -1,0 +1,11 @@
+#pragma once
+// Everything a user of the core needs: #include <mano/mano.hpp>
+
+#include "mano/accumulator.hpp"
+#include "mano/architecture.hpp"
+#include "mano/error.hpp"
+#include "mano/half.hpp"
+#include "mano/logits_view.hpp"
+#include "mano/options.hpp"
+#include "mano/result.hpp"
+#include "mano/version.hpp"

@@ -1,0 +1,177 @@
+"""End-to-end tests of `mano score`: random valid files against the float64 NumPy reference
+(within 1e-6 relative), and every kind of bad file or option -> exit 2 with one stderr line.
+Run: /usr/bin/python3 tests/cli/test_cli.py path/to/mano"""
+import json
+import pathlib
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from mano_reference import criterion, mano  # noqa: E402
+
+MANO = sys.argv[1]
+results = {"passed": 0, "failed": 0}
+
+
+def check(ok, what):
+    results["passed" if ok else "failed"] += 1
+    if not ok:
+        print(f"FAIL: {what}", flush=True)
+
+
+def run(*args):
+    return subprocess.run([MANO, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+def random_valid_files(tmp, rng):
+    """Yields (path, logits as float64, cli options, reference options)."""
+    shapes = [(1, 2), (3, 2), (50, 3), (257, 10), (1000, 10), (64, 100), (33, 1000), (5, 5000), (2, 32000)]
+    for i in range(60):
+        n, k = shapes[i % len(shapes)]
+        scale = float(rng.choice([0.05, 1.0, 3.0, 8.0, 30.0, 300.0]))
+        dtype = [np.float32, np.float64, np.float16][i % 3]
+        q = rng.standard_normal((n, k)) * scale + float(rng.choice([0.0, -7.0, 1000.0]))
+        q = q.astype(dtype)
+        if dtype == np.float16 and not np.all(np.isfinite(q)):
+            continue
+        path = tmp / f"valid_{i}.npy"
+        np.save(path, q)
+        ref = {"p": float(rng.choice([1.5, 2.0, 4.0, 7.5])), "eta": float(rng.choice([3.0, 5.0, 9.0])),
+               "taylor_order": int(rng.integers(1, 5)),
+               "normalization": str(rng.choice(["softrun", "softrun", "softmax", "taylor"]))}
+        if i % 7 == 3:
+            ref["batch_size"] = int(rng.choice([1, 16, 128]))
+        if i % 11 == 5:
+            ref["fixed_criterion"] = float(rng.choice([2.0, 6.0]))
+        cli = ["--p", ref["p"], "--eta", ref["eta"], "--taylor-order", ref["taylor_order"],
+               "--normalization", ref["normalization"]]
+        if "batch_size" in ref:
+            cli += ["--batch-size", ref["batch_size"]]
+        if "fixed_criterion" in ref:
+            cli += ["--criterion", ref["fixed_criterion"]]
+        yield path, q.astype(np.float64), cli, ref
+
+
+def test_valid(tmp):
+    rng = np.random.default_rng(7)
+    worst = 0.0
+    for path, q, cli, ref in random_valid_files(tmp, rng):
+        if ref["normalization"] == "softrun" and "fixed_criterion" not in ref and abs(criterion(q) - ref["eta"]) < 1e-5:
+            continue  # a coin flip at the threshold is not a property of either implementation
+        expected = mano(q, **ref)
+        proc = run("score", path, "--json", *cli)
+        check(proc.returncode == 0, f"{path.name} {cli}: exit {proc.returncode}: {proc.stderr.strip()}")
+        if proc.returncode != 0:
+            continue
+        got = json.loads(proc.stdout)
+        m = got["methods"]["mano"]
+        check(got["n"] == q.shape[0] and got["k"] == q.shape[1], f"{path.name}: n, k")
+        check(m["normalization"] == expected["normalization"], f"{path.name} {cli}: branch {m['normalization']} vs {expected['normalization']}")
+        err = max(rel(m["score"], expected["score"]), rel(m["criterion"], expected["criterion"]))
+        worst = max(worst, err)
+        check(err <= 1e-6, f"{path.name} {cli}: score {m['score']} vs {expected['score']}, criterion {m['criterion']} vs {expected['criterion']}")
+    print(f"valid files: worst relative difference to the NumPy reference {worst:.2e}")
+
+
+def test_output_forms(tmp):
+    q = np.random.default_rng(1).standard_normal((100, 10)).astype(np.float32)
+    a, b = tmp / "a.npy", tmp / "b.npy"
+    np.save(a, q)
+    np.save(b, q * 3)
+    proc = run("score", a, b)
+    lines = proc.stdout.strip().splitlines()
+    check(proc.returncode == 0 and len(lines) == 3 and "mano" in lines[0] and str(a) in lines[1], "table output")
+    expected = mano(q.astype(np.float64))
+    check(f"{expected['score']:.6f}" in lines[1], f"table shows the score: {lines[1]}")
+    proc = run("score", a, b, "--json")
+    objs = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    check(len(objs) == 2 and objs[0]["file"] == str(a) and objs[1]["file"] == str(b), "JSON lines, one per file")
+    check(set(objs[0]) == {"n", "k", "methods", "file"} and set(objs[0]["methods"]) == {"mano"}, "JSON keys")
+    check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order"}, "mano keys")
+    check(run("--help").returncode == 0 and run("score", "--help").returncode == 0, "--help exits 0")
+    check(run("--version").stdout.startswith("mano "), "--version")
+    for arch in ["sse2", "sse4.2", "avx2", "avx512"]:
+        proc = run("score", a, "--json", "--arch", arch)
+        if proc.returncode == 0:
+            check(rel(json.loads(proc.stdout)["methods"]["mano"]["score"], expected["score"]) < 1e-6, f"--arch {arch}")
+        else:
+            check("not supported by this CPU" in proc.stderr, f"--arch {arch}: {proc.stderr}")
+
+
+def npy_bytes(descr, shape, payload, fortran=False, major=1):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+    header += " " * ((64 - (len(header) + 11) % 64) % 64) + "\n"
+    length = struct.pack("<H", len(header)) if major == 1 else struct.pack("<I", len(header))
+    return b"\x93NUMPY" + bytes([major, 0]) + length + header.encode() + payload
+
+
+def test_bad_files(tmp):
+    good = np.arange(12, dtype=np.float32).reshape(3, 4)
+    nan = good.copy()
+    nan[2, 1] = np.nan
+    inf = good.astype(np.float64)
+    inf[1, 3] = -np.inf
+    cases = {
+        "truncated.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes()[:-5]), "truncated"),
+        "header_cut.npy": (npy_bytes("<f4", "(3, 4)", b"")[:20], "truncated"),
+        "magic.npy": (b"PK\x03\x04 not numpy at all", "not a .npy file"),
+        "empty.npy": (b"", "not a .npy file"),
+        "int64.npy": (npy_bytes("<i8", "(3, 4)", np.zeros(12, np.int64).tobytes()), "dtype '<i8'"),
+        "complex.npy": (npy_bytes("<c8", "(3, 4)", np.zeros(12, np.complex64).tobytes()), "dtype '<c8'"),
+        "bigendian.npy": (npy_bytes(">f4", "(3, 4)", good.astype(">f4").tobytes()), "big-endian"),
+        "fortran.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes(), fortran=True), "Fortran"),
+        "vector.npy": (npy_bytes("<f4", "(12,)", good.tobytes()), "shape (12,)"),
+        "cube.npy": (npy_bytes("<f4", "(3, 2, 2)", good.tobytes()), "shape (3, 2, 2)"),
+        "extra.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes() + b"\0" * 8), "8 bytes after"),
+        "nan.npy": (npy_bytes("<f4", "(3, 4)", nan.tobytes()), "row 2, column 1: logit is NaN"),
+        "inf.npy": (npy_bytes("<f8", "(3, 4)", inf.tobytes()), "row 1, column 3: logit is -Inf"),
+        "one_class.npy": (npy_bytes("<f4", "(12, 1)", good.tobytes()), "at least 2 columns"),
+        "no_rows.npy": (npy_bytes("<f4", "(0, 4)", b""), "0 rows"),
+        "version9.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes())[:6] + b"\x09\x00" + npy_bytes("<f4", "(3, 4)", good.tobytes())[8:], "version 9"),
+        "huge_shape.npy": (npy_bytes("<f4", "(99999999999999999999999, 4)", b""), "too large"),
+    }
+    for name, (content, needle) in cases.items():
+        path = tmp / name
+        path.write_bytes(content)
+        proc = run("score", path)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0] and name in lines[0] and proc.stdout == "",
+              f"{name}: exit {proc.returncode}, stderr {proc.stderr!r}")
+    v2 = tmp / "version2.npy"
+    v2.write_bytes(npy_bytes("<f4", "(3, 4)", good.tobytes(), major=2))
+    check(run("score", v2).returncode == 0, "a version 2.0 header is read")
+    proc = run("score", tmp / "does_not_exist.npy")
+    check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, "missing file")
+
+
+def test_bad_options(tmp):
+    path = tmp / "ok.npy"
+    np.save(path, np.random.default_rng(2).standard_normal((20, 5)).astype(np.float32))
+    cases = [(["--p", "1"], "p must"), (["--p", "abc"], "--p"), (["--p", "nan"], "p must"),
+             (["--taylor-order", "0"], "taylor_order"), (["--batch-size", "-3"], "batch_size"),
+             (["--normalization", "sparsemax"], "normalization"), (["--arch", "neon9"], "not a known architecture"),
+             (["--criterion", "inf"], "criterion"), (["--eta", "x"], "--eta"), (["--frobnicate"], "frobnicate")]
+    for args, needle in cases:
+        proc = run("score", path, *args)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0], f"{args}: exit {proc.returncode}, {proc.stderr!r}")
+    proc = run()
+    check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, f"no subcommand: {proc.stderr!r}")
+
+
+with tempfile.TemporaryDirectory() as d:
+    tmp = pathlib.Path(d)
+    test_valid(tmp)
+    test_output_forms(tmp)
+    test_bad_files(tmp)
+    test_bad_options(tmp)
+print(f"{results['passed']} passed, {results['failed']} failed")
+sys.exit(1 if results["failed"] else 0)

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <mano/mano.hpp>
+
+#include "io/npy.hpp"
+
+namespace mano_test {
+
+inline std::string data_path(const std::string& relative) { return std::string(MANO_TEST_DATA) + "/" + relative; }
+
+// A whole .npy file in memory, with a view over it.
+struct npy_file {
+    explicit npy_file(const std::string& path) : reader(path) {
+        view_storage = reader.next(reader.rows());
+    }
+    mano::io::npy_reader reader;
+    mano::logits_view view_storage{static_cast<const float*>(nullptr), 0, 2};
+    const mano::logits_view& view() const { return view_storage; }
+};
+
+inline std::vector<float> random_logits(std::size_t n, std::size_t k, double scale, unsigned seed) {
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> normal(0.0, scale);
+    std::vector<float> q(n * k);
+    for (auto& x : q) x = static_cast<float>(normal(gen));
+    return q;
+}
+
+inline bool close(double a, double b, double rel) {
+    return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
+}
+
+}  // namespace mano_test

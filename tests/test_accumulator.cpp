@@ -1,0 +1,168 @@
+// Streaming behaviour: chunking, merging, serialization, input types and architectures.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "support.hpp"
+
+using mano_test::close;
+using mano_test::random_logits;
+
+namespace {
+
+mano::result push_in_parts(const std::vector<float>& q, std::size_t k, const std::vector<std::size_t>& cuts,
+                           const mano::options& o) {
+    const std::size_t n = q.size() / k;
+    mano::logits_view all(q.data(), n, k);
+    mano::accumulator total(k, o);
+    std::size_t first = 0;
+    for (const std::size_t cut : cuts) {
+        mano::accumulator part(k, o);
+        part.push(all.slice(first, cut - first));
+        total.merge(part);
+        first = cut;
+    }
+    mano::accumulator last(k, o);
+    last.push(all.slice(first, n - first));
+    total.merge(last);
+    return total.finalize();
+}
+
+void check_same(const mano::result& a, const mano::result& b, double rel) {
+    CHECK(a.n == b.n);
+    CHECK(a.mano.used == b.mano.used);
+    CHECK(close(a.mano.score, b.mano.score, rel));
+    CHECK(close(a.mano.criterion, b.mano.criterion, rel));
+    CHECK(a.mano.batches == b.mano.batches);
+}
+
+}  // namespace
+
+TEST_CASE("merge(a, b) equals one push of all rows", "[accumulator]") {
+    const std::size_t n = 1000, k = 17;
+    const auto q = random_logits(n, k, 2.0, 11);
+    for (const auto norm : {mano::normalization::softrun, mano::normalization::softmax, mano::normalization::taylor}) {
+        mano::options o;
+        o.norm = norm;
+        const auto whole = mano::score(mano::logits_view(q.data(), n, k), o);
+        check_same(push_in_parts(q, k, {1, 333, 334, 900}, o), whole, 1e-12);
+        check_same(push_in_parts(q, k, {0, 500}, o), whole, 1e-12);
+    }
+}
+
+TEST_CASE("batch mode merges at batch boundaries and refuses others", "[accumulator]") {
+    const std::size_t n = 300, k = 10;
+    const auto q = random_logits(n, k, 3.0, 12);
+    mano::options o;
+    o.batch_size = 64;
+    const auto whole = mano::score(mano::logits_view(q.data(), n, k), o);
+    CHECK(whole.mano.batches == 5);
+    check_same(push_in_parts(q, k, {64, 192}, o), whole, 1e-12);
+    CHECK_THROWS_WITH(push_in_parts(q, k, {100}, o), Catch::Contains("multiple of batch_size (64)"));
+}
+
+TEST_CASE("pushing in chunks of any size equals one push", "[accumulator]") {
+    const std::size_t n = 5000, k = 9;
+    const auto q = random_logits(n, k, 2.0, 13);
+    mano::logits_view all(q.data(), n, k);
+    mano::options o;
+    o.batch_size = 128;
+    mano::accumulator chunked(k, o);
+    for (std::size_t first = 0, step = 1; first < n; first += step, step = step * 3 % 1999 + 1)
+        chunked.push(all.slice(first, std::min(step, n - first)));
+    check_same(chunked.finalize(), mano::score(all, o), 1e-12);
+}
+
+TEST_CASE("to_json / from_json round-trips the state exactly", "[accumulator]") {
+    const std::size_t n = 700, k = 12;
+    const auto q = random_logits(n, k, 2.0, 14);
+    mano::logits_view all(q.data(), n, k);
+    mano::options o;
+    o.batch_size = 100;
+    o.p = 3.5;
+    o.taylor_order = 3;
+    mano::accumulator first(k, o);
+    first.push(all.slice(0, 300));
+    const auto text = first.to_json().dump();
+    auto restored = mano::accumulator::from_json(nlohmann::json::parse(text));
+    CHECK(restored.to_json() == first.to_json());
+    restored.push(all.slice(300, 400));
+    const auto expected = mano::score(all, o);
+    const auto got = restored.finalize();
+    CHECK(got.mano.score == expected.mano.score);
+    CHECK(got.mano.criterion == expected.mano.criterion);
+}
+
+TEST_CASE("float16, bfloat16, float64 and strided views widen to the same numbers", "[accumulator]") {
+    const std::size_t n = 64, k = 11;
+    std::vector<std::uint16_t> half(n * k), bf(n * k);
+    std::vector<float> from_half(n * k), from_bf(n * k);
+    std::mt19937 gen(3);
+    std::uniform_int_distribution<int> mantissa(0, 1023), exponent(10, 17), sign(0, 1);
+    for (std::size_t i = 0; i < n * k; ++i) {
+        // random finite halves, including subnormals (exponent field 0) now and then
+        const int e = (i % 13 == 0) ? 0 : exponent(gen);
+        half[i] = static_cast<std::uint16_t>((sign(gen) << 15) | (e << 10) | mantissa(gen));
+        from_half[i] = mano::half_to_float(half[i]);
+        bf[i] = static_cast<std::uint16_t>((sign(gen) << 15) | ((124 + e % 8) << 7) | (mantissa(gen) & 127));
+        from_bf[i] = mano::bfloat16_to_float(bf[i]);
+    }
+    CHECK(mano::half_to_float(0x3c00) == 1.0f);
+    CHECK(mano::half_to_float(0xc000) == -2.0f);
+    CHECK(mano::half_to_float(0x0001) == std::ldexp(1.0f, -24));
+    CHECK(mano::half_to_float(0x7bff) == 65504.0f);
+    CHECK(mano::bfloat16_to_float(0x3f80) == 1.0f);
+    const auto a = mano::score(mano::logits_view(half.data(), mano::dtype::float16, n, k));
+    const auto b = mano::score(mano::logits_view(from_half.data(), n, k));
+    CHECK(a.mano.score == b.mano.score);
+    const auto c = mano::score(mano::logits_view(bf.data(), mano::dtype::bfloat16, n, k));
+    const auto d = mano::score(mano::logits_view(from_bf.data(), n, k));
+    CHECK(c.mano.score == d.mano.score);
+    std::vector<double> wide(from_half.begin(), from_half.end());
+    CHECK(mano::score(mano::logits_view(wide.data(), n, k)).mano.score == b.mano.score);
+    std::vector<float> strided(n * (k + 5), 1e30f);  // padding that must never be read
+    for (std::size_t i = 0; i < n; ++i)
+        std::copy(&from_half[i * k], &from_half[i * k] + k, &strided[i * (k + 5)]);
+    CHECK(mano::score(mano::logits_view(strided.data(), n, k, k + 5)).mano.score == b.mano.score);
+}
+
+TEST_CASE("every architecture the CPU offers gives the same result", "[architecture]") {
+    const auto archs = mano::available_architectures();
+    REQUIRE(!archs.empty());
+    CHECK(archs.back() == "sse2");  // the x86-64 baseline is always there
+    for (const std::size_t k : {2, 7, 16, 37, 1001}) {
+        const std::size_t n = 97;
+        for (const double scale : {0.3, 3.0, 40.0}) {
+            const auto q = random_logits(n, k, scale, static_cast<unsigned>(k * 31 + scale));
+            for (const auto norm : {mano::normalization::softmax, mano::normalization::taylor}) {
+                for (const double p : {2.0, 4.0, 7.5}) {
+                    mano::options o;
+                    o.norm = norm;
+                    o.p = p;
+                    o.architecture = archs.back();
+                    const auto reference = mano::score(mano::logits_view(q.data(), n, k), o);
+                    for (const auto& arch : archs) {
+                        o.architecture = arch;
+                        const auto r = mano::score(mano::logits_view(q.data(), n, k), o);
+                        INFO(arch << " K=" << k << " scale=" << scale << " p=" << p << " "
+                                  << mano::normalization_name(norm));
+                        CHECK(close(r.mano.score, reference.mano.score, 1e-6));
+                        CHECK(close(r.mano.criterion, reference.mano.criterion, 1e-6));
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("MANO_ARCH selects the kernel; unknown names are refused", "[architecture]") {
+    ::setenv("MANO_ARCH", "sse2", 1);
+    CHECK(mano::accumulator(4).architecture() == "sse2");
+    ::setenv("MANO_ARCH", "neon", 1);
+    CHECK_THROWS_WITH(mano::accumulator(4), Catch::Contains("MANO_ARCH") && Catch::Contains("sse2"));
+    ::unsetenv("MANO_ARCH");
+    CHECK(mano::accumulator(4).architecture() == mano::available_architectures().front());
+    mano::options o;
+    o.architecture = "avx3000";
+    CHECK_THROWS_WITH(mano::accumulator(4, o), Catch::Contains("not a known architecture"));
+}

@@ -1,0 +1,51 @@
+// The core against the float64 NumPy reference (tests/golden/make_golden.py), on every SIMD
+// architecture this CPU offers.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using mano_test::close;
+
+namespace {
+
+mano::options options_from(const nlohmann::json& j) {
+    mano::options o;
+    o.p = j.value("p", o.p);
+    o.eta = j.value("eta", o.eta);
+    o.taylor_order = j.value("taylor_order", o.taylor_order);
+    o.norm = mano::parse_normalization(j.value("normalization", std::string("softrun")));
+    o.batch_size = j.value("batch_size", std::int64_t{0});
+    if (j.contains("fixed_criterion")) o.criterion = j.at("fixed_criterion").get<double>();
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("golden vectors match the NumPy reference on every architecture", "[golden]") {
+    std::ifstream in(mano_test::data_path("golden/mano.json"));
+    REQUIRE(in);
+    const auto golden = nlohmann::json::parse(in);
+    REQUIRE(golden.at("cases").size() >= 40);
+    const auto archs = mano::available_architectures();
+    REQUIRE(!archs.empty());
+    for (const auto& c : golden.at("cases")) {
+        const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
+        const auto& expected = c.at("expected");
+        for (const auto& arch : archs) {
+            INFO("case '" << c.at("name").get<std::string>() << "' on " << arch);
+            auto opts = options_from(c.at("options"));
+            opts.architecture = arch;
+            const auto r = mano::score(file.view(), opts);
+            CHECK(r.n == file.reader.rows());
+            CHECK(r.k == file.reader.cols());
+            CHECK(mano::normalization_name(r.mano.used) == expected.at("normalization").get<std::string>());
+            CHECK(close(r.mano.criterion, expected.at("criterion").get<double>(), 1e-6));
+            CHECK(close(r.mano.score, expected.at("score").get<double>(), 1e-6));
+            if (expected.contains("batches")) CHECK(r.mano.batches == expected.at("batches").get<std::size_t>());
+        }
+    }
+}

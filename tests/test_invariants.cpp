@@ -1,0 +1,148 @@
+// Properties the paper proves or the definitions imply, checked on data the reference never saw.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <numeric>
+
+#include "support.hpp"
+
+using mano_test::close;
+using mano_test::random_logits;
+
+namespace {
+
+// sigma rows computed directly from the definitions, in double, for the identity checks.
+std::vector<double> normalized_rows(const std::vector<float>& q, std::size_t k, mano::normalization norm,
+                                    int order) {
+    std::vector<double> out(q.size());
+    for (std::size_t i = 0; i < q.size() / k; ++i) {
+        double* row = &out[i * k];
+        if (norm == mano::normalization::softmax) {
+            double m = -INFINITY;
+            for (std::size_t c = 0; c < k; ++c) m = std::max(m, double(q[i * k + c]));
+            for (std::size_t c = 0; c < k; ++c) row[c] = std::exp(q[i * k + c] - m);
+        } else {
+            for (std::size_t c = 0; c < k; ++c) {
+                double v = 0, term = 1;
+                for (int j = 0; j <= order; ++j) {
+                    v += term;
+                    term *= q[i * k + c] / (j + 1);
+                }
+                row[c] = v;
+            }
+            const double lo = *std::min_element(row, row + k);
+            for (std::size_t c = 0; c < k; ++c) row[c] -= lo;
+        }
+        const double total = std::accumulate(row, row + k, 0.0);
+        for (std::size_t c = 0; c < k; ++c) row[c] = total > 0 ? row[c] / total : 1.0 / k;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("Theorem 3.2: S^p = 1/K - p(p-1)/K * mean Tsallis entropy", "[invariant]") {
+    for (const std::size_t k : {3, 10, 37, 200}) {
+        for (const double p : {1.5, 2.0, 4.0, 7.5}) {
+            for (const auto norm : {mano::normalization::softmax, mano::normalization::taylor}) {
+                const std::size_t n = 150;
+                const auto q = random_logits(n, k, 2.5, 7 * k + static_cast<unsigned>(p * 10));
+                mano::options o;
+                o.p = p;
+                o.norm = norm;
+                o.taylor_order = 3;
+                const auto r = mano::score(mano::logits_view(q.data(), n, k), o);
+                const auto sigma = normalized_rows(q, k, norm, 3);
+                double mean_tsallis = 0;
+                for (std::size_t i = 0; i < n; ++i) {
+                    double power_sum = 0;
+                    for (std::size_t c = 0; c < k; ++c) power_sum += std::pow(sigma[i * k + c], p);
+                    mean_tsallis += (1 - power_sum) / (p * (p - 1)) / n;
+                }
+                // K * S^p = 1 - p(p-1) * mean H; the right side cancels to ~1e-15 for large K and p,
+                // so the comparison is relative with an absolute floor at double rounding level.
+                const double lhs = k * std::pow(r.mano.score, p), rhs = 1.0 - p * (p - 1) * mean_tsallis;
+                INFO("K=" << k << " p=" << p << " " << mano::normalization_name(norm) << " lhs=" << lhs << " rhs=" << rhs);
+                CHECK(std::abs(lhs - rhs) <= 1e-6 * lhs + 1e-13);
+            }
+        }
+    }
+}
+
+TEST_CASE("one-hot rows give S = K^(-1/p)", "[invariant]") {
+    for (const std::size_t k : {2, 10, 1000}) {
+        for (const double p : {2.0, 4.0, 7.5}) {
+            const std::size_t n = 20;
+            std::vector<float> soft(n * k, -1000.0f), taylor(n * k, 0.0f);
+            for (std::size_t i = 0; i < n; ++i) {
+                soft[i * k + (i % k)] = 0.0f;      // exp(-1000) is exactly 0
+                taylor[i * k + (i % k)] = 100.0f;  // every other entry takes the row minimum
+            }
+            mano::options o;
+            o.p = p;
+            o.norm = mano::normalization::softmax;
+            INFO("K=" << k << " p=" << p);
+            CHECK(close(mano::score(mano::logits_view(soft.data(), n, k), o).mano.score, std::pow(k, -1.0 / p), 1e-9));
+            o.norm = mano::normalization::taylor;
+            CHECK(close(mano::score(mano::logits_view(taylor.data(), n, k), o).mano.score, std::pow(k, -1.0 / p), 1e-9));
+        }
+    }
+}
+
+TEST_CASE("uniform rows give S = 1/K and criterion = log K", "[invariant]") {
+    for (const std::size_t k : {2, 10, 150, 1000}) {
+        const std::size_t n = 30;
+        std::vector<float> q(n * k);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t c = 0; c < k; ++c) q[i * k + c] = static_cast<float>(i) * 0.75f - 9.0f;
+        for (const auto norm : {mano::normalization::softrun, mano::normalization::softmax, mano::normalization::taylor}) {
+            mano::options o;
+            o.norm = norm;
+            const auto r = mano::score(mano::logits_view(q.data(), n, k), o);
+            INFO("K=" << k << " " << mano::normalization_name(norm));
+            CHECK(close(r.mano.score, 1.0 / k, 1e-9));
+            CHECK(close(r.mano.criterion, std::log(double(k)), 1e-9));
+        }
+    }
+}
+
+TEST_CASE("softmax scores and the criterion ignore a constant added to a row", "[invariant]") {
+    const std::size_t n = 200, k = 23;
+    const auto base = random_logits(n, k, 3.0, 99);
+    std::vector<double> q(base.begin(), base.end()), shifted(q);
+    std::mt19937 gen(5);
+    std::uniform_real_distribution<double> offset(-50, 50);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double c = offset(gen);
+        for (std::size_t j = 0; j < k; ++j) shifted[i * k + j] += c;
+    }
+    mano::options o;
+    o.norm = mano::normalization::softmax;
+    const auto a = mano::score(mano::logits_view(q.data(), n, k), o);
+    const auto b = mano::score(mano::logits_view(shifted.data(), n, k), o);
+    CHECK(close(a.mano.score, b.mano.score, 1e-6));
+    CHECK(close(a.mano.criterion, b.mano.criterion, 1e-6));
+}
+
+TEST_CASE("scores lie between 1/K and K^(-1/p), criterion >= log K", "[invariant]") {
+    unsigned seed = 1;
+    for (const std::size_t k : {2, 5, 64, 333}) {
+        for (const double scale : {0.01, 1.0, 10.0, 300.0}) {
+            for (const auto norm : {mano::normalization::softrun, mano::normalization::softmax, mano::normalization::taylor}) {
+                for (const double p : {1.01, 3.0, 12.0}) {
+                    const auto q = random_logits(40, k, scale, ++seed);
+                    mano::options o;
+                    o.norm = norm;
+                    o.p = p;
+                    const auto r = mano::score(mano::logits_view(q.data(), 40, k), o);
+                    INFO("K=" << k << " scale=" << scale << " p=" << p << " " << mano::normalization_name(norm));
+                    CHECK(r.mano.score >= 1.0 / k * (1 - 1e-9));
+                    CHECK(r.mano.score <= std::pow(k, -1.0 / p) * (1 + 1e-9));
+                    CHECK(r.mano.score >= 0);
+                    CHECK(r.mano.score <= 1);
+                    CHECK(r.mano.criterion >= std::log(double(k)) * (1 - 1e-9));
+                }
+            }
+        }
+    }
+}
