@@ -166,3 +166,12 @@ TEST_CASE("MANO_ARCH selects the kernel; unknown names are refused", "[architect
     o.architecture = "avx3000";
     CHECK_THROWS_WITH(mano::accumulator(4, o), Catch::Contains("not a known architecture"));
 }
+
+TEST_CASE("softrun picks softmax only when the criterion is strictly above eta", "[accumulator]") {
+    const auto q = random_logits(50, 6, 2.0, 15);
+    mano::options o;
+    o.criterion = o.eta;
+    CHECK(mano::score(mano::logits_view(q.data(), 50, 6), o).mano.used == mano::normalization::taylor);
+    o.criterion = std::nextafter(o.eta, 10.0);
+    CHECK(mano::score(mano::logits_view(q.data(), 50, 6), o).mano.used == mano::normalization::softmax);
+}

@@ -78,6 +78,15 @@ def test_valid(tmp):
         err = max(rel(m["score"], expected["score"]), rel(m["criterion"], expected["criterion"]))
         worst = max(worst, err)
         check(err <= 1e-6, f"{path.name} {cli}: score {m['score']} vs {expected['score']}, criterion {m['criterion']} vs {expected['criterion']}")
+    big = tmp / "big.npy"  # several 4 MiB read chunks
+    q = (rng.standard_normal((3000, 1000)) * 4).astype(np.float32)
+    np.save(big, q)
+    expected = mano(q.astype(np.float64))
+    proc = run("score", big, "--json")
+    got = json.loads(proc.stdout)["methods"]["mano"] if proc.returncode == 0 else {"score": -1, "criterion": -1}
+    worst = max(worst, rel(got["score"], expected["score"]), rel(got["criterion"], expected["criterion"]))
+    check(rel(got["score"], expected["score"]) <= 1e-6 and rel(got["criterion"], expected["criterion"]) <= 1e-6,
+          f"3000x1000 file read in chunks: {got} vs {expected}")
     print(f"valid files: worst relative difference to the NumPy reference {worst:.2e}")
 
 
