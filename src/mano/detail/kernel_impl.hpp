@@ -26,19 +26,10 @@ struct row_kernel_impl {
     // float partial sums are flushed into double every this many vectors (bounds rounding growth)
     static constexpr std::size_t flush_vectors = 16;
 
+    // x^n by squaring; B is a batch or a plain double
     template <class B>
     static B ipow(B x, int n) {
         B r(1);
-        for (;;) {
-            if (n & 1) r *= x;
-            n >>= 1;
-            if (n == 0) return r;
-            x *= x;
-        }
-    }
-
-    static double ipow(double x, int n) {
-        double r = 1;
         for (;;) {
             if (n & 1) r *= x;
             n >>= 1;
@@ -60,21 +51,13 @@ struct row_kernel_impl {
         return v;
     }
 
+    // Horizontal max (more = true) or min of a batch's lanes.
     template <class B>
-    static typename B::value_type reduce_max(B x) {
+    static typename B::value_type reduce_extreme(B x, bool more) {
         alignas(64) typename B::value_type lanes[B::size];
         x.store_aligned(lanes);
         auto m = lanes[0];
-        for (std::size_t i = 1; i < B::size; ++i) m = lanes[i] > m ? lanes[i] : m;
-        return m;
-    }
-
-    template <class B>
-    static typename B::value_type reduce_min(B x) {
-        alignas(64) typename B::value_type lanes[B::size];
-        x.store_aligned(lanes);
-        auto m = lanes[0];
-        for (std::size_t i = 1; i < B::size; ++i) m = lanes[i] < m ? lanes[i] : m;
+        for (std::size_t i = 1; i < B::size; ++i) m = (more ? lanes[i] > m : lanes[i] < m) ? lanes[i] : m;
         return m;
     }
 
@@ -97,8 +80,8 @@ struct row_kernel_impl {
                 tmax = xsimd::max(tmax, v);
             }
         }
-        double m = reduce_max(bmax), sum_q = xsimd::hadd(bsum);
-        double vmin = reduce_min(tmin), vmax = reduce_max(tmax);
+        double m = reduce_extreme(bmax, true), sum_q = xsimd::hadd(bsum);
+        double vmin = reduce_extreme(tmin, false), vmax = reduce_extreme(tmax, true);
         for (std::size_t i = dend; i < k; ++i) {
             m = q[i] > m ? q[i] : m;
             sum_q += q[i];
