@@ -56,7 +56,7 @@ TEST_CASE("a Taylor polynomial that overflows double is an error only when Taylo
     CHECK_THROWS_WITH(mano::score(mano::logits_view(q.data(), 2, 3), o), Catch::Contains("row 0") && Catch::Contains("Taylor"));
     o.norm = mano::normalization::softmax;
     const auto r = mano::score(mano::logits_view(q.data(), 2, 3), o);
-    CHECK(r.mano.score == Approx(std::pow((1.0 + 1.0) / 6.0, 0.25)));  // both rows one-hot
+    CHECK(r.mano->score == Approx(std::pow((1.0 + 1.0) / 6.0, 0.25)));  // both rows one-hot
 }
 
 TEST_CASE("merging different options or malformed states is refused", "[validation]") {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <fstream>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ private:
     std::size_t rows_read_ = 0;
     std::vector<double> buffer_;  // double storage keeps every dtype aligned
 };
+
+// Class labels from an integer .npy file ((N,) or (N, 1); int8-64 or uint8-64, little-endian).
+std::vector<std::int64_t> read_labels(const std::string& path);
 
 }  // namespace io
 }  // namespace mano

@@ -8,6 +8,9 @@
 #include "mano/detail/kernel.hpp"
 #include "mano/error.hpp"
 #include "mano/half.hpp"
+#include "mano/transport.hpp"
+
+#include <Eigen/Eigenvalues>
 
 namespace mano {
 
@@ -41,37 +44,6 @@ detail::kernel_params make_params(const options& o) {
     return kp;
 }
 
-// Widens rows [first, first + count) of any supported dtype into contiguous doubles.
-void widen(const logits_view& v, std::size_t first, std::size_t count, double* out) {
-    const std::size_t k = v.cols(), stride = v.row_stride();
-    for (std::size_t r = 0; r < count; ++r) {
-        const std::size_t offset = (first + r) * stride;
-        double* dst = out + r * k;
-        switch (v.type()) {
-            case dtype::float32: {
-                const float* src = static_cast<const float*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = src[c];
-                break;
-            }
-            case dtype::float64: {
-                const double* src = static_cast<const double*>(v.data()) + offset;
-                std::copy(src, src + k, dst);
-                break;
-            }
-            case dtype::float16: {
-                const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = half_to_float(src[c]);
-                break;
-            }
-            case dtype::bfloat16: {
-                const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = bfloat16_to_float(src[c]);
-                break;
-            }
-        }
-    }
-}
-
 std::string describe(double x) {
     if (std::isnan(x)) return "NaN";
     return x > 0 ? "+Inf" : "-Inf";
@@ -84,9 +56,33 @@ accumulator::accumulator(std::size_t k, const options& opts)
     opts_.validate();
     if (k < 2)
         throw error("logits need at least 2 columns (classes); got " + std::to_string(k));
+    if (!opts_.label_marginal.empty() && opts_.label_marginal.size() != k)
+        throw error("the label marginal has " + std::to_string(opts_.label_marginal.size()) +
+                    " entries but the logits have " + std::to_string(k) + " classes");
+    if (opts_.methods.empty()) opts_.methods = default_methods(k);
+    for (const method m : {method::nuclear, method::nuclear_softrun}) {
+        const double gib = static_cast<double>(k) * static_cast<double>(k) * 8.0 / (1 << 30);
+        if (opts_.wants(m) && gib > 4.0)
+            throw error(std::string(method_name(m)) + " keeps a K x K matrix: " + std::to_string(gib) +
+                        " GiB for K = " + std::to_string(k) + "; leave it out of the methods for this many classes");
+    }
     arch_ = resolve_architecture(opts_.architecture);
     kernel_ = kernel_named(arch_);
     params_ = std::make_unique<detail::kernel_params>(make_params(opts_));
+    if (!opts_.wants(method::mano) && !opts_.wants(method::confscore_softrun) &&
+        !opts_.wants(method::nuclear_softrun))
+        params_->want_softmax = params_->want_taylor = false;
+    if (!opts_.wants(method::mano)) params_->want_softmax = false;
+    if (opts_.wants(method::confscore_softrun) || opts_.wants(method::nuclear_softrun))
+        params_->want_taylor = params_->want_taylor || opts_.norm != normalization::softmax;
+    baseline_params_ = std::make_unique<detail::kernel_params>(*params_);
+    baseline_params_->want_softmax = baseline_params_->want_taylor = false;
+    const std::size_t kk = k * k;
+    if (opts_.wants(method::nuclear)) state_.gram.assign(kk, 0.0);
+    if (opts_.wants(method::nuclear_softrun)) {
+        if (baseline_rows_differ() || !opts_.wants(method::nuclear)) state_.gram_softrun_softmax.assign(kk, 0.0);
+        state_.gram_softrun_taylor.assign(kk, 0.0);
+    }
 }
 
 accumulator::~accumulator() = default;
@@ -95,7 +91,8 @@ accumulator& accumulator::operator=(accumulator&&) noexcept = default;
 
 accumulator::accumulator(const accumulator& other)
     : k_(other.k_), opts_(other.opts_), arch_(other.arch_),
-      params_(std::make_unique<detail::kernel_params>(*other.params_)), kernel_(other.kernel_),
+      params_(std::make_unique<detail::kernel_params>(*other.params_)),
+      baseline_params_(std::make_unique<detail::kernel_params>(*other.baseline_params_)), kernel_(other.kernel_),
       state_(other.state_) {}
 
 accumulator& accumulator::operator=(const accumulator& other) {
@@ -103,39 +100,154 @@ accumulator& accumulator::operator=(const accumulator& other) {
     return *this;
 }
 
-void accumulator::push(const logits_view& rows) {
+bool accumulator::baseline_rows_differ() const { return opts_.temperature != 1.0; }
+
+
+namespace {
+
+using row_major = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// gram += P^T P for the `count` rows of P (lower triangle only)
+void add_gram(Eigen::MatrixXd& gram, const double* rows, std::size_t count, std::size_t k) {
+    const Eigen::Map<const row_major> p(rows, static_cast<Eigen::Index>(count), static_cast<Eigen::Index>(k));
+    gram.selfadjointView<Eigen::Lower>().rankUpdate(p.transpose());
+}
+
+void add_into(std::vector<double>& total, const Eigen::MatrixXd& delta) {
+    Eigen::Map<Eigen::MatrixXd>(total.data(), delta.rows(), delta.cols()) += delta;
+}
+
+double nuclear_norm(const std::vector<double>& gram, std::size_t k, std::size_t n) {
+    const Eigen::Map<const Eigen::MatrixXd> g(gram.data(), static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k));
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(g, Eigen::EigenvaluesOnly);
+    // ||P||_* = sum of singular values of P = sum sqrt(eig(P^T P)); rounding can make zeros negative
+    const double total = solver.eigenvalues().cwiseMax(0.0).cwiseSqrt().sum();
+    return total / std::sqrt(static_cast<double>(n) * static_cast<double>(std::min(n, k)));
+}
+
+// MDE's running log-sum-exp of the energies: keep the maximum and the sum of exp(E - max).
+void add_energy(double& max, double& exp_sum, double e) {
+    if (e > max) {
+        exp_sum = exp_sum * std::exp(max - e) + 1.0;
+        max = e;
+    } else {
+        exp_sum += std::exp(e - max);
+    }
+}
+
+void check_finite_row(const double* row, std::size_t k, std::size_t index, const char* prefix) {
+    for (std::size_t c = 0; c < k; ++c)
+        if (!std::isfinite(row[c]))
+            throw error(std::string(prefix) + "row " + std::to_string(index) + ", column " + std::to_string(c) +
+                        ": logit is " + describe(row[c]) + " (rows and columns count from 0); logits must be finite");
+}
+
+}  // namespace
+
+void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     if (rows.cols() != k_)
         throw error("logits have " + std::to_string(rows.cols()) + " columns but this accumulator was created for " +
                     std::to_string(k_));
+    const logits_view* second = extra.second;
+    if (second && (second->rows() != rows.rows() || second->cols() != rows.cols()))
+        throw error("the second model's logits have " + std::to_string(second->rows()) + " x " +
+                    std::to_string(second->cols()) + " values but the logits have " + std::to_string(rows.rows()) +
+                    " x " + std::to_string(rows.cols()) + "; both must score the same inputs");
+    if (extra.features && extra.features->rows() != rows.rows())
+        throw error("the features have " + std::to_string(extra.features->rows()) + " rows but the logits have " +
+                    std::to_string(rows.rows()) + "; both must describe the same inputs");
     if (rows.rows() == 0) return;
-    const std::size_t block_rows = std::max<std::size_t>(1, block_logits / k_);
-    const bool direct = rows.type() == dtype::float64 && rows.row_stride() == k_;
-    if (!direct) widened_.resize(std::min(block_rows, rows.rows()) * k_);
-    scratch_.resize(k_);
-    std::vector<detail::row_stats> stats(std::min(block_rows, rows.rows()));
+    const bool nuclear = opts_.wants(method::nuclear), nuclear_softrun = opts_.wants(method::nuclear_softrun);
+    const bool cot = opts_.wants(method::cot), scaled = baseline_rows_differ();
+    const bool need_base_probs = nuclear || cot;
+    // rows per kernel call: ~32K logits, at least 256 rows when a Gram matrix is updated
+    std::size_t block_rows = std::max<std::size_t>(1, block_logits / k_);
+    if (nuclear || nuclear_softrun) block_rows = std::max<std::size_t>(block_rows, 256);
+    block_rows = std::min(block_rows, rows.rows());
 
-    const state saved = state_;
+    std::vector<double> widened(block_rows * k_), base_rows, second_rows;
+    std::vector<float> scratch(k_);
+    std::vector<detail::row_stats> stats(block_rows), base_stats;
+    std::vector<double> softmax_probs, taylor_probs, base_probs;
+    detail::row_outputs outputs, base_outputs;
+    if (nuclear_softrun || (need_base_probs && !scaled)) {
+        softmax_probs.resize(block_rows * k_);
+        outputs.softmax = softmax_probs.data();
+    }
+    if (nuclear_softrun) {
+        taylor_probs.resize(block_rows * k_);
+        outputs.taylor = taylor_probs.data();
+    }
+    if (scaled) {
+        base_rows.resize(block_rows * k_);
+        base_stats.resize(block_rows);
+        if (need_base_probs) {
+            base_probs.resize(block_rows * k_);
+            base_outputs.softmax = base_probs.data();
+        }
+    }
+    if (second) second_rows.resize(block_rows * k_);
+    // Gram updates of this push stay apart until it has fully succeeded (all-or-nothing).
+    const auto kk = static_cast<Eigen::Index>(k_);
+    Eigen::MatrixXd gram, gram_softmax, gram_taylor;
+    if (nuclear) gram.setZero(kk, kk);
+    if (!state_.gram_softrun_softmax.empty()) gram_softmax.setZero(kk, kk);
+    if (nuclear_softrun) gram_taylor.setZero(kk, kk);
+
+    // The scalar part of the state, to restore if this push fails; the large vectors are not
+    // copied: Gram updates are applied only on success and COT rows are cut back.
+    state saved;
+    {
+        auto gram_keep = std::move(state_.gram), softmax_keep = std::move(state_.gram_softrun_softmax);
+        auto taylor_keep = std::move(state_.gram_softrun_taylor), cot_keep = std::move(state_.cot_rows);
+        saved = state_;
+        state_.gram = std::move(gram_keep);
+        state_.gram_softrun_softmax = std::move(softmax_keep);
+        state_.gram_softrun_taylor = std::move(taylor_keep);
+        state_.cot_rows = std::move(cot_keep);
+    }
+    const std::size_t cot_size = state_.cot_rows.size();
+    // Feature statistics are updated on copies that replace the originals only on success.
+    std::shared_ptr<feature_moments> features;
+    std::shared_ptr<class_dispersion> dispersion;
+    std::vector<double> feature_rows;
+    std::vector<std::int64_t> predicted;
+    const std::size_t dim = extra.features ? extra.features->cols() : 0;
+    if (extra.features) {
+        if (state_.feature_rows != state_.n)
+            throw error("features were given for some pushes but not for others; give them with every push");
+        features = state_.features ? std::make_shared<feature_moments>(*state_.features)
+                                   : std::make_shared<feature_moments>(dim);
+        dispersion = state_.dispersion ? std::make_shared<class_dispersion>(*state_.dispersion)
+                                       : std::make_shared<class_dispersion>(dim);
+        feature_rows.resize(block_rows * dim);
+        predicted.resize(block_rows);
+    } else if (state_.feature_rows != 0) {
+        throw error("features were given for earlier rows but not for these; give them with every push");
+    }
+    const std::optional<source_model>& source = opts_.source;
     try {
         for (std::size_t first = 0; first < rows.rows(); first += block_rows) {
             const std::size_t count = std::min(block_rows, rows.rows() - first);
-            const double* block;
-            if (direct) {
-                block = static_cast<const double*>(rows.data()) + first * k_;
-            } else {
-                widen(rows, first, count, widened_.data());
-                block = widened_.data();
+            widen_rows(rows, first, count, widened.data());
+            kernel_(widened.data(), count, k_, *params_, scratch.data(), stats.data(), outputs);
+            const detail::row_stats* base = stats.data();
+            const double* probs = softmax_probs.data();
+            if (scaled) {
+                const double inv_t = 1.0 / opts_.temperature;
+                for (std::size_t i = 0; i < count * k_; ++i) base_rows[i] = widened[i] * inv_t;
+                kernel_(base_rows.data(), count, k_, *baseline_params_, scratch.data(), base_stats.data(), base_outputs);
+                base = base_stats.data();
+                probs = base_probs.data();
             }
-            kernel_(block, count, k_, *params_, scratch_.data(), stats.data());
+            if (second) widen_rows(*second, first, count, second_rows.data());
             for (std::size_t r = 0; r < count; ++r) {
                 const auto& st = stats[r];
                 const std::size_t row = state_.n;  // 0-based index over all rows pushed so far
                 if (st.bad_col >= 0)
-                    throw error("row " + std::to_string(row) + ", column " + std::to_string(st.bad_col) +
-                                ": logit is " + describe(block[r * k_ + st.bad_col]) +
-                                " (rows and columns count from 0); logits must be finite");
+                    check_finite_row(widened.data() + r * k_, k_, row, "");
                 if (st.bad_col == -2)
-                    throw error("row " + std::to_string(row) +
-                                ": logits are too large to sum in double precision");
+                    throw error("row " + std::to_string(row) + ": logits are too large to sum in double precision");
                 if (st.taylor_overflow && state_.taylor_overflow_row < 0)
                     state_.taylor_overflow_row = static_cast<std::int64_t>(row);
                 state_.n += 1;
@@ -153,12 +265,52 @@ void accumulator::push(const logits_view& rows) {
                         state_.batch_sums = {};
                     }
                 }
+                state_.max_prob_sum += base[r].max_prob;
+                state_.entropy_sum += base[r].entropy;
+                add_energy(state_.energy_max, state_.energy_exp_sum, -base[r].lse);
+                state_.energy_sum += -base[r].lse;
+                state_.max_sigma_sum.softmax += st.max_prob;
+                state_.max_sigma_sum.taylor += st.taylor_max;
+                if (source) {
+                    state_.atc_mc_count += base[r].max_prob >= source->atc_mc_threshold ? 1 : 0;
+                    state_.atc_ne_count += -base[r].entropy >= source->atc_ne_threshold ? 1 : 0;
+                }
+                if (extra.features) predicted[r] = st.argmax;
+                if (second) {
+                    const double* other = second_rows.data() + r * k_;
+                    check_finite_row(other, k_, row, "second model's logits: ");
+                    const auto other_argmax = std::max_element(other, other + k_) - other;
+                    state_.agree += (other_argmax == st.argmax) ? 1 : 0;
+                    state_.agreement_rows += 1;
+                }
             }
+            if (extra.features) {
+                widen_rows(*extra.features, first, count, feature_rows.data());
+                features->push(feature_rows.data(), count);
+                dispersion->push(feature_rows.data(), predicted.data(), count);
+                state_.feature_rows += count;
+            }
+            if (nuclear) add_gram(gram, probs, count, k_);
+            if (gram_softmax.size() > 0) add_gram(gram_softmax, softmax_probs.data(), count, k_);
+            if (nuclear_softrun) add_gram(gram_taylor, taylor_probs.data(), count, k_);
+            if (cot) state_.cot_rows.insert(state_.cot_rows.end(), probs, probs + count * k_);
         }
     } catch (...) {
-        state_ = saved;
+        saved.gram = std::move(state_.gram);
+        saved.gram_softrun_softmax = std::move(state_.gram_softrun_softmax);
+        saved.gram_softrun_taylor = std::move(state_.gram_softrun_taylor);
+        saved.cot_rows = std::move(state_.cot_rows);
+        saved.cot_rows.resize(cot_size);
+        state_ = std::move(saved);
         throw;
     }
+    if (extra.features) {
+        state_.features = std::move(features);
+        state_.dispersion = std::move(dispersion);
+    }
+    if (nuclear) add_into(state_.gram, gram);
+    if (gram_softmax.size() > 0) add_into(state_.gram_softrun_softmax, gram_softmax);
+    if (nuclear_softrun) add_into(state_.gram_softrun_taylor, gram_taylor);
 }
 
 double accumulator::batch_score(double sum, std::size_t rows) const {
@@ -183,10 +335,17 @@ void accumulator::merge(const accumulator& other) {
     require_same(opts_.norm == other.opts_.norm, "normalization");
     require_same(opts_.batch_size == other.opts_.batch_size, "batch_size");
     require_same(opts_.criterion == other.opts_.criterion, "fixed criterion");
+    require_same(opts_.methods == other.opts_.methods, "methods");
+    require_same(opts_.temperature == other.opts_.temperature, "temperature");
+    require_same(opts_.label_marginal == other.opts_.label_marginal, "label marginal");
     if (opts_.batch_size > 0 && state_.batch_rows != 0 && other.state_.n != 0)
         throw error("in batch mode only a shard whose row count is a multiple of batch_size (" +
                     std::to_string(opts_.batch_size) + ") can be followed by another; this one has " +
                     std::to_string(state_.n) + " rows");
+    if (state_.n != 0 && other.state_.n != 0 &&
+        ((state_.agreement_rows == state_.n) != (other.state_.agreement_rows == other.state_.n) ||
+         (state_.feature_rows == state_.n) != (other.state_.feature_rows == other.state_.n)))
+        throw error("cannot merge shards scored with and without the same extra inputs (second logits, features)");
     const state& o = other.state_;
     if (state_.taylor_overflow_row < 0 && o.taylor_overflow_row >= 0)
         state_.taylor_overflow_row = o.taylor_overflow_row + static_cast<std::int64_t>(state_.n);
@@ -201,50 +360,130 @@ void accumulator::merge(const accumulator& other) {
         state_.batch_rows = o.batch_rows;
         state_.batch_sums = o.batch_sums;
     }
+    state_.max_prob_sum += o.max_prob_sum;
+    state_.entropy_sum += o.entropy_sum;
+    if (o.energy_exp_sum > 0) {
+        const double top = std::max(state_.energy_max, o.energy_max);
+        state_.energy_exp_sum = state_.energy_exp_sum * std::exp(state_.energy_max - top) +
+                                o.energy_exp_sum * std::exp(o.energy_max - top);
+        state_.energy_max = top;
+    }
+    state_.energy_sum += o.energy_sum;
+    for (std::size_t i = 0; i < state_.gram.size(); ++i) state_.gram[i] += o.gram[i];
+    for (std::size_t i = 0; i < state_.gram_softrun_softmax.size(); ++i)
+        state_.gram_softrun_softmax[i] += o.gram_softrun_softmax[i];
+    for (std::size_t i = 0; i < state_.gram_softrun_taylor.size(); ++i)
+        state_.gram_softrun_taylor[i] += o.gram_softrun_taylor[i];
+    state_.cot_rows.insert(state_.cot_rows.end(), o.cot_rows.begin(), o.cot_rows.end());
+    state_.max_sigma_sum.softmax += o.max_sigma_sum.softmax;
+    state_.max_sigma_sum.taylor += o.max_sigma_sum.taylor;
+    state_.agree += o.agree;
+    state_.agreement_rows += o.agreement_rows;
+    state_.atc_mc_count += o.atc_mc_count;
+    state_.atc_ne_count += o.atc_ne_count;
+    if (o.features) {
+        auto features = state_.features ? std::make_shared<feature_moments>(*state_.features) : nullptr;
+        auto dispersion = state_.dispersion ? std::make_shared<class_dispersion>(*state_.dispersion) : nullptr;
+        if (features) {
+            features->merge(*o.features);
+            dispersion->merge(*o.dispersion);
+        }
+        state_.features = features ? features : o.features;
+        state_.dispersion = dispersion ? dispersion : o.dispersion;
+    }
+    state_.feature_rows += o.feature_rows;
 }
 
 result accumulator::finalize() const {
     if (state_.n == 0) throw error("no rows to score: the logits have 0 rows");
     const auto& o = opts_;
+    const double n = static_cast<double>(state_.n);
     result r;
     r.n = state_.n;
     r.k = k_;
-    auto& m = r.mano;
-    m.p = o.p;
-    m.eta = o.eta;
-    m.taylor_order = o.taylor_order;
-    m.batch_size = o.batch_size;
-    m.criterion_fixed = o.criterion.has_value();
     // Phi = (1/N) sum_i (LSE_i - mean_k q_ik) = -(1/NK) sum_ik log p_ik
-    m.criterion = o.criterion ? *o.criterion : state_.phi_sum / static_cast<double>(state_.n);
+    const double criterion = o.criterion ? *o.criterion : state_.phi_sum / n;
     // softrun: a strict '>' picks softmax (paper, Algorithm 1)
-    m.used = o.norm != normalization::softrun ? o.norm
-             : m.criterion > o.eta           ? normalization::softmax
-                                             : normalization::taylor;
-    const bool softmax = m.used == normalization::softmax;
-    if (!softmax && state_.taylor_overflow_row >= 0)
+    const normalization used = o.norm != normalization::softrun ? o.norm
+                               : criterion > o.eta              ? normalization::softmax
+                                                                : normalization::taylor;
+    const bool softmax = used == normalization::softmax;
+    const bool softrun_methods = o.wants(method::mano) || o.wants(method::confscore_softrun) ||
+                                 o.wants(method::nuclear_softrun);
+    if (softrun_methods && !softmax && state_.taylor_overflow_row >= 0)
         throw error("row " + std::to_string(state_.taylor_overflow_row) + ": the order-" +
                     std::to_string(o.taylor_order) +
                     " Taylor polynomial of these logits overflows double precision; use "
                     "normalization softmax or a lower taylor_order");
-    if (o.batch_size > 0) {
-        double total = softmax ? state_.batch_scores.softmax : state_.batch_scores.taylor;
-        std::size_t batches = state_.batches;
-        if (state_.batch_rows > 0) {  // the last, partial batch counts as one (like a DataLoader)
-            total += batch_score(softmax ? state_.batch_sums.softmax : state_.batch_sums.taylor,
-                                 state_.batch_rows);
-            batches += 1;
+    if (o.wants(method::mano)) {
+        mano_result m;
+        m.p = o.p;
+        m.eta = o.eta;
+        m.taylor_order = o.taylor_order;
+        m.batch_size = o.batch_size;
+        m.criterion_fixed = o.criterion.has_value();
+        m.criterion = criterion;
+        m.used = used;
+        if (o.batch_size > 0) {
+            double total = softmax ? state_.batch_scores.softmax : state_.batch_scores.taylor;
+            std::size_t batches = state_.batches;
+            if (state_.batch_rows > 0) {  // the last, partial batch counts as one (like a DataLoader)
+                total += batch_score(softmax ? state_.batch_sums.softmax : state_.batch_sums.taylor,
+                                     state_.batch_rows);
+                batches += 1;
+            }
+            m.batches = batches;
+            m.score = total / static_cast<double>(batches);
+        } else {
+            m.score = batch_score(softmax ? state_.sums.softmax : state_.sums.taylor, state_.n);
         }
-        m.batches = batches;
-        m.score = total / static_cast<double>(batches);
-    } else {
-        m.score = batch_score(softmax ? state_.sums.softmax : state_.sums.taylor, state_.n);
+        r.mano = m;
+    }
+    if (o.wants(method::confscore)) r.confscore = state_.max_prob_sum / n;
+    if (o.wants(method::entropy)) r.entropy = state_.entropy_sum / n;
+    // MDE = LSE_j(E_j) - mean_i E_i with E_i = -LSE(q_i)
+    if (o.wants(method::mde)) r.mde = state_.energy_max + std::log(state_.energy_exp_sum) - state_.energy_sum / n;
+    if (o.wants(method::nuclear)) r.nuclear = nuclear_norm(state_.gram, k_, state_.n);
+    if (o.wants(method::confscore_softrun))
+        r.confscore_softrun = (softmax ? state_.max_sigma_sum.softmax : state_.max_sigma_sum.taylor) / n;
+    if (o.wants(method::nuclear_softrun)) {
+        const auto& softmax_gram = state_.gram_softrun_softmax.empty() ? state_.gram : state_.gram_softrun_softmax;
+        r.nuclear_softrun = nuclear_norm(softmax ? softmax_gram : state_.gram_softrun_taylor, k_, state_.n);
+    }
+    if (o.wants(method::cot)) {
+        const std::vector<double> uniform(k_, 1.0 / static_cast<double>(k_));
+        accuracy_estimate e;
+        e.error = transport_cost(state_.cot_rows.data(), state_.n, k_,
+                                 o.label_marginal.empty() ? uniform : o.label_marginal);
+        e.accuracy = 1.0 - e.error;
+        r.cot = e;
+    }
+    if (o.source) {
+        if (o.wants(method::atc_mc)) r.atc_mc = accuracy_estimate{static_cast<double>(state_.atc_mc_count) / n,
+                                                                  o.source->atc_mc_threshold, 0};
+        if (o.wants(method::atc_ne)) r.atc_ne = accuracy_estimate{static_cast<double>(state_.atc_ne_count) / n,
+                                                                  o.source->atc_ne_threshold, 0};
+        // DoC: source accuracy minus the drop in average confidence
+        if (o.wants(method::doc))
+            r.doc = accuracy_estimate{o.source->accuracy - (o.source->confscore - state_.max_prob_sum / n), 0, 0};
+    }
+    if (state_.features && state_.feature_rows == state_.n) {
+        if (o.wants(method::dispersion)) r.dispersion = state_.dispersion->score();
+        if (o.wants(method::frechet) && o.source_features)
+            r.frechet = frechet_distance(*o.source_features, *state_.features);
+    }
+    if (o.wants(method::agreement) && state_.agreement_rows == state_.n) {
+        accuracy_estimate e;
+        e.accuracy = static_cast<double>(state_.agree) / n;
+        r.agreement = e;
     }
     return r;
 }
 
 nlohmann::json accumulator::to_json() const {
     const auto& s = state_;
+    nlohmann::json methods = nlohmann::json::array();
+    for (const method m : opts_.methods) methods.push_back(method_name(m));
     return {
         {"format", "mano-accumulator"},
         {"version", 1},
@@ -255,7 +494,12 @@ nlohmann::json accumulator::to_json() const {
           {"taylor_order", opts_.taylor_order},
           {"normalization", normalization_name(opts_.norm)},
           {"batch_size", opts_.batch_size},
-          {"criterion", opts_.criterion ? nlohmann::json(*opts_.criterion) : nlohmann::json()}}},
+          {"criterion", opts_.criterion ? nlohmann::json(*opts_.criterion) : nlohmann::json()},
+          {"methods", methods},
+          {"temperature", opts_.temperature},
+          {"label_marginal", opts_.label_marginal},
+          {"source", opts_.source ? opts_.source->to_json() : nlohmann::json()},
+          {"source_features", opts_.source_features ? opts_.source_features->to_json() : nlohmann::json()}}},
         {"n", s.n},
         {"phi_sum", s.phi_sum},
         {"sum_softmax", s.sums.softmax},
@@ -268,6 +512,19 @@ nlohmann::json accumulator::to_json() const {
           {"rows", s.batch_rows},
           {"sum_softmax", s.batch_sums.softmax},
           {"sum_taylor", s.batch_sums.taylor}}},
+        {"max_prob_sum", s.max_prob_sum},
+        {"entropy_sum", s.entropy_sum},
+        {"energy", {{"max", s.energy_max}, {"exp_sum", s.energy_exp_sum}, {"sum", s.energy_sum}}},
+        {"gram", s.gram},
+        {"gram_softrun_softmax", s.gram_softrun_softmax},
+        {"gram_softrun_taylor", s.gram_softrun_taylor},
+        {"cot_rows", s.cot_rows},
+        {"max_sigma_sum", {{"softmax", s.max_sigma_sum.softmax}, {"taylor", s.max_sigma_sum.taylor}}},
+        {"agreement", {{"agree", s.agree}, {"rows", s.agreement_rows}}},
+        {"atc", {{"mc", s.atc_mc_count}, {"ne", s.atc_ne_count}}},
+        {"features", s.features ? s.features->to_json() : nlohmann::json()},
+        {"dispersion", s.dispersion ? s.dispersion->to_json() : nlohmann::json()},
+        {"feature_rows", s.feature_rows},
     };
 }
 
@@ -285,7 +542,14 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         o.norm = parse_normalization(jo.at("normalization").get<std::string>());
         o.batch_size = jo.at("batch_size").get<std::int64_t>();
         if (!jo.at("criterion").is_null()) o.criterion = jo.at("criterion").get<double>();
-        accumulator acc(j.at("k").get<std::size_t>(), o);
+        for (const auto& m : jo.at("methods")) o.methods.push_back(parse_method(m.get<std::string>()));
+        o.temperature = jo.at("temperature").get<double>();
+        o.label_marginal = jo.at("label_marginal").get<std::vector<double>>();
+        if (!jo.at("source").is_null()) o.source = source_model::from_json(jo.at("source"));
+        if (!jo.at("source_features").is_null())
+            o.source_features = std::make_shared<const feature_moments>(feature_moments::from_json(jo.at("source_features")));
+        const std::size_t k = j.at("k").get<std::size_t>();
+        accumulator acc(k, o);
         auto& s = acc.state_;
         s.n = j.at("n").get<std::size_t>();
         s.phi_sum = j.at("phi_sum").get<double>();
@@ -299,10 +563,40 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.batch_rows = b.at("rows").get<std::size_t>();
         s.batch_sums.softmax = b.at("sum_softmax").get<double>();
         s.batch_sums.taylor = b.at("sum_taylor").get<double>();
+        s.max_prob_sum = j.at("max_prob_sum").get<double>();
+        s.entropy_sum = j.at("entropy_sum").get<double>();
+        s.energy_max = j.at("energy").at("max").get<double>();
+        s.energy_exp_sum = j.at("energy").at("exp_sum").get<double>();
+        s.energy_sum = j.at("energy").at("sum").get<double>();
+        const auto read_matrix = [&](const char* key, std::vector<double>& into, std::size_t size) {
+            auto values = j.at(key).get<std::vector<double>>();
+            if (values.size() != into.size() || (!values.empty() && values.size() != size))
+                throw error(std::string("accumulator state: \"") + key + "\" has " + std::to_string(values.size()) +
+                            " values; these options need " + std::to_string(into.size()));
+            into = std::move(values);
+        };
+        read_matrix("gram", s.gram, k * k);
+        read_matrix("gram_softrun_softmax", s.gram_softrun_softmax, k * k);
+        read_matrix("gram_softrun_taylor", s.gram_softrun_taylor, k * k);
+        s.cot_rows = j.at("cot_rows").get<std::vector<double>>();
+        s.max_sigma_sum.softmax = j.at("max_sigma_sum").at("softmax").get<double>();
+        s.max_sigma_sum.taylor = j.at("max_sigma_sum").at("taylor").get<double>();
+        s.agree = j.at("agreement").at("agree").get<std::size_t>();
+        s.agreement_rows = j.at("agreement").at("rows").get<std::size_t>();
+        s.atc_mc_count = j.at("atc").at("mc").get<std::size_t>();
+        s.atc_ne_count = j.at("atc").at("ne").get<std::size_t>();
+        if (!j.at("features").is_null()) {
+            s.features = std::make_shared<feature_moments>(feature_moments::from_json(j.at("features")));
+            s.dispersion = std::make_shared<class_dispersion>(class_dispersion::from_json(j.at("dispersion")));
+        }
+        s.feature_rows = j.at("feature_rows").get<std::size_t>();
         const bool sane = std::isfinite(s.phi_sum) && s.sums.softmax >= 0 && s.sums.taylor >= 0 &&
                           (o.batch_size == 0 ? s.batches == 0 && s.batch_rows == 0
                                              : s.batch_rows < static_cast<std::size_t>(o.batch_size) &&
-                                                   s.batches * o.batch_size + s.batch_rows == s.n);
+                                                   s.batches * o.batch_size + s.batch_rows == s.n) &&
+                          s.cot_rows.size() == (o.wants(method::cot) ? s.n * k : 0) && s.agree <= s.agreement_rows &&
+                          s.agreement_rows <= s.n && s.atc_mc_count <= s.n && s.atc_ne_count <= s.n &&
+                          (s.features ? s.feature_rows == s.n && s.features->n() == s.n : s.feature_rows == 0);
         if (!sane) throw error("accumulator state: inconsistent sums or row counts");
         return acc;
     } catch (const nlohmann::json::exception& e) {

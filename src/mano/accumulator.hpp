@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,13 +17,22 @@ namespace mano {
 namespace detail {
 struct kernel_params;
 struct row_stats;
+struct row_outputs;
 using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k,
-                            const kernel_params& params, float* scratch, row_stats* out);
+                            const kernel_params& params, float* scratch, row_stats* out,
+                            const row_outputs& rows_out);
 }  // namespace detail
 
-// Streaming MaNo: push row chunks in order, merge partial states (threads, shards, workers),
-// serialize the state to JSON, and finalize into a result. Memory is O(K); nothing holds the
-// N x K matrix. push() is all-or-nothing: on an error the state is left as it was.
+// Inputs that come row by row with the target logits, for the methods that need them.
+struct row_inputs {
+    const logits_view* second = nullptr;    // a second model's logits on the same inputs (AgreeScore)
+    const logits_view* features = nullptr;  // penultimate features, N x D (Dispersion, Frechet)
+};
+
+// Streaming estimators over target logits: push row chunks in order, merge partial states
+// (threads, shards, workers), serialize the state to JSON, and finalize into a result. Memory is
+// O(K) per method, O(K^2) for the nuclear norms, and O(NK) only for COT, which needs every row.
+// push() is all-or-nothing: on an error the state is left as it was.
 class accumulator {
 public:
     accumulator(std::size_t k, const options& opts = {});
@@ -32,7 +42,7 @@ public:
     accumulator(accumulator&&) noexcept;
     accumulator& operator=(accumulator&&) noexcept;
 
-    void push(const logits_view& rows);
+    void push(const logits_view& rows, const row_inputs& extra = {});
     // Appends `other`'s rows after this one's (same K and options required).
     void merge(const accumulator& other);
     result finalize() const;
@@ -48,13 +58,13 @@ public:
 private:
     // Sums over rows for both normalization branches, so the branch can be chosen at finalize.
     struct branch_sums {
-        double softmax = 0;  // sum_i sum_k p_ik^p
-        double taylor = 0;   // sum_i sum_k sigma_ik^p
+        double softmax = 0;
+        double taylor = 0;
     };
     struct state {
         std::size_t n = 0;
         double phi_sum = 0;  // sum_i (LSE_i - mean_k q_ik)
-        branch_sums sums;
+        branch_sums sums;    // sum_i sum_k sigma_ik^p
         // first row whose Taylor values overflow double (-1: none); an error only if Taylor is used
         std::int64_t taylor_overflow_row = -1;
         // batch mode: scores of completed batches and the sums of the batch being filled
@@ -62,18 +72,31 @@ private:
         std::size_t batches = 0;
         std::size_t batch_rows = 0;
         branch_sums batch_sums;
+        // baselines on q / T
+        double max_prob_sum = 0;  // ConfScore
+        double entropy_sum = 0;   // Entropy
+        double energy_max = -1e308, energy_exp_sum = 0, energy_sum = 0;  // MDE: E_i = -LSE_i
+        std::vector<double> gram;  // Nuclear: lower triangle of P^T P (K x K)
+        std::vector<double> cot_rows;  // COT: the softmax rows, N x K
+        // softrun variants on q
+        branch_sums max_sigma_sum;
+        std::vector<double> gram_softrun_softmax, gram_softrun_taylor;
+        std::size_t agree = 0, agreement_rows = 0;  // AgreeScore
+        std::size_t atc_mc_count = 0, atc_ne_count = 0;  // rows scoring at or above the ATC thresholds
+        std::shared_ptr<feature_moments> features;    // Frechet (target side)
+        std::shared_ptr<class_dispersion> dispersion;  // Dispersion
+        std::size_t feature_rows = 0;
     };
 
     double batch_score(double sum, std::size_t rows) const;
+    bool baseline_rows_differ() const;
 
     std::size_t k_;
     options opts_;
     std::string arch_;
-    std::unique_ptr<detail::kernel_params> params_;
+    std::unique_ptr<detail::kernel_params> params_, baseline_params_;
     detail::row_kernel kernel_;
     state state_;
-    std::vector<double> widened_;
-    std::vector<float> scratch_;
 };
 
 // The common case: score all rows of `logits` at once.

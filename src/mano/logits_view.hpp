@@ -70,4 +70,7 @@ private:
     std::size_t row_stride_;
 };
 
+// Widens rows [first, first + count) of any supported dtype into contiguous doubles (count x K).
+void widen_rows(const logits_view& v, std::size_t first, std::size_t count, double* out);
+
 }  // namespace mano

@@ -16,6 +16,35 @@ const char* normalization_name(normalization n) noexcept {
     return "unknown";
 }
 
+namespace {
+constexpr const char* method_names[method_count] = {
+    "mano", "confscore", "entropy", "nuclear", "mde", "cot", "atc_mc", "atc_ne", "doc", "agreement",
+    "dispersion", "frechet", "confscore_softrun", "nuclear_softrun"};
+}  // namespace
+
+const char* method_name(method m) noexcept { return method_names[static_cast<int>(m)]; }
+
+method parse_method(const std::string& name) {
+    for (int i = 0; i < method_count; ++i)
+        if (name == method_names[i]) return static_cast<method>(i);
+    std::string known;
+    for (const char* n : method_names) known += (known.empty() ? "" : ", ") + std::string(n);
+    throw error("unknown method '" + name + "'; known methods: " + known);
+}
+
+std::vector<method> default_methods(std::size_t k) {
+    std::vector<method> methods = {method::mano, method::confscore, method::entropy, method::mde,
+                                   method::confscore_softrun};
+    if (k <= nuclear_default_max_k) methods.insert(methods.end(), {method::nuclear, method::nuclear_softrun, method::cot});
+    return methods;
+}
+
+bool options::wants(method m) const {
+    for (const method x : methods)
+        if (x == m) return true;
+    return false;
+}
+
 normalization parse_normalization(const std::string& name) {
     if (name == "softrun") return normalization::softrun;
     if (name == "softmax") return normalization::softmax;
@@ -36,6 +65,20 @@ void options::validate() const {
         throw error("batch_size must be 0 (whole set) or a positive number of rows (got " +
                     std::to_string(batch_size) + ")");
     if (criterion && !std::isfinite(*criterion)) throw error("criterion must be a finite number");
+    if (!(std::isfinite(temperature) && temperature > 0))
+        throw error("temperature must be a finite number greater than 0 (got " + std::to_string(temperature) + ")");
+    if (source && source->temperature != temperature)
+        throw error("the source model was fitted at temperature " + std::to_string(source->temperature) +
+                    " but the target is scored at " + std::to_string(temperature) + "; fit both with the same one");
+    if (!label_marginal.empty()) {
+        double total = 0;
+        for (const double m : label_marginal) {
+            if (!(std::isfinite(m) && m >= 0)) throw error("label marginal entries must be finite and non-negative");
+            total += m;
+        }
+        if (std::abs(total - 1.0) > 1e-9)
+            throw error("label marginal must sum to 1 (it sums to " + std::to_string(total) + ")");
+    }
 }
 
 }  // namespace mano

@@ -1,14 +1,35 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "mano/features.hpp"
+#include "mano/source.hpp"
 
 namespace mano {
 
 // How MaNo turns logits into probabilities. `softrun` (the paper's default) chooses between the
 // other two with the criterion: softmax when criterion > eta, Taylor otherwise.
 enum class normalization { softrun, softmax, taylor };
+
+// The estimators, named as in the JSON result (DESIGN.md section 5).
+enum class method {
+    mano, confscore, entropy, nuclear, mde, cot, atc_mc, atc_ne, doc, agreement, dispersion, frechet,
+    confscore_softrun, nuclear_softrun
+};
+inline constexpr int method_count = 14;
+const char* method_name(method m) noexcept;
+method parse_method(const std::string& name);  // throws mano::error listing the known names
+
+// The nuclear norms keep a K x K matrix: beyond this many classes they are opt-in only.
+inline constexpr std::size_t nuclear_default_max_k = 4096;
+// Every method that needs nothing but the target logits: mano, confscore, entropy, mde,
+// confscore_softrun, and for K <= nuclear_default_max_k also nuclear, nuclear_softrun and cot.
+std::vector<method> default_methods(std::size_t k);
 
 const char* normalization_name(normalization n) noexcept;
 normalization parse_normalization(const std::string& name);  // throws mano::error
@@ -26,6 +47,21 @@ struct options {
     // SIMD architecture for the kernel: "" = best the CPU has (or the MANO_ARCH environment
     // variable), else one of available_architectures().
     std::string architecture;
+    // Methods to compute from the target logits; empty = default_methods(K).
+    std::vector<method> methods;
+    // Temperature T applied as q / T to every softmax-based baseline (not to MaNo, which has its
+    // own normalization); 1 = none. Fitted on labeled source logits by mano::fit_temperature.
+    double temperature = 1.0;
+    // COT's label marginal (K masses summing to 1); empty = uniform.
+    std::vector<double> label_marginal;
+    // What ATC-MC, ATC-NE and DoC learned from labeled source logits (fit_source, with the same
+    // temperature as above).
+    std::optional<source_model> source;
+    // Feature moments of the source set, for the Frechet distance.
+    std::shared_ptr<const feature_moments> source_features;
+
+    // Whether `methods` lists m (an accumulator resolves an empty list to default_methods(K)).
+    bool wants(method m) const;
 
     // Throws mano::error naming the first invalid option.
     void validate() const;

@@ -22,10 +22,21 @@ struct mano_result {
     std::size_t batches = 0;       // number of batches averaged (batch mode only)
 };
 
+// An estimate that comes with a threshold (ATC) or an error (COT) besides the accuracy.
+struct accuracy_estimate {
+    double accuracy = 0;
+    double threshold = 0;  // ATC only
+    double error = 0;      // COT only: the transport cost, accuracy = 1 - error
+};
+
 struct result {
     std::size_t n = 0;
     std::size_t k = 0;
-    mano_result mano;
+    std::optional<mano_result> mano;
+    // scores (higher or lower means more accurate depending on the method)
+    std::optional<double> confscore, entropy, nuclear, mde, confscore_softrun, nuclear_softrun, dispersion, frechet;
+    // direct accuracy estimates
+    std::optional<accuracy_estimate> cot, atc_mc, atc_ne, doc, agreement;
 
     // The JSON result of DESIGN.md section 5.
     nlohmann::json to_json() const;

@@ -11,6 +11,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from baselines_reference import baselines, fit_temperature  # noqa: E402
 from mano_reference import criterion, mano  # noqa: E402
 
 MANO = sys.argv[1]
@@ -97,13 +98,18 @@ def test_output_forms(tmp):
     np.save(b, q * 3)
     proc = run("score", a, b)
     lines = proc.stdout.strip().splitlines()
-    check(proc.returncode == 0 and len(lines) == 3 and "mano" in lines[0] and str(a) in lines[1], "table output")
+    check(proc.returncode == 0 and len(lines) == 4 and "mano" in lines[0] and str(a) in lines[1] and "cot" in lines[0],
+          "table output")
     expected = mano(q.astype(np.float64))
     check(f"{expected['score']:.6f}" in lines[1], f"table shows the score: {lines[1]}")
     proc = run("score", a, b, "--json")
     objs = [json.loads(line) for line in proc.stdout.strip().splitlines()]
     check(len(objs) == 2 and objs[0]["file"] == str(a) and objs[1]["file"] == str(b), "JSON lines, one per file")
-    check(set(objs[0]) == {"n", "k", "methods", "file"} and set(objs[0]["methods"]) == {"mano"}, "JSON keys")
+    check(set(objs[0]) == {"n", "k", "methods", "file"}, "JSON keys")
+    check(set(objs[0]["methods"]) == {"mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun",
+                                      "nuclear_softrun"}, f"default methods: {sorted(objs[0]['methods'])}")
+    proc = run("score", a, "--json", "--methods", "mano")
+    check(proc.returncode == 0 and set(json.loads(proc.stdout)["methods"]) == {"mano"}, "--methods mano")
     check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order"}, "mano keys")
     check(run("--help").returncode == 0 and run("score", "--help").returncode == 0, "--help exits 0")
     check(run("--version").stdout.startswith("mano "), "--version")
@@ -176,8 +182,88 @@ def test_bad_options(tmp):
     check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, f"no subcommand: {proc.stderr!r}")
 
 
+def logits_for(rng, n, k, signal, labels):
+    q = rng.standard_normal((n, k)) * 1.5
+    q[np.arange(n), labels] += signal
+    return q.astype(np.float32)
+
+
+def test_baselines(tmp):
+    """Every method through the CLI against the NumPy/SciPy/POT reference."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for k, n, d, temperature in [(2, 300, 3, "1"), (10, 400, 16, "fit"), (10, 250, 8, "0.7"), (50, 200, 64, "1")]:
+        ys, yt = rng.integers(0, k, 500), rng.integers(0, k, n)
+        source, target = logits_for(rng, 500, k, 3.0, ys), logits_for(rng, n, k, 2.0, yt)
+        second = logits_for(rng, n, k, 2.0, yt)
+        feats, src_feats = rng.standard_normal((n, d)) + 0.3, rng.standard_normal((600, d))
+        paths = {}
+        for name, arr in [("t", target), ("s", source), ("y", ys.astype(np.int64)), ("q2", second),
+                          ("f", feats.astype(np.float32)), ("sf", src_feats.astype(np.float32))]:
+            paths[name] = tmp / f"b_{k}_{name}.npy"
+            np.save(paths[name], arr)
+        proc = run("score", paths["t"], "--json", "--source-logits", paths["s"], "--source-labels", paths["y"],
+                   "--second-logits", paths["q2"], "--features", paths["f"], "--source-features", paths["sf"],
+                   "--temperature", temperature, "--label-marginal", "source")
+        check(proc.returncode == 0, f"baselines K={k}: {proc.stderr.strip()}")
+        if proc.returncode != 0:
+            continue
+        got = json.loads(proc.stdout)["methods"]
+        t = fit_temperature(source.astype(np.float64), ys) if temperature == "fit" else float(temperature)
+        marginal = np.bincount(ys, minlength=k) / len(ys)
+        expected = baselines(target.astype(np.float64), t, (source.astype(np.float64), ys), second.astype(np.float64),
+                             feats.astype(np.float32).astype(np.float64), src_feats.astype(np.float32).astype(np.float64),
+                             marginal)
+        check(set(got) == set(expected) | {"mano"}, f"K={k}: methods {sorted(got)}")
+        for method, values in expected.items():
+            for key, value in values.items():
+                g = got.get(method, {}).get(key)
+                err = abs(g - value) / max(abs(value), 1e-3) if g is not None else 1.0
+                worst = max(worst, err)
+                check(err <= 1e-6, f"K={k} T={temperature} {method}.{key}: {g} vs {value}")
+    print(f"baselines: worst relative difference to the reference {worst:.2e}")
+
+
+def test_baseline_errors(tmp):
+    rng = np.random.default_rng(3)
+    q = logits_for(rng, 100, 5, 2.0, rng.integers(0, 5, 100))
+    np.save(tmp / "q.npy", q)
+    np.save(tmp / "q4.npy", q[:, :4])
+    np.save(tmp / "q_short.npy", q[:50])
+    np.save(tmp / "y.npy", rng.integers(0, 5, 100).astype(np.int64))
+    np.save(tmp / "y_bad.npy", np.full(100, 7, dtype=np.int64))
+    np.save(tmp / "y_float.npy", np.zeros(100))
+    np.save(tmp / "f_one_class.npy", rng.standard_normal((100, 3)).astype(np.float32))
+    np.save(tmp / "q_one_class.npy", np.tile(np.array([[5, 0, 0, 0, 0]], np.float32), (100, 1)))
+    cases = [
+        (["--methods", "atc_mc"], "needs --source-logits"),
+        (["--methods", "frobnicate"], "unknown method"),
+        (["--methods", "agreement"], "needs --second-logits"),
+        (["--source-logits", tmp / "q.npy"], "go together"),
+        (["--source-logits", tmp / "q4.npy", "--source-labels", tmp / "y.npy"], "classes"),
+        (["--source-logits", tmp / "q.npy", "--source-labels", tmp / "y_bad.npy"], "7"),
+        (["--source-logits", tmp / "q.npy", "--source-labels", tmp / "y_float.npy"], "labels must be"),
+        (["--second-logits", tmp / "q_short.npy"], "same inputs"),
+        (["--second-logits", tmp / "q4.npy"], "same inputs"),
+        (["--features", tmp / "q_short.npy"], "rows"),
+        (["--temperature", "fit"], "needs --source-logits"),
+        (["--temperature", "-2"], "temperature"),
+        (["--temperature", "warm"], "temperature"),
+        (["--label-marginal", "source"], "needs --source-labels"),
+        (["--label-marginal", tmp / "nope.json"], "label-marginal"),
+    ]
+    for args, needle in cases:
+        proc = run("score", tmp / "q.npy", *args)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0], f"{args}: exit {proc.returncode}, {proc.stderr!r}")
+    proc = run("score", tmp / "q_one_class.npy", "--features", tmp / "f_one_class.npy", "--methods", "dispersion")
+    check(proc.returncode == 2 and "one class" in proc.stderr, f"single predicted class: {proc.stderr!r}")
+
+
 with tempfile.TemporaryDirectory() as d:
     tmp = pathlib.Path(d)
+    test_baselines(tmp)
+    test_baseline_errors(tmp)
     test_valid(tmp)
     test_output_forms(tmp)
     test_bad_files(tmp)

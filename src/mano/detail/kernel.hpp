@@ -17,17 +17,30 @@ struct kernel_params {
     bool want_taylor = true;            // accumulate sum_k sigma_ik^p
 };
 
+// Optional per-row outputs: the normalized rows themselves (N x K, row-major), for the methods
+// that need more than sums (nuclear norm, COT). Null pointers skip the work.
+struct row_outputs {
+    double* softmax = nullptr;
+    double* taylor = nullptr;
+};
+
 // One row's contribution to every sum the accumulator keeps.
 struct row_stats {
     double phi = 0;      // LSE_i - mean_k q_ik
     double softmax = 0;  // sum_k p_ik^p
     double taylor = 0;   // sum_k sigma_ik^p (Taylor rows, min-shifted; uniform when constant)
+    double lse = 0;      // log sum_k exp(q_ik)
+    double max_prob = 0;     // max_k p_ik = 1 / sum_k exp(q_ik - max)
+    double entropy = 0;      // -sum_k p_ik log p_ik, in nats
+    double taylor_max = 0;   // max_k sigma_ik (Taylor rows)
+    std::int64_t argmax = 0; // first column holding the row maximum
     std::int64_t bad_col = -1;    // first column holding NaN/Inf; -2: finite but too large to sum
     bool taylor_overflow = false; // Taylor polynomial overflowed double on this row
 };
 
 using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k,
-                            const kernel_params& params, float* scratch, row_stats* out);
+                            const kernel_params& params, float* scratch, row_stats* out,
+                            const row_outputs& rows_out);
 
 struct kernel_entry {
     const char* name;

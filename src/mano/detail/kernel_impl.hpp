@@ -61,7 +61,8 @@ struct row_kernel_impl {
         return m;
     }
 
-    static row_stats one_row(const double* q, std::size_t k, const kernel_params& kp, float* shifted) {
+    static row_stats one_row(const double* q, std::size_t k, const kernel_params& kp, float* shifted,
+                             double* softmax_out, double* taylor_out) {
         row_stats out;
         const double* coeffs = kp.taylor_coeffs.data();
         const int order = kp.taylor_order;
@@ -97,33 +98,46 @@ struct row_kernel_impl {
                 if (!std::isfinite(q[i])) { out.bad_col = static_cast<std::int64_t>(i); break; }
             return out;
         }
+        while (q[out.argmax] != m) ++out.argmax;
 
         // Pass 2: softmax. exp runs in float on q - m (in [-inf, 0], so no overflow and the
         // relative error stays ~1e-7); partial sums are flushed to double every few vectors.
         for (std::size_t i = 0; i < k; ++i) shifted[i] = static_cast<float>(q[i] - m);
         const std::size_t fend = k - k % fsize;
         const fbatch fp(static_cast<float>(kp.p));
-        double s = 0, sp = 0;
+        double s = 0, sp = 0, sx = 0;  // sum e, sum e^p, sum e * (q - m)
         std::size_t i = 0;
         while (i < fend) {
             const std::size_t block_end = std::min(fend, i + flush_vectors * fsize);
-            fbatch bs(0.0f), bsp(0.0f);
+            fbatch bs(0.0f), bsp(0.0f), bsx(0.0f);
             for (; i < block_end; i += fsize) {
                 const fbatch x = fbatch::load_unaligned(shifted + i);
                 const fbatch e = xsimd::exp(x);
                 bs += e;
+                bsx = xsimd::fma(e, x, bsx);
                 if (kp.want_softmax) bsp += kp.p_int ? ipow(e, kp.p_int) : xsimd::exp(fp * x);
+                if (softmax_out) e.store_unaligned(shifted + i);
             }
             s += xsimd::hadd(bs);
             sp += xsimd::hadd(bsp);
+            sx += xsimd::hadd(bsx);
         }
         for (; i < k; ++i) {
-            const double e = std::exp(static_cast<double>(shifted[i]));
+            const double x = shifted[i], e = std::exp(x);
             s += e;
-            if (kp.want_softmax) sp += kp.p_int ? ipow(e, kp.p_int) : std::exp(kp.p * shifted[i]);
+            sx += e * x;
+            if (kp.want_softmax) sp += kp.p_int ? ipow(e, kp.p_int) : std::exp(kp.p * x);
+            if (softmax_out) shifted[i] = static_cast<float>(e);
         }
-        out.phi = m + std::log(s) - sum_q / static_cast<double>(k);
+        const double log_s = std::log(s);
+        out.lse = m + log_s;
+        out.phi = out.lse - sum_q / static_cast<double>(k);
+        out.max_prob = 1.0 / s;  // the maximum's exp(q - m) is exactly 1
+        // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
+        out.entropy = std::max(0.0, log_s - sx / s);
         if (kp.want_softmax) out.softmax = sp / std::pow(s, kp.p);
+        if (softmax_out)
+            for (std::size_t j = 0; j < k; ++j) softmax_out[j] = shifted[j] * out.max_prob;
 
         // Pass 3: Taylor rows shifted by their minimum (paper footnote), scaled by the range so
         // that no power overflows; the scale cancels in sigma = w / sum(w).
@@ -131,34 +145,46 @@ struct row_kernel_impl {
             const double range = vmax - vmin;
             if (!std::isfinite(range) || !std::isfinite(vmin)) {
                 out.taylor_overflow = true;
+                if (taylor_out) std::fill(taylor_out, taylor_out + k, 0.0);
             } else if (range == 0) {
                 out.taylor = std::pow(static_cast<double>(k), 1.0 - kp.p);  // uniform row
+                out.taylor_max = 1.0 / static_cast<double>(k);
+                if (taylor_out) std::fill(taylor_out, taylor_out + k, out.taylor_max);
             } else {
                 const double inv_range = 1.0 / range;
                 const dbatch bvmin(vmin), binv(inv_range), zero(0.0), dp(kp.p);
-                dbatch bw(0.0), bwp(0.0);
+                dbatch bw(0.0), bwp(0.0), bwmax(0.0);
                 for (std::size_t j = 0; j < dend; j += dsize) {
                     const dbatch x = dbatch::load_unaligned(q + j);
                     const dbatch w = xsimd::max((taylor(x, coeffs, order) - bvmin) * binv, zero);
                     bw += w;
+                    bwmax = xsimd::max(bwmax, w);
                     bwp += kp.p_int ? ipow(w, kp.p_int) : xsimd::pow(w, dp);
+                    if (taylor_out) w.store_unaligned(taylor_out + j);
                 }
-                double sw = xsimd::hadd(bw), swp = xsimd::hadd(bwp);
+                double sw = xsimd::hadd(bw), swp = xsimd::hadd(bwp), wmax = reduce_extreme(bwmax, true);
                 for (std::size_t j = dend; j < k; ++j) {
                     double w = (taylor(q[j], coeffs, order) - vmin) * inv_range;
                     w = w > 0 ? w : 0;
                     sw += w;
+                    wmax = w > wmax ? w : wmax;
                     swp += kp.p_int ? ipow(w, kp.p_int) : std::pow(w, kp.p);
+                    if (taylor_out) taylor_out[j] = w;
                 }
                 out.taylor = swp / std::pow(sw, kp.p);
+                out.taylor_max = wmax / sw;
+                if (taylor_out)
+                    for (std::size_t j = 0; j < k; ++j) taylor_out[j] /= sw;
             }
         }
         return out;
     }
 
     static void run(const double* rows, std::size_t count, std::size_t k, const kernel_params& kp,
-                    float* scratch, row_stats* out) {
-        for (std::size_t r = 0; r < count; ++r) out[r] = one_row(rows + r * k, k, kp, scratch);
+                    float* scratch, row_stats* out, const row_outputs& rows_out) {
+        for (std::size_t r = 0; r < count; ++r)
+            out[r] = one_row(rows + r * k, k, kp, scratch, rows_out.softmax ? rows_out.softmax + r * k : nullptr,
+                             rows_out.taylor ? rows_out.taylor + r * k : nullptr);
     }
 };
 

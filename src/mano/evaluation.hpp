@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace mano {
+
+// Statistics that compare an accuracy estimator's scores with the true accuracies across many
+// shifted test sets (DESIGN.md section 4, "Evaluation over many shifted sets"). Every function
+// takes one score and one accuracy per set, in the same order, and throws mano::error when the
+// lengths differ, there are too few sets, a value is not finite, or the scores or accuracies are
+// all equal (the statistic is then undefined: refused with a message rather than returned as NaN).
+
+// Pearson correlation; needs at least 2 sets.
+double pearson(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+// Spearman rank correlation with average ranks for ties (as scipy.stats.spearmanr); >= 2 sets.
+double spearman(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+// Kendall tau-b, corrected for ties in either variable (as scipy.stats.kendalltau); >= 2 sets.
+double kendall_tau_b(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+// Ordinary least squares line accuracy ~ slope * score + intercept.
+struct linear_fit {
+    double slope = 0;
+    double intercept = 0;
+    double residual_se = 0;  // sqrt(SSR / (n - 2)); NaN when n == 2 (no degree of freedom left)
+    std::size_t n = 0;
+    double x_min = 0;  // the range of scores the line was fitted on
+    double x_max = 0;
+};
+
+// Needs at least 2 sets and two distinct scores; constant accuracies give slope 0.
+linear_fit fit_line(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+// Mean absolute error of predicting each set's accuracy from its score with the line fitted on
+// the other sets. Needs at least 3 sets, and no set whose removal leaves all other scores equal.
+double loo_mae(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+struct evaluation_summary {
+    double r2 = 0;  // squared Pearson correlation, the R^2 reported in the MaNo paper
+    double pearson = 0;
+    double spearman = 0;
+    double kendall = 0;  // tau-b
+    double mae = 0;      // loo_mae
+    std::size_t n = 0;
+};
+
+evaluation_summary summarize(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+}  // namespace mano

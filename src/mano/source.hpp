@@ -1,0 +1,43 @@
+#pragma once
+// What the source-based baselines (ATC-MC, ATC-NE, DoC, temperature scaling) learn from labeled
+// source validation logits; DESIGN.md section 4.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mano/logits_view.hpp"
+
+namespace mano {
+
+// The fitted temperature lies in [temperature_min, temperature_max]; a source set whose NLL is
+// still falling at either bound has no fitted temperature and fit_temperature throws.
+constexpr double temperature_min = 1e-3;
+constexpr double temperature_max = 1e3;
+
+// The T > 0 minimizing the mean negative log-likelihood of softmax(q / T) at the true labels.
+double fit_temperature(const logits_view& logits, const std::int64_t* labels);
+
+// The ATC threshold on source scores given which source predictions were correct.
+double atc_threshold(std::vector<double> scores, const std::vector<bool>& correct);
+
+struct source_model {
+    std::size_t n = 0;
+    std::size_t k = 0;
+    double temperature = 1;       // the softmax(q / T) everything below was computed with
+    double accuracy = 0;          // mean [argmax == label]
+    double confscore = 0;         // mean max probability
+    double atc_mc_threshold = 0;  // ATC threshold on max probability
+    double atc_ne_threshold = 0;  // ATC threshold on negative entropy sum_k p log p
+
+    nlohmann::json to_json() const;
+    static source_model from_json(const nlohmann::json& j);
+};
+
+// Accuracy, ConfScore and both ATC thresholds of labeled source logits under softmax(q / T);
+// temperature 1 means no scaling.
+source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature);
+
+}  // namespace mano
