@@ -175,3 +175,46 @@ TEST_CASE("softrun picks softmax only when the criterion is strictly above eta",
     o.criterion = std::nextafter(o.eta, 10.0);
     CHECK(mano::score(mano::logits_view(q.data(), 50, 6), o).mano->used == mano::normalization::softmax);
 }
+
+TEST_CASE("merge and JSON state equal one pass for every streaming method", "[accumulator]") {
+    const std::size_t n = 600, k = 7, d = 5;
+    const auto q = random_logits(n, k, 2.5, 16), q2 = random_logits(n, k, 2.5, 17);
+    const auto features = random_logits(n, d, 1.0, 18), source_q = random_logits(300, k, 2.5, 19);
+    std::vector<std::int64_t> source_labels(300);
+    for (std::size_t i = 0; i < 300; ++i) source_labels[i] = static_cast<std::int64_t>((i * 7) % k);
+    std::vector<double> source_features(400 * d);
+    for (std::size_t i = 0; i < source_features.size(); ++i) source_features[i] = std::sin(0.37 * i);
+    mano::options o;
+    for (int m = 0; m < mano::method_count; ++m) o.methods.push_back(static_cast<mano::method>(m));
+    o.temperature = 1.3;
+    o.source = mano::fit_source(mano::logits_view(source_q.data(), 300, k), source_labels.data(), o.temperature);
+    auto moments = std::make_shared<mano::feature_moments>(d);
+    moments->push(source_features.data(), 400);
+    o.source_features = moments;
+
+    const mano::logits_view all(q.data(), n, k), all2(q2.data(), n, k), feats(features.data(), n, d);
+    mano::accumulator whole(k, o);
+    whole.push(all, {&all2, &feats});
+    const auto expected = whole.finalize().to_json();
+    CHECK(expected.at("methods").size() == static_cast<std::size_t>(mano::method_count));
+
+    mano::accumulator merged(k, o);
+    for (const auto& [first, count] : std::vector<std::pair<std::size_t, std::size_t>>{{0, 1}, {1, 250}, {251, 349}}) {
+        mano::accumulator part(k, o);
+        const auto a = all.slice(first, count), b = all2.slice(first, count), f = feats.slice(first, count);
+        part.push(a, {&b, &f});
+        // every shard travels as JSON, as it would between workers
+        merged.merge(mano::accumulator::from_json(nlohmann::json::parse(part.to_json().dump())));
+    }
+    const auto got = merged.finalize().to_json();
+    for (const auto& [name, values] : expected.at("methods").items()) {
+        for (const auto& [key, value] : values.items()) {
+            if (!value.is_number_float()) continue;
+            INFO(name << "." << key);
+            CHECK(close(got.at("methods").at(name).at(key).get<double>(), value.get<double>(), 1e-10));
+        }
+    }
+    mano::accumulator without_features(k, o);
+    without_features.push(all.slice(0, 10));
+    CHECK_THROWS_WITH(merged.merge(without_features), Catch::Contains("extra inputs"));
+}
