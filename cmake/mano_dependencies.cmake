@@ -19,3 +19,10 @@ if(MANO_BUILD_TESTS)
   mano_require(Catch2 catch2)
   mano_require(xtensor libxtensor-dev)
 endif()
+
+# COT's exact solver uses LEMON's network simplex header-only (no liblemon is linked).
+find_path(MANO_LEMON_INCLUDE_DIR lemon/network_simplex.h)
+if(NOT MANO_LEMON_INCLUDE_DIR)
+  message(FATAL_ERROR "LEMON headers (lemon/network_simplex.h) not found: install the Debian package liblemon-dev "
+                      "(apt-get install liblemon-dev), or run .ci/setup as root")
+endif()

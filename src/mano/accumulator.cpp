@@ -6,6 +6,7 @@
 
 #include "mano/architecture.hpp"
 #include "mano/detail/kernel.hpp"
+#include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/half.hpp"
 #include "mano/transport.hpp"
@@ -530,10 +531,7 @@ nlohmann::json accumulator::to_json() const {
 
 accumulator accumulator::from_json(const nlohmann::json& j) {
     try {
-        if (!j.is_object() || j.value("format", "") != "mano-accumulator")
-            throw error("accumulator state: not a mano accumulator state (\"format\" is not \"mano-accumulator\")");
-        if (j.at("version").get<int>() != 1)
-            throw error("accumulator state: unsupported version " + j.at("version").dump() + " (this build reads 1)");
+        detail::check_state_header(j, "mano-accumulator", "accumulator state");
         const auto& jo = j.at("options");
         options o;
         o.p = jo.at("p").get<double>();

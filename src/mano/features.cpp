@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 
+#include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 
 namespace mano {
@@ -124,10 +125,7 @@ nlohmann::json feature_moments::to_json() const {
 
 feature_moments feature_moments::from_json(const nlohmann::json& j) {
     try {
-        if (!j.is_object() || j.value("format", "") != "mano-feature-moments")
-            throw error("feature moments state: not a mano feature moments state (\"format\" is not \"mano-feature-moments\")");
-        if (j.at("version").get<int>() != 1)
-            throw error("feature moments state: unsupported version " + j.at("version").dump() + " (this build reads 1)");
+        detail::check_state_header(j, "mano-feature-moments", "feature moments state");
         feature_moments m(j.at("d").get<std::size_t>());
         const std::size_t d = m.d_;
         m.n_ = j.at("n").get<std::size_t>();
@@ -235,10 +233,7 @@ nlohmann::json class_dispersion::to_json() const {
 
 class_dispersion class_dispersion::from_json(const nlohmann::json& j) {
     try {
-        if (!j.is_object() || j.value("format", "") != "mano-class-dispersion")
-            throw error("Dispersion state: not a mano Dispersion state (\"format\" is not \"mano-class-dispersion\")");
-        if (j.at("version").get<int>() != 1)
-            throw error("Dispersion state: unsupported version " + j.at("version").dump() + " (this build reads 1)");
+        detail::check_state_header(j, "mano-class-dispersion", "Dispersion state");
         class_dispersion state(j.at("d").get<std::size_t>());
         for (const auto& jc : j.at("classes")) {
             const auto label = jc.at("class").get<std::int64_t>();

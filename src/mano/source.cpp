@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "mano/detail/state.hpp"
 #include "mano/error.hpp"
-#include "mano/half.hpp"
 
 namespace mano {
 
@@ -16,30 +16,8 @@ namespace {
 
 // Row `r` of any supported dtype, widened to double.
 void widen_row(const logits_view& v, std::size_t r, std::vector<double>& out) {
-    const std::size_t k = v.cols(), offset = r * v.row_stride();
-    out.resize(k);
-    switch (v.type()) {
-        case dtype::float32: {
-            const float* src = static_cast<const float*>(v.data()) + offset;
-            std::copy(src, src + k, out.begin());
-            break;
-        }
-        case dtype::float64: {
-            const double* src = static_cast<const double*>(v.data()) + offset;
-            std::copy(src, src + k, out.begin());
-            break;
-        }
-        case dtype::float16: {
-            const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-            for (std::size_t c = 0; c < k; ++c) out[c] = half_to_float(src[c]);
-            break;
-        }
-        case dtype::bfloat16: {
-            const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-            for (std::size_t c = 0; c < k; ++c) out[c] = bfloat16_to_float(src[c]);
-            break;
-        }
-    }
+    out.resize(v.cols());
+    widen_rows(v, r, 1, out.data());
 }
 
 std::string describe(double x) {
@@ -250,10 +228,7 @@ nlohmann::json source_model::to_json() const {
 
 source_model source_model::from_json(const nlohmann::json& j) {
     try {
-        if (!j.is_object() || j.value("format", "") != "mano-source")
-            throw error("source model: not a mano source model (\"format\" is not \"mano-source\")");
-        if (j.at("version").get<int>() != 1)
-            throw error("source model: unsupported version " + j.at("version").dump() + " (this build reads 1)");
+        detail::check_state_header(j, "mano-source", "source model");
         source_model m;
         m.n = j.at("n").get<std::size_t>();
         m.k = j.at("k").get<std::size_t>();

@@ -63,8 +63,8 @@ void validate(const double* probs, std::size_t n, std::size_t k, const std::vect
         }
 }
 
-// Integer masses proportional to `marginal`, summing exactly to `total`, each within 1 of its
-// exact share (largest remainders); a class of mass 0 stays 0.
+// Integer masses proportional to `marginal`, summing exactly to `total`, each within about a
+// unit of its exact share (largest remainders); a class of mass 0 stays 0.
 std::vector<std::int64_t> integer_masses(const std::vector<double>& marginal, std::int64_t total) {
     const double sum = std::accumulate(marginal.begin(), marginal.end(), 0.0);
     std::vector<std::int64_t> mass(marginal.size());

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "mano/error.hpp"
+
+namespace mano {
+namespace detail {
+
+// Every serialized state names its format and version; refuse anything else before reading it.
+inline void check_state_header(const nlohmann::json& j, const std::string& format, const std::string& what) {
+    if (!j.is_object() || j.value("format", "") != format)
+        throw error(what + ": not a mano " + what + " (\"format\" is not \"" + format + "\")");
+    if (j.at("version").get<int>() != 1)
+        throw error(what + ": unsupported version " + j.at("version").dump() + " (this build reads 1)");
+}
+
+}  // namespace detail
+}  // namespace mano
