@@ -1,9 +1,13 @@
 #pragma once
 
 #include <cmath>
+#include <fstream>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <mano/mano.hpp>
 
@@ -12,6 +16,13 @@
 namespace mano_test {
 
 inline std::string data_path(const std::string& relative) { return std::string(MANO_TEST_DATA) + "/" + relative; }
+
+// The "cases" array of a golden file in tests/golden/ (written by the generators there).
+inline nlohmann::json golden_cases(const std::string& file) {
+    std::ifstream in(data_path("golden/" + file));
+    if (!in) throw std::runtime_error("cannot open tests/golden/" + file + "; run its generator in tests/golden/");
+    return nlohmann::json::parse(in).at("cases");
+}
 
 // A whole .npy file in memory, with a view over it.
 struct npy_file {

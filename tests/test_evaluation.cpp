@@ -24,11 +24,9 @@ bool near(double actual, double expected) {
 }  // namespace
 
 TEST_CASE("evaluation statistics match SciPy and NumPy", "[evaluation]") {
-    std::ifstream in(mano_test::data_path("golden/evaluation.json"));
-    REQUIRE(in);
-    const auto golden = nlohmann::json::parse(in);
-    REQUIRE(golden.at("cases").size() >= 11);
-    for (const auto& c : golden.at("cases")) {
+    const auto cases = mano_test::golden_cases("evaluation.json");
+    REQUIRE(cases.size() >= 11);
+    for (const auto& c : cases) {
         INFO("case '" << c.at("name").get<std::string>() << "'");
         const auto scores = c.at("scores").get<std::vector<double>>();
         const auto accuracies = c.at("accuracies").get<std::vector<double>>();

@@ -26,13 +26,11 @@ mano::options options_from(const nlohmann::json& j) {
 }  // namespace
 
 TEST_CASE("golden vectors match the NumPy reference on every architecture", "[golden]") {
-    std::ifstream in(mano_test::data_path("golden/mano.json"));
-    REQUIRE(in);
-    const auto golden = nlohmann::json::parse(in);
-    REQUIRE(golden.at("cases").size() >= 40);
+    const auto cases = mano_test::golden_cases("mano.json");
+    REQUIRE(cases.size() >= 40);
     const auto archs = mano::available_architectures();
     REQUIRE(!archs.empty());
-    for (const auto& c : golden.at("cases")) {
+    for (const auto& c : cases) {
         const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
         const auto& expected = c.at("expected");
         for (const auto& arch : archs) {
@@ -51,11 +49,9 @@ TEST_CASE("golden vectors match the NumPy reference on every architecture", "[go
 }
 
 TEST_CASE("logit-only baselines match the NumPy/SciPy/POT reference", "[golden]") {
-    std::ifstream in(mano_test::data_path("golden/baselines.json"));
-    REQUIRE(in);
-    const auto golden = nlohmann::json::parse(in);
-    REQUIRE(golden.at("cases").size() >= 20);
-    for (const auto& c : golden.at("cases")) {
+    const auto cases = mano_test::golden_cases("baselines.json");
+    REQUIRE(cases.size() >= 20);
+    for (const auto& c : cases) {
         const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
         mano::options o;
         o.temperature = c.at("temperature").get<double>();

@@ -16,11 +16,7 @@ using mano_test::close;
 
 namespace {
 
-nlohmann::json golden_cases() {
-    std::ifstream in(mano_test::data_path("golden/source.json"));
-    REQUIRE(in);
-    return nlohmann::json::parse(in).at("cases");
-}
+nlohmann::json golden_cases() { return mano_test::golden_cases("source.json"); }
 
 nlohmann::json golden_case(const std::string& name) {
     for (const auto& c : golden_cases())

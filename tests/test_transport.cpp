@@ -40,11 +40,9 @@ std::vector<std::size_t> argmax_rows(const std::vector<double>& p, std::size_t k
 }  // namespace
 
 TEST_CASE("transport cost matches POT's ot.emd2", "[transport][golden]") {
-    std::ifstream in(mano_test::data_path("golden/transport.json"));
-    REQUIRE(in);
-    const auto golden = nlohmann::json::parse(in);
-    REQUIRE(golden.at("cases").size() >= 18);
-    for (const auto& c : golden.at("cases")) {
+    const auto cases = mano_test::golden_cases("transport.json");
+    REQUIRE(cases.size() >= 18);
+    for (const auto& c : cases) {
         INFO("case '" << c.at("name").get<std::string>() << "'");
         const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
         REQUIRE(file.view().type() == mano::dtype::float64);
