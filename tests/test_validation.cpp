@@ -65,6 +65,14 @@ TEST_CASE("merging different options or malformed states is refused", "[validati
     mano::accumulator a(4), b(4, o), c(5);
     CHECK_THROWS_WITH(a.merge(b), Catch::Contains("different p"));
     CHECK_THROWS_WITH(a.merge(c), Catch::Contains("columns"));
+    std::vector<float> source_q = {2, 0, 0, 0, 0, 3, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0};
+    std::vector<std::int64_t> labels = {0, 1, 1, 2}, other_labels = {0, 1, 0, 2};
+    mano::options with_source, other_source;
+    with_source.source = mano::fit_source(mano::logits_view(source_q.data(), 4, 4), labels.data(), 1.0);
+    other_source.source = mano::fit_source(mano::logits_view(source_q.data(), 4, 4), other_labels.data(), 1.0);
+    mano::accumulator s1(4, with_source), s2(4, other_source), s3(4, with_source);
+    CHECK_THROWS_WITH(s1.merge(s2), Catch::Contains("different source models"));
+    CHECK_NOTHROW(s1.merge(s3));
     auto state = a.to_json();
     state["n"] = 3;
     state["batch"]["rows"] = 2;

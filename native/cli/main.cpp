@@ -1,6 +1,7 @@
 // The `mano` command: estimate a classifier's accuracy from its logits on unlabeled data.
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <iostream>
 #include <string>
@@ -148,7 +149,10 @@ mano::options resolve_options(const score_args& args, std::size_t k) {
     return o;
 }
 
-mano::result score_file(const std::string& path, const score_args& args) {
+// Options resolved once per number of classes: the source set is read and fitted once, not per file.
+using resolved_options = std::map<std::size_t, mano::options>;
+
+mano::result score_file(const std::string& path, const score_args& args, resolved_options& resolved) {
     mano::io::npy_reader reader(path);
     std::unique_ptr<mano::io::npy_reader> second, features;
     if (!args.second_logits.empty()) second = std::make_unique<mano::io::npy_reader>(args.second_logits);
@@ -160,7 +164,9 @@ mano::result score_file(const std::string& path, const score_args& args) {
     if (features && features->rows() != reader.rows())
         throw mano::error(args.features + ": " + std::to_string(features->rows()) + " feature rows but " + path + " has " +
                           std::to_string(reader.rows()) + " rows of logits");
-    const mano::options opts = resolve_options(args, reader.cols());
+    auto found = resolved.find(reader.cols());
+    if (found == resolved.end()) found = resolved.emplace(reader.cols(), resolve_options(args, reader.cols())).first;
+    const mano::options& opts = found->second;
     try {
         mano::accumulator acc(reader.cols(), opts);
         const std::size_t row_bytes = std::max<std::size_t>(1, reader.cols() * mano::dtype_size(reader.type()));
@@ -224,7 +230,8 @@ int run_score(score_args& args, bool criterion_given) {
     if (args.files.size() > 1 && (!args.second_logits.empty() || !args.features.empty()))
         throw mano::error("--second-logits and --features describe one logits file; score the files one at a time");
     std::vector<mano::result> results;
-    for (const auto& f : args.files) results.push_back(score_file(f, args));
+    resolved_options resolved;
+    for (const auto& f : args.files) results.push_back(score_file(f, args, resolved));
     if (args.json) {
         for (std::size_t i = 0; i < results.size(); ++i) {
             auto j = results[i].to_json();

@@ -70,12 +70,10 @@ accumulator::accumulator(std::size_t k, const options& opts)
     arch_ = resolve_architecture(opts_.architecture);
     kernel_ = kernel_named(arch_);
     params_ = std::make_unique<detail::kernel_params>(make_params(opts_));
-    if (!opts_.wants(method::mano) && !opts_.wants(method::confscore_softrun) &&
-        !opts_.wants(method::nuclear_softrun))
-        params_->want_softmax = params_->want_taylor = false;
-    if (!opts_.wants(method::mano)) params_->want_softmax = false;
-    if (opts_.wants(method::confscore_softrun) || opts_.wants(method::nuclear_softrun))
-        params_->want_taylor = params_->want_taylor || opts_.norm != normalization::softmax;
+    // sum_k p^p is MaNo's alone; the Taylor rows also serve the softrun variants
+    params_->want_softmax = params_->want_softmax && opts_.wants(method::mano);
+    params_->want_taylor = params_->want_taylor && (opts_.wants(method::mano) || opts_.wants(method::confscore_softrun) ||
+                                                    opts_.wants(method::nuclear_softrun));
     baseline_params_ = std::make_unique<detail::kernel_params>(*params_);
     baseline_params_->want_softmax = baseline_params_->want_taylor = false;
     const std::size_t kk = k * k;
@@ -339,6 +337,9 @@ void accumulator::merge(const accumulator& other) {
     require_same(opts_.methods == other.opts_.methods, "methods");
     require_same(opts_.temperature == other.opts_.temperature, "temperature");
     require_same(opts_.label_marginal == other.opts_.label_marginal, "label marginal");
+    const auto same_json = [](const auto& a, const auto& b) { return (!a && !b) || (a && b && a->to_json() == b->to_json()); };
+    require_same(same_json(opts_.source, other.opts_.source), "source models");
+    require_same(same_json(opts_.source_features, other.opts_.source_features), "source features");
     if (opts_.batch_size > 0 && state_.batch_rows != 0 && other.state_.n != 0)
         throw error("in batch mode only a shard whose row count is a multiple of batch_size (" +
                     std::to_string(opts_.batch_size) + ") can be followed by another; this one has " +
@@ -370,11 +371,12 @@ void accumulator::merge(const accumulator& other) {
         state_.energy_max = top;
     }
     state_.energy_sum += o.energy_sum;
-    for (std::size_t i = 0; i < state_.gram.size(); ++i) state_.gram[i] += o.gram[i];
-    for (std::size_t i = 0; i < state_.gram_softrun_softmax.size(); ++i)
-        state_.gram_softrun_softmax[i] += o.gram_softrun_softmax[i];
-    for (std::size_t i = 0; i < state_.gram_softrun_taylor.size(); ++i)
-        state_.gram_softrun_taylor[i] += o.gram_softrun_taylor[i];
+    const auto add = [](std::vector<double>& total, const std::vector<double>& part) {
+        for (std::size_t i = 0; i < total.size(); ++i) total[i] += part[i];
+    };
+    add(state_.gram, o.gram);
+    add(state_.gram_softrun_softmax, o.gram_softrun_softmax);
+    add(state_.gram_softrun_taylor, o.gram_softrun_taylor);
     state_.cot_rows.insert(state_.cot_rows.end(), o.cot_rows.begin(), o.cot_rows.end());
     state_.max_sigma_sum.softmax += o.max_sigma_sum.softmax;
     state_.max_sigma_sum.taylor += o.max_sigma_sum.taylor;
