@@ -14,6 +14,8 @@ mano_require(nlohmann_json nlohmann-json3-dev)
 mano_require(Eigen3 libeigen3-dev)
 if(MANO_BUILD_CLI)
   mano_require(CLI11 libcli11-dev)
+  # .npz members written by numpy.savez_compressed are deflated.
+  mano_require(ZLIB zlib1g-dev)
 endif()
 if(MANO_BUILD_TESTS)
   mano_require(Catch2 catch2)

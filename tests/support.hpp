@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <random>
 #include <string>
@@ -11,7 +12,7 @@
 
 #include <mano/mano.hpp>
 
-#include "io/npy.hpp"
+#include "io/reader.hpp"
 
 namespace mano_test {
 
@@ -26,11 +27,10 @@ inline nlohmann::json golden_cases(const std::string& file) {
 
 // A whole .npy file in memory, with a view over it.
 struct npy_file {
-    explicit npy_file(const std::string& path) : reader(path) {
-        view_storage = reader.next(reader.rows());
-    }
-    mano::io::npy_reader reader;
-    mano::logits_view view_storage{static_cast<const float*>(nullptr), 0, 2};
+    explicit npy_file(const std::string& path)
+        : reader(mano::io::open_matrix(path)), view_storage(reader->read(0, reader->rows())) {}
+    std::unique_ptr<mano::io::matrix_reader> reader;
+    mano::logits_view view_storage;
     const mano::logits_view& view() const { return view_storage; }
 };
 

@@ -38,8 +38,8 @@ TEST_CASE("golden vectors match the NumPy reference on every architecture", "[go
             auto opts = options_from(c.at("options"));
             opts.architecture = arch;
             const auto r = mano::score(file.view(), opts);
-            CHECK(r.n == file.reader.rows());
-            CHECK(r.k == file.reader.cols());
+            CHECK(r.n == file.reader->rows());
+            CHECK(r.k == file.reader->cols());
             CHECK(mano::normalization_name(r.mano->used) == expected.at("normalization").get<std::string>());
             CHECK(close(r.mano->criterion, expected.at("criterion").get<double>(), 1e-6));
             CHECK(close(r.mano->score, expected.at("score").get<double>(), 1e-6));

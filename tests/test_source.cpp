@@ -53,7 +53,7 @@ TEST_CASE("source statistics and temperature match the NumPy/SciPy reference", "
         INFO("case '" << c.at("name").get<std::string>() << "'");
         const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
         const auto labels = c.at("labels").get<std::vector<std::int64_t>>();
-        REQUIRE(labels.size() == file.reader.rows());
+        REQUIRE(labels.size() == file.reader->rows());
         if (c.contains("fitted_temperature")) {
             const double t = mano::fit_temperature(file.view(), labels.data());
             CHECK(close(t, c.at("fitted_temperature").get<double>(), 1e-6));
@@ -65,8 +65,8 @@ TEST_CASE("source statistics and temperature match the NumPy/SciPy reference", "
             const double t = e.at("temperature").get<double>();
             INFO("temperature " << t);
             const auto m = mano::fit_source(file.view(), labels.data(), t);
-            CHECK(m.n == file.reader.rows());
-            CHECK(m.k == file.reader.cols());
+            CHECK(m.n == file.reader->rows());
+            CHECK(m.k == file.reader->cols());
             CHECK(m.temperature == t);
             CHECK(m.accuracy == Approx(e.at("accuracy").get<double>()).margin(1e-9));
             CHECK(m.confscore == Approx(e.at("confscore").get<double>()).margin(1e-9));

@@ -46,8 +46,8 @@ TEST_CASE("transport cost matches POT's ot.emd2", "[transport][golden]") {
         INFO("case '" << c.at("name").get<std::string>() << "'");
         const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
         REQUIRE(file.view().type() == mano::dtype::float64);
-        const auto cost = mano::transport_cost(static_cast<const double*>(file.view().data()), file.reader.rows(),
-                                               file.reader.cols(), c.at("marginal").get<std::vector<double>>());
+        const auto cost = mano::transport_cost(static_cast<const double*>(file.view().data()), file.reader->rows(),
+                                               file.reader->cols(), c.at("marginal").get<std::vector<double>>());
         CHECK(std::abs(cost - c.at("expected_cost").get<double>()) <= 1e-9);
     }
 }

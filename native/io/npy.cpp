@@ -2,211 +2,270 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <cstring>
 #include <limits>
 
-#include <mano/error.hpp>
+#include "io/detail.hpp"
 
 namespace mano {
 namespace io {
+namespace detail {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& message) {
-    throw error(path + ": " + message);
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// The value text that follows 'key': in the header dictionary, or "" when the key is absent.
-std::string dict_value(const std::string& header, const std::string& key) {
-    for (const char quote : {'\'', '"'}) {
-        const std::string pattern = quote + key + quote;
-        auto at = header.find(pattern);
-        if (at == std::string::npos) continue;
-        at = header.find(':', at + pattern.size());
-        if (at == std::string::npos) return "";
-        ++at;
-        while (at < header.size() && std::isspace(static_cast<unsigned char>(header[at]))) ++at;
-        if (at >= header.size()) return "";
-        if (header[at] == '(') {
-            const auto end = header.find(')', at);
-            return end == std::string::npos ? "" : header.substr(at, end - at + 1);
+// The header is a Python dict literal, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }.
+class header_parser {
+public:
+    header_parser(const std::string& where, const std::string& text) : where_(where), text_(text) {}
+
+    npy_header parse() {
+        npy_header h;
+        bool has_descr = false, has_fortran = false, has_shape = false;
+        skip_space();
+        expect('{');
+        skip_space();
+        while (peek() != '}') {
+            const std::string key = string_literal();
+            skip_space();
+            expect(':');
+            skip_space();
+            if (key == "descr") {
+                if (has_descr) bad("has 'descr' twice");
+                if (peek() == '[') bad("has a structured dtype (a list of fields); it must hold a plain float or integer array");
+                if (peek() != '\'' && peek() != '"') bad("has a 'descr' that is not a dtype string");
+                h.descr = string_literal();
+                has_descr = true;
+            } else if (key == "fortran_order") {
+                if (has_fortran) bad("has 'fortran_order' twice");
+                const std::string word = identifier();
+                if (word != "True" && word != "False")
+                    bad("has fortran_order " + (word.empty() ? std::string("missing") : "'" + word + "'") + ", not True or False");
+                h.fortran = word == "True";
+                has_fortran = true;
+            } else if (key == "shape") {
+                if (has_shape) bad("has 'shape' twice");
+                h.shape = shape_tuple();
+                has_shape = true;
+            } else {
+                bad("has an unexpected entry '" + clip(key) + "'");
+            }
+            skip_space();
+            if (peek() == ',') {
+                ++at_;
+                skip_space();
+            } else if (peek() != '}') {
+                bad("is not a valid dictionary (expected ',' or '}' at character " + std::to_string(at_) + ")");
+            }
         }
-        if (header[at] == '\'' || header[at] == '"') {
-            const auto end = header.find(header[at], at + 1);
-            return end == std::string::npos ? "" : header.substr(at + 1, end - at - 1);
-        }
-        auto end = at;
-        while (end < header.size() && (std::isalnum(static_cast<unsigned char>(header[end])))) ++end;
-        return header.substr(at, end - at);
+        ++at_;
+        skip_space();
+        if (at_ != text_.size()) bad("has text after its dictionary");
+        if (!has_descr) bad("has no 'descr' (dtype) entry");
+        if (!has_fortran) bad("has no 'fortran_order' entry");
+        if (!has_shape) bad("has no 'shape' entry");
+        return h;
     }
-    return "";
-}
 
-std::vector<std::size_t> parse_shape(const std::string& path, const std::string& text) {
-    if (text.size() < 2 || text.front() != '(' || text.back() != ')')
-        fail(path, "the .npy header has no readable 'shape' entry");
-    std::vector<std::size_t> shape;
-    std::size_t i = 1;
-    while (i + 1 < text.size()) {
-        while (i + 1 < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ',')) ++i;
-        if (i + 1 >= text.size()) break;
-        if (!std::isdigit(static_cast<unsigned char>(text[i])))
-            fail(path, "the .npy header has an invalid shape " + text);
-        std::size_t value = 0;
-        while (i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-            const std::size_t digit = static_cast<std::size_t>(text[i] - '0');
-            if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10)
-                fail(path, "the .npy header has a shape too large to address: " + text);
-            value = value * 10 + digit;
-            ++i;
-        }
-        shape.push_back(value);
+private:
+    [[noreturn]] void bad(const std::string& what) { fail(where_, "the .npy header " + what); }
+    char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+    void skip_space() {
+        while (at_ < text_.size() && is_space(text_[at_])) ++at_;
     }
-    return shape;
-}
+    void expect(char c) {
+        if (peek() != c)
+            bad("is not a valid dictionary (expected '" + std::string(1, c) + "' at character " + std::to_string(at_) + ")");
+        ++at_;
+    }
+    std::string string_literal() {
+        const char quote = peek();
+        if (quote != '\'' && quote != '"') bad("is not a valid dictionary (expected a quoted key)");
+        const auto end = text_.find(quote, at_ + 1);
+        if (end == std::string::npos) bad("has an unterminated string");
+        std::string s = text_.substr(at_ + 1, end - at_ - 1);
+        at_ = end + 1;
+        return s;
+    }
+    std::string identifier() {
+        const auto start = at_;
+        while (at_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_')) ++at_;
+        return text_.substr(start, at_ - start);
+    }
+    std::vector<std::uint64_t> shape_tuple() {
+        const auto start = at_;
+        if (peek() != '(') bad("has a 'shape' that is not a tuple");
+        ++at_;
+        std::vector<std::uint64_t> shape;
+        skip_space();
+        while (peek() != ')') {
+            if (peek() == '-') bad("has a negative dimension in its shape " + rest_of_tuple(start));
+            if (!std::isdigit(static_cast<unsigned char>(peek()))) bad("has an invalid shape " + rest_of_tuple(start));
+            std::uint64_t value = 0;
+            while (std::isdigit(static_cast<unsigned char>(peek()))) {
+                const auto digit = static_cast<std::uint64_t>(peek() - '0');
+                if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
+                    bad("has a shape too large to address: " + rest_of_tuple(start));
+                value = value * 10 + digit;
+                ++at_;
+            }
+            if (peek() == 'L') ++at_;  // Python 2 long
+            shape.push_back(value);
+            if (shape.size() > 64) bad("has a shape of more than 64 dimensions");
+            skip_space();
+            if (peek() == ',') {
+                ++at_;
+                skip_space();
+            } else if (peek() != ')') {
+                bad("has an invalid shape " + rest_of_tuple(start));
+            }
+        }
+        ++at_;
+        return shape;
+    }
+    std::string rest_of_tuple(std::size_t start) const {
+        const auto end = text_.find(')', start);
+        return clip(text_.substr(start, end == std::string::npos ? 40 : end - start + 1));
+    }
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-    std::string s = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + (shape.size() == 1 ? ",)" : ")");
-}
+    const std::string& where_;
+    const std::string& text_;
+    std::size_t at_ = 0;
+};
 
 }  // namespace
 
-namespace {
-
-struct npy_header {
-    std::string descr;
-    std::vector<std::size_t> shape;
-    std::uint64_t data_bytes = 0;  // bytes after the header
-};
-
-// Opens `path`, validates the magic string, version and header, and leaves `file` at the data.
-npy_header open_npy(const std::string& path, std::ifstream& file) {
-    file.open(path, std::ios::binary);
-    if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
-    file.seekg(0, std::ios::end);
-    const auto file_size = static_cast<std::uint64_t>(file.tellg());
-    file.seekg(0);
-
+npy_header read_npy_header(const std::string& where, byte_stream& in, std::uint64_t total) {
     unsigned char preamble[8] = {};
-    file.read(reinterpret_cast<char*>(preamble), 8);
-    if (file.gcount() < 8 || std::memcmp(preamble, "\x93NUMPY", 6) != 0)
-        fail(path, "not a .npy file (it does not start with the \\x93NUMPY magic string)");
-    const int major = preamble[6];
-    if (major < 1 || major > 3)
-        fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(preamble[7]));
-    std::uint64_t header_len = 0;
-    std::size_t prefix = 10;
-    if (major == 1) {
-        unsigned char len[2] = {};
-        file.read(reinterpret_cast<char*>(len), 2);
-        header_len = len[0] | (len[1] << 8);
-    } else {
-        unsigned char len[4] = {};
-        file.read(reinterpret_cast<char*>(len), 4);
-        header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (static_cast<std::uint64_t>(len[3]) << 24);
-        prefix = 12;
-    }
-    if (!file || prefix + header_len > file_size) fail(path, "is truncated inside its .npy header");
-    std::string header(header_len, '\0');
-    file.read(header.data(), static_cast<std::streamsize>(header_len));
-
-    npy_header h;
-    h.descr = dict_value(header, "descr");
-    const std::string fortran = dict_value(header, "fortran_order");
-    h.shape = parse_shape(path, dict_value(header, "shape"));
-    if (h.descr.empty()) fail(path, "the .npy header has no 'descr' (dtype) entry");
-    if (fortran == "True" && h.shape.size() > 1)
-        fail(path, "is stored in Fortran (column-major) order, which is not supported yet; "
-                   "save np.ascontiguousarray(x) instead");
-    if (fortran != "False" && fortran != "True") fail(path, "the .npy header has no valid 'fortran_order' entry");
-    h.data_bytes = file_size - prefix - header_len;
+    const std::size_t got = static_cast<std::size_t>(std::min<std::uint64_t>(total, 8));
+    in.read(preamble, got);
+    if (std::memcmp(preamble, "\x93NUMPY", std::min<std::size_t>(got, 6)) != 0 || got == 0)
+        fail(where, "not a .npy file (it does not start with the \\x93NUMPY magic string)");
+    if (got < 8) fail(where, "is truncated inside its .npy header (" + std::to_string(total) + " bytes)");
+    const int major = preamble[6], minor = preamble[7];
+    if (major < 1 || major > 3 || minor != 0)
+        fail(where, "has .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                        "; only versions 1.0, 2.0 and 3.0 exist");
+    const std::size_t length_bytes = major == 1 ? 2 : 4;
+    if (total < 8 + length_bytes) fail(where, "is truncated inside its .npy header (" + std::to_string(total) + " bytes)");
+    unsigned char len[4] = {};
+    in.read(len, length_bytes);
+    std::uint64_t header_len = len[0] | (len[1] << 8);
+    if (major > 1) header_len |= (static_cast<std::uint64_t>(len[2]) << 16) | (static_cast<std::uint64_t>(len[3]) << 24);
+    const std::uint64_t prefix = 8 + length_bytes;
+    if (header_len > total - prefix)
+        fail(where, "is truncated inside its .npy header: the header needs " + std::to_string(header_len) +
+                        " bytes but only " + std::to_string(total - prefix) + " follow");
+    std::string text(static_cast<std::size_t>(header_len), '\0');
+    in.read(text.data(), text.size());
+    npy_header h = header_parser(where, text).parse();
+    h.data_offset = prefix + header_len;
     return h;
 }
 
-// Checks that the data holds exactly the elements the shape promises.
-void check_size(const std::string& path, const npy_header& h, std::uint64_t item, const char* type) {
-    std::uint64_t elements = 1;
-    for (const std::size_t extent : h.shape) {
-        if (extent != 0 && elements > std::numeric_limits<std::uint64_t>::max() / extent / item)
-            fail(path, "has a shape too large to address: " + shape_text(h.shape));
-        elements *= extent;
+std::optional<element_type> npy_element(const std::string& descr) {
+    if (descr.size() < 3) return std::nullopt;
+    const char order = descr[0], kind = descr[1];
+    if (order != '<' && order != '>' && order != '|' && order != '=') return std::nullopt;
+    std::size_t size = 0;
+    for (std::size_t i = 2; i < descr.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(descr[i])) || size > 100) return std::nullopt;
+        size = size * 10 + static_cast<std::size_t>(descr[i] - '0');
     }
-    const std::uint64_t expected = elements * item;
-    if (h.data_bytes < expected)
-        fail(path, "is truncated: its header promises " + shape_text(h.shape) + " " + type + " (" +
-                       std::to_string(expected) + " bytes of data) but only " + std::to_string(h.data_bytes) +
-                       " bytes follow the header");
-    if (h.data_bytes > expected)
-        fail(path, "has " + std::to_string(h.data_bytes - expected) +
-                       " bytes after the array its header describes; the file is damaged");
+    element_type e;
+    e.size = size;
+    if (kind == 'f' && (size == 2 || size == 4 || size == 8)) e.kind = scalar_kind::floating;
+    else if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8)) e.kind = scalar_kind::signed_integer;
+    else if (kind == 'u' && (size == 1 || size == 2 || size == 4 || size == 8)) e.kind = scalar_kind::unsigned_integer;
+    else return std::nullopt;
+    const bool little = host_is_little_endian();
+    e.swap = size > 1 && ((order == '<' && !little) || (order == '>' && little));
+    return e;
 }
 
-}  // namespace
+void check_npy_data_size(const std::string& where, const npy_header& h, std::size_t item, std::uint64_t total) {
+    std::uint64_t expected = item;
+    for (const std::uint64_t extent : h.shape)
+        if (__builtin_mul_overflow(expected, extent, &expected))
+            fail(where, "has a shape too large to address: " + shape_text(h.shape));
+    const std::uint64_t data_bytes = total - h.data_offset;
+    if (data_bytes < expected)
+        fail(where, "is truncated: its header promises " + shape_text(h.shape) + " '" + clip(h.descr) + "' (" +
+                        std::to_string(expected) + " bytes of data) but only " + std::to_string(data_bytes) +
+                        " bytes follow the header");
+    if (data_bytes > expected)
+        fail(where, "has " + std::to_string(data_bytes - expected) +
+                        " bytes after the array its header describes; the file is damaged");
+}
 
-npy_reader::npy_reader(const std::string& path) : path_(path) {
-    const npy_header h = open_npy(path, file_);
-    const std::string& descr = h.descr;
-    if (descr == "<f4") type_ = dtype::float32;
-    else if (descr == "<f8") type_ = dtype::float64;
-    else if (descr == "<f2") type_ = dtype::float16;
-    else if (descr == ">f2" || descr == ">f4" || descr == ">f8")
-        fail(path, "holds big-endian floats (dtype '" + descr + "'), which are not supported yet; "
+element_type npy_matrix_element(const std::string& where, const npy_header& h) {
+    const auto e = npy_element(h.descr);
+    if (!e || e->kind != scalar_kind::floating)
+        fail(where, "has dtype '" + clip(h.descr) +
+                        "'; logits and features must be float16, float32 or float64 ('<f2', '<f4', '<f8', or '>' big-endian)");
+    return *e;
+}
+
+element_type npy_label_element(const std::string& where, const npy_header& h) {
+    const auto e = npy_element(h.descr);
+    if (!e || (e->kind != scalar_kind::signed_integer && e->kind != scalar_kind::unsigned_integer))
+        fail(where, "has dtype '" + clip(h.descr) + "'; labels must be integers (int8 to int64 or uint8 to uint64, e.g. '<i8' from np.int64)");
+    return *e;
+}
+
+std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file, bool legacy) {
+    const std::string& path = file->path();
+    file_stream in(file, 0, file->size(), path);
+    const npy_header h = read_npy_header(path, in, file->size());
+    const element_type e = npy_matrix_element(path, h);
+    if (legacy && e.swap)
+        fail(path, "holds big-endian floats (dtype '" + clip(h.descr) + "'), which are not supported yet; "
                    "save it little-endian, e.g. np.save(f, x.astype(x.dtype.newbyteorder('<')))");
-    else
-        fail(path, "has dtype '" + descr + "'; logits and features must be float16, float32 or float64 ('<f2', '<f4', '<f8')");
-    if (h.shape.size() != 2)
-        fail(path, "has shape " + shape_text(h.shape) + "; logits must be a 2-D array of N rows (samples) by K columns (classes)");
-    rows_ = h.shape[0];
-    cols_ = h.shape[1];
-    check_size(path, h, dtype_size(type_), dtype_name(type_));
+    if (legacy && h.fortran && h.shape.size() > 1)
+        fail(path, "is stored in Fortran (column-major) order, which is not supported yet; "
+                   "save np.ascontiguousarray(x) instead");
+    check_matrix_shape(path, h.shape);
+    check_npy_data_size(path, h, e.size, file->size());
+    dense_array a;
+    a.file = std::move(file);
+    a.offset = h.data_offset;
+    a.where = path;
+    a.element = e;
+    a.rows = h.shape[0];
+    a.cols = h.shape[1];
+    a.fortran = h.fortran;
+    return make_dense_reader(path, std::move(a));
 }
 
-std::vector<std::int64_t> read_labels(const std::string& path) {
-    std::ifstream file;
-    const npy_header h = open_npy(path, file);
-    const std::string& d = h.descr;
-    const bool little = d.size() == 3 && (d[0] == '<' || d[0] == '|');
-    const char kind = d.size() == 3 ? d[1] : '?';
-    const int bytes = d.size() == 3 ? d[2] - '0' : 0;
-    if (!little || (kind != 'i' && kind != 'u') || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8))
-        fail(path, "has dtype '" + d + "'; labels must be little-endian integers (e.g. '<i8' from np.int64)");
-    if (!(h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1)))
-        fail(path, "has shape " + shape_text(h.shape) + "; labels must be a 1-D array with one class index per row");
-    check_size(path, h, static_cast<std::uint64_t>(bytes), d.c_str());
-    const std::size_t n = h.shape[0];
-    std::vector<unsigned char> raw(n * static_cast<std::size_t>(bytes));
-    file.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-    std::vector<std::int64_t> labels(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        std::uint64_t v = 0;
-        for (int b = 0; b < bytes; ++b) v |= static_cast<std::uint64_t>(raw[i * bytes + b]) << (8 * b);
-        if (kind == 'i' && bytes < 8 && (v >> (8 * bytes - 1)) & 1) v |= ~std::uint64_t{0} << (8 * bytes);  // sign-extend
-        if (kind == 'u' && bytes == 8 && v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-            fail(path, "label " + std::to_string(i) + " is too large");
-        labels[i] = static_cast<std::int64_t>(v);
-    }
-    return labels;
+std::vector<std::int64_t> read_npy_labels(shared_file file) {
+    const std::string& path = file->path();
+    file_stream in(file, 0, file->size(), path);
+    const npy_header h = read_npy_header(path, in, file->size());
+    const element_type e = npy_label_element(path, h);
+    const std::uint64_t n = label_count(path, h.shape);
+    check_npy_data_size(path, h, e.size, file->size());
+    return read_label_stream(path, e, n, in);
 }
+
+}  // namespace detail
+
+npy_reader::npy_reader(const std::string& path)
+    : path_(path), reader_(detail::open_npy_matrix(std::make_shared<detail::file_handle>(path), true)) {
+    type_ = reader_->type();
+    rows_ = reader_->rows();
+    cols_ = reader_->cols();
+}
+
+npy_reader::~npy_reader() = default;
+npy_reader::npy_reader(npy_reader&&) noexcept = default;
+npy_reader& npy_reader::operator=(npy_reader&&) noexcept = default;
 
 logits_view npy_reader::next(std::size_t max_rows) {
     const std::size_t count = std::min(max_rows, rows_ - rows_read_);
-    const std::size_t bytes = count * cols_ * dtype_size(type_);
-    buffer_.resize((bytes + sizeof(double) - 1) / sizeof(double));
-    if (count > 0) {
-        file_.read(reinterpret_cast<char*>(buffer_.data()), static_cast<std::streamsize>(bytes));
-        if (static_cast<std::size_t>(file_.gcount()) != bytes)
-            fail(path_, "could not read rows " + std::to_string(rows_read_) + " to " +
-                            std::to_string(rows_read_ + count - 1) + " (file changed while reading?)");
-    }
+    const logits_view rows = reader_->read(rows_read_, count);
     rows_read_ += count;
-    switch (type_) {
-        case dtype::float64: return logits_view(buffer_.data(), count, cols_);
-        case dtype::float32: return logits_view(reinterpret_cast<const float*>(buffer_.data()), count, cols_);
-        default: return logits_view(reinterpret_cast<const std::uint16_t*>(buffer_.data()), type_, count, cols_);
-    }
+    return rows;
 }
 
 }  // namespace io

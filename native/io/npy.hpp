@@ -1,12 +1,17 @@
 #pragma once
+// The first .npy reader's API, kept for the code written against it (native/cli, tests/support.hpp):
+// a thin wrapper over the .npy reader of io/reader.hpp that still refuses big-endian and
+// Fortran-order files, as before. New code uses open_matrix().
 
 #include <cstddef>
-#include <fstream>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <mano/logits_view.hpp>
+
+#include "io/reader.hpp"
 
 namespace mano {
 namespace io {
@@ -17,6 +22,9 @@ namespace io {
 class npy_reader {
 public:
     explicit npy_reader(const std::string& path);
+    ~npy_reader();
+    npy_reader(npy_reader&&) noexcept;
+    npy_reader& operator=(npy_reader&&) noexcept;
 
     std::size_t rows() const noexcept { return rows_; }
     std::size_t cols() const noexcept { return cols_; }
@@ -28,16 +36,15 @@ public:
 
 private:
     std::string path_;
-    std::ifstream file_;
+    std::unique_ptr<matrix_reader> reader_;
     dtype type_ = dtype::float32;
     std::size_t rows_ = 0;
     std::size_t cols_ = 0;
     std::size_t rows_read_ = 0;
-    std::vector<double> buffer_;  // double storage keeps every dtype aligned
 };
 
-// Class labels from an integer .npy file ((N,) or (N, 1); int8-64 or uint8-64, little-endian).
-std::vector<std::int64_t> read_labels(const std::string& path);
+// The old read_labels(path) is read_labels(path, options) of io/reader.hpp with default options
+// (a second declaration here would make a call with only a path ambiguous).
 
 }  // namespace io
 }  // namespace mano

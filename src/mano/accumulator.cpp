@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "mano/architecture.hpp"
@@ -224,6 +225,8 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     } else if (state_.feature_rows != 0) {
         throw error("features were given for earlier rows but not for these; give them with every push");
     }
+    if (state_.n > 0 && (extra.labels != nullptr) != (state_.labeled_rows == state_.n))
+        throw error("labels were given for some pushes but not for others; give them with every push or never");
     const std::optional<source_model>& source = opts_.source;
     try {
         for (std::size_t first = 0; first < rows.rows(); first += block_rows) {
@@ -242,39 +245,47 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
             if (second) widen_rows(*second, first, count, second_rows.data());
             for (std::size_t r = 0; r < count; ++r) {
                 const auto& st = stats[r];
-                const std::size_t row = state_.n;  // 0-based index over all rows pushed so far
+                const std::size_t row = extra.first_row.value_or(saved.n) + first + r;  // for messages
                 if (st.bad_col >= 0)
                     check_finite_row(widened.data() + r * k_, k_, row, "");
                 if (st.bad_col == -2)
                     throw error("row " + std::to_string(row) + ": logits are too large to sum in double precision");
                 if (st.taylor_overflow && state_.taylor_overflow_row < 0)
-                    state_.taylor_overflow_row = static_cast<std::int64_t>(row);
+                    state_.taylor_overflow_row = static_cast<std::int64_t>(state_.n);
                 state_.n += 1;
                 state_.phi_sum += st.phi;
-                state_.sums.softmax += st.softmax;
-                state_.sums.taylor += st.taylor;
+                state_.sums.softmax.add(st.softmax);
+                state_.sums.taylor.add(st.taylor);
                 if (opts_.batch_size > 0) {
                     state_.batch_sums.softmax += st.softmax;
                     state_.batch_sums.taylor += st.taylor;
                     if (++state_.batch_rows == static_cast<std::size_t>(opts_.batch_size)) {
-                        state_.batch_scores.softmax += batch_score(state_.batch_sums.softmax, state_.batch_rows);
-                        state_.batch_scores.taylor += batch_score(state_.batch_sums.taylor, state_.batch_rows);
+                        state_.batch_scores.softmax.add(batch_score(state_.batch_sums.softmax, state_.batch_rows));
+                        state_.batch_scores.taylor.add(batch_score(state_.batch_sums.taylor, state_.batch_rows));
                         state_.batches += 1;
                         state_.batch_rows = 0;
                         state_.batch_sums = {};
                     }
                 }
-                state_.max_prob_sum += base[r].max_prob;
-                state_.entropy_sum += base[r].entropy;
+                state_.max_prob.add(base[r].max_prob);
+                state_.entropy.add(base[r].entropy);
                 add_energy(state_.energy_max, state_.energy_exp_sum, -base[r].lse);
                 state_.energy_sum += -base[r].lse;
-                state_.max_sigma_sum.softmax += st.max_prob;
-                state_.max_sigma_sum.taylor += st.taylor_max;
+                state_.max_sigma.softmax.add(st.max_prob);
+                state_.max_sigma.taylor.add(st.taylor_max);
                 if (source) {
                     state_.atc_mc_count += base[r].max_prob >= source->atc_mc_threshold ? 1 : 0;
                     state_.atc_ne_count += -base[r].entropy >= source->atc_ne_threshold ? 1 : 0;
                 }
                 if (extra.features) predicted[r] = st.argmax;
+                if (extra.labels) {
+                    const std::int64_t label = extra.labels[first + r];
+                    if (label < 0 || static_cast<std::size_t>(label) >= k_)
+                        throw error("row " + std::to_string(row) + ": label " + std::to_string(label) +
+                                    " is outside [0, " + std::to_string(k_) + "), the classes of these logits");
+                    state_.correct += label == st.argmax ? 1 : 0;
+                    state_.labeled_rows += 1;
+                }
                 if (second) {
                     const double* other = second_rows.data() + r * k_;
                     check_finite_row(other, k_, row, "second model's logits: ");
@@ -312,6 +323,20 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     if (nuclear_softrun) add_into(state_.gram_softrun_taylor, gram_taylor);
 }
 
+namespace {
+
+// The standard error of the mean of a per-row quantity (sample variance / n); NaN for n < 2.
+double mean_se(double sum, double sum_sq, double n) {
+    if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+    const double variance = std::max(0.0, (sum_sq - sum * sum / n) / (n - 1));
+    return std::sqrt(variance / n);
+}
+
+// The standard error of a proportion a over n rows.
+double proportion_se(double a, double n) { return std::sqrt(std::max(0.0, a * (1 - a)) / n); }
+
+}  // namespace
+
 double accumulator::batch_score(double sum, std::size_t rows) const {
     return std::pow(sum / (static_cast<double>(rows) * static_cast<double>(k_)), 1.0 / opts_.p);
 }
@@ -346,24 +371,25 @@ void accumulator::merge(const accumulator& other) {
                     std::to_string(state_.n) + " rows");
     if (state_.n != 0 && other.state_.n != 0 &&
         ((state_.agreement_rows == state_.n) != (other.state_.agreement_rows == other.state_.n) ||
-         (state_.feature_rows == state_.n) != (other.state_.feature_rows == other.state_.n)))
-        throw error("cannot merge shards scored with and without the same extra inputs (second logits, features)");
+         (state_.feature_rows == state_.n) != (other.state_.feature_rows == other.state_.n) ||
+         (state_.labeled_rows == state_.n) != (other.state_.labeled_rows == other.state_.n)))
+        throw error("cannot merge shards scored with and without the same extra inputs (second logits, features, labels)");
     const state& o = other.state_;
     if (state_.taylor_overflow_row < 0 && o.taylor_overflow_row >= 0)
         state_.taylor_overflow_row = o.taylor_overflow_row + static_cast<std::int64_t>(state_.n);
     state_.n += o.n;
     state_.phi_sum += o.phi_sum;
-    state_.sums.softmax += o.sums.softmax;
-    state_.sums.taylor += o.sums.taylor;
-    state_.batch_scores.softmax += o.batch_scores.softmax;
-    state_.batch_scores.taylor += o.batch_scores.taylor;
+    state_.sums.softmax.add(o.sums.softmax);
+    state_.sums.taylor.add(o.sums.taylor);
+    state_.batch_scores.softmax.add(o.batch_scores.softmax);
+    state_.batch_scores.taylor.add(o.batch_scores.taylor);
     state_.batches += o.batches;
     if (o.n != 0) {
         state_.batch_rows = o.batch_rows;
         state_.batch_sums = o.batch_sums;
     }
-    state_.max_prob_sum += o.max_prob_sum;
-    state_.entropy_sum += o.entropy_sum;
+    state_.max_prob.add(o.max_prob);
+    state_.entropy.add(o.entropy);
     if (o.energy_exp_sum > 0) {
         const double top = std::max(state_.energy_max, o.energy_max);
         state_.energy_exp_sum = state_.energy_exp_sum * std::exp(state_.energy_max - top) +
@@ -378,8 +404,10 @@ void accumulator::merge(const accumulator& other) {
     add(state_.gram_softrun_softmax, o.gram_softrun_softmax);
     add(state_.gram_softrun_taylor, o.gram_softrun_taylor);
     state_.cot_rows.insert(state_.cot_rows.end(), o.cot_rows.begin(), o.cot_rows.end());
-    state_.max_sigma_sum.softmax += o.max_sigma_sum.softmax;
-    state_.max_sigma_sum.taylor += o.max_sigma_sum.taylor;
+    state_.max_sigma.softmax.add(o.max_sigma.softmax);
+    state_.max_sigma.taylor.add(o.max_sigma.taylor);
+    state_.correct += o.correct;
+    state_.labeled_rows += o.labeled_rows;
     state_.agree += o.agree;
     state_.agreement_rows += o.agreement_rows;
     state_.atc_mc_count += o.atc_mc_count;
@@ -428,27 +456,43 @@ result accumulator::finalize() const {
         m.criterion = criterion;
         m.used = used;
         if (o.batch_size > 0) {
-            double total = softmax ? state_.batch_scores.softmax : state_.batch_scores.taylor;
+            moments scores = softmax ? state_.batch_scores.softmax : state_.batch_scores.taylor;
             std::size_t batches = state_.batches;
             if (state_.batch_rows > 0) {  // the last, partial batch counts as one (like a DataLoader)
-                total += batch_score(softmax ? state_.batch_sums.softmax : state_.batch_sums.taylor,
-                                     state_.batch_rows);
+                scores.add(batch_score(softmax ? state_.batch_sums.softmax : state_.batch_sums.taylor, state_.batch_rows));
                 batches += 1;
             }
             m.batches = batches;
-            m.score = total / static_cast<double>(batches);
+            m.score = scores.sum / static_cast<double>(batches);
+            r.se[static_cast<int>(method::mano)] = mean_se(scores.sum, scores.sum_sq, static_cast<double>(batches));
         } else {
-            m.score = batch_score(softmax ? state_.sums.softmax : state_.sums.taylor, state_.n);
+            const moments& sums = softmax ? state_.sums.softmax : state_.sums.taylor;
+            m.score = batch_score(sums.sum, state_.n);
+            // delta method: S = mean^(1/p) with mean = sums / (NK), so dS = S / (p mean) d(mean)
+            const double mean = sums.sum / (n * static_cast<double>(k_));
+            if (mean > 0)
+                r.se[static_cast<int>(method::mano)] =
+                    m.score / (o.p * mean) * mean_se(sums.sum, sums.sum_sq, n) / static_cast<double>(k_);
         }
         r.mano = m;
     }
-    if (o.wants(method::confscore)) r.confscore = state_.max_prob_sum / n;
-    if (o.wants(method::entropy)) r.entropy = state_.entropy_sum / n;
+    const auto se_of = [&](method m, const moments& x) { r.se[static_cast<int>(m)] = mean_se(x.sum, x.sum_sq, n); };
+    if (o.wants(method::confscore)) {
+        r.confscore = state_.max_prob.sum / n;
+        se_of(method::confscore, state_.max_prob);
+    }
+    if (o.wants(method::entropy)) {
+        r.entropy = state_.entropy.sum / n;
+        se_of(method::entropy, state_.entropy);
+    }
     // MDE = LSE_j(E_j) - mean_i E_i with E_i = -LSE(q_i)
     if (o.wants(method::mde)) r.mde = state_.energy_max + std::log(state_.energy_exp_sum) - state_.energy_sum / n;
     if (o.wants(method::nuclear)) r.nuclear = nuclear_norm(state_.gram, k_, state_.n);
-    if (o.wants(method::confscore_softrun))
-        r.confscore_softrun = (softmax ? state_.max_sigma_sum.softmax : state_.max_sigma_sum.taylor) / n;
+    if (o.wants(method::confscore_softrun)) {
+        const moments& max_sigma = softmax ? state_.max_sigma.softmax : state_.max_sigma.taylor;
+        r.confscore_softrun = max_sigma.sum / n;
+        se_of(method::confscore_softrun, max_sigma);
+    }
     if (o.wants(method::nuclear_softrun)) {
         const auto& softmax_gram = state_.gram_softrun_softmax.empty() ? state_.gram : state_.gram_softrun_softmax;
         r.nuclear_softrun = nuclear_norm(softmax ? softmax_gram : state_.gram_softrun_taylor, k_, state_.n);
@@ -462,13 +506,19 @@ result accumulator::finalize() const {
         r.cot = e;
     }
     if (o.source) {
-        if (o.wants(method::atc_mc)) r.atc_mc = accuracy_estimate{static_cast<double>(state_.atc_mc_count) / n,
-                                                                  o.source->atc_mc_threshold, 0};
-        if (o.wants(method::atc_ne)) r.atc_ne = accuracy_estimate{static_cast<double>(state_.atc_ne_count) / n,
-                                                                  o.source->atc_ne_threshold, 0};
+        if (o.wants(method::atc_mc)) {
+            r.atc_mc = accuracy_estimate{static_cast<double>(state_.atc_mc_count) / n, o.source->atc_mc_threshold, 0};
+            r.se[static_cast<int>(method::atc_mc)] = proportion_se(r.atc_mc->accuracy, n);
+        }
+        if (o.wants(method::atc_ne)) {
+            r.atc_ne = accuracy_estimate{static_cast<double>(state_.atc_ne_count) / n, o.source->atc_ne_threshold, 0};
+            r.se[static_cast<int>(method::atc_ne)] = proportion_se(r.atc_ne->accuracy, n);
+        }
         // DoC: source accuracy minus the drop in average confidence
-        if (o.wants(method::doc))
-            r.doc = accuracy_estimate{o.source->accuracy - (o.source->confscore - state_.max_prob_sum / n), 0, 0};
+        if (o.wants(method::doc)) {
+            r.doc = accuracy_estimate{o.source->accuracy - (o.source->confscore - state_.max_prob.sum / n), 0, 0};
+            se_of(method::doc, state_.max_prob);
+        }
     }
     if (state_.features && state_.feature_rows == state_.n) {
         if (o.wants(method::dispersion)) r.dispersion = state_.dispersion->score();
@@ -479,50 +529,55 @@ result accumulator::finalize() const {
         accuracy_estimate e;
         e.accuracy = static_cast<double>(state_.agree) / n;
         r.agreement = e;
+        r.se[static_cast<int>(method::agreement)] = proportion_se(e.accuracy, n);
     }
+    if (state_.labeled_rows == state_.n) r.accuracy = static_cast<double>(state_.correct) / n;
     return r;
+}
+
+namespace {
+
+// Version 2 added the sums of squares behind the standard errors, and the label counts.
+constexpr int state_version = 2;
+
+}  // namespace
+
+nlohmann::json accumulator::moments_json(const moments& m) { return {m.sum, m.sum_sq}; }
+
+accumulator::moments accumulator::moments_from(const nlohmann::json& j) {
+    const auto pair = j.get<std::vector<double>>();
+    if (pair.size() != 2) throw error("accumulator state: a [sum, sum of squares] pair has " + std::to_string(pair.size()) + " values");
+    return {pair[0], pair[1]};
 }
 
 nlohmann::json accumulator::to_json() const {
     const auto& s = state_;
-    nlohmann::json methods = nlohmann::json::array();
-    for (const method m : opts_.methods) methods.push_back(method_name(m));
     return {
         {"format", "mano-accumulator"},
-        {"version", 1},
+        {"version", state_version},
         {"k", k_},
-        {"options",
-         {{"p", opts_.p},
-          {"eta", opts_.eta},
-          {"taylor_order", opts_.taylor_order},
-          {"normalization", normalization_name(opts_.norm)},
-          {"batch_size", opts_.batch_size},
-          {"criterion", opts_.criterion ? nlohmann::json(*opts_.criterion) : nlohmann::json()},
-          {"methods", methods},
-          {"temperature", opts_.temperature},
-          {"label_marginal", opts_.label_marginal},
-          {"source", opts_.source ? opts_.source->to_json() : nlohmann::json()},
-          {"source_features", opts_.source_features ? opts_.source_features->to_json() : nlohmann::json()}}},
+        {"options", opts_.to_json()},
         {"n", s.n},
         {"phi_sum", s.phi_sum},
-        {"sum_softmax", s.sums.softmax},
-        {"sum_taylor", s.sums.taylor},
+        {"sum_softmax", moments_json(s.sums.softmax)},
+        {"sum_taylor", moments_json(s.sums.taylor)},
         {"taylor_overflow_row", s.taylor_overflow_row},
         {"batch",
          {{"batches", s.batches},
-          {"scores_softmax", s.batch_scores.softmax},
-          {"scores_taylor", s.batch_scores.taylor},
+          {"scores_softmax", moments_json(s.batch_scores.softmax)},
+          {"scores_taylor", moments_json(s.batch_scores.taylor)},
           {"rows", s.batch_rows},
           {"sum_softmax", s.batch_sums.softmax},
           {"sum_taylor", s.batch_sums.taylor}}},
-        {"max_prob_sum", s.max_prob_sum},
-        {"entropy_sum", s.entropy_sum},
+        {"max_prob", moments_json(s.max_prob)},
+        {"entropy", moments_json(s.entropy)},
         {"energy", {{"max", s.energy_max}, {"exp_sum", s.energy_exp_sum}, {"sum", s.energy_sum}}},
         {"gram", s.gram},
         {"gram_softrun_softmax", s.gram_softrun_softmax},
         {"gram_softrun_taylor", s.gram_softrun_taylor},
         {"cot_rows", s.cot_rows},
-        {"max_sigma_sum", {{"softmax", s.max_sigma_sum.softmax}, {"taylor", s.max_sigma_sum.taylor}}},
+        {"max_sigma", {{"softmax", moments_json(s.max_sigma.softmax)}, {"taylor", moments_json(s.max_sigma.taylor)}}},
+        {"labels", {{"correct", s.correct}, {"rows", s.labeled_rows}}},
         {"agreement", {{"agree", s.agree}, {"rows", s.agreement_rows}}},
         {"atc", {{"mc", s.atc_mc_count}, {"ne", s.atc_ne_count}}},
         {"features", s.features ? s.features->to_json() : nlohmann::json()},
@@ -533,38 +588,25 @@ nlohmann::json accumulator::to_json() const {
 
 accumulator accumulator::from_json(const nlohmann::json& j) {
     try {
-        detail::check_state_header(j, "mano-accumulator", "accumulator state");
-        const auto& jo = j.at("options");
-        options o;
-        o.p = jo.at("p").get<double>();
-        o.eta = jo.at("eta").get<double>();
-        o.taylor_order = jo.at("taylor_order").get<int>();
-        o.norm = parse_normalization(jo.at("normalization").get<std::string>());
-        o.batch_size = jo.at("batch_size").get<std::int64_t>();
-        if (!jo.at("criterion").is_null()) o.criterion = jo.at("criterion").get<double>();
-        for (const auto& m : jo.at("methods")) o.methods.push_back(parse_method(m.get<std::string>()));
-        o.temperature = jo.at("temperature").get<double>();
-        o.label_marginal = jo.at("label_marginal").get<std::vector<double>>();
-        if (!jo.at("source").is_null()) o.source = source_model::from_json(jo.at("source"));
-        if (!jo.at("source_features").is_null())
-            o.source_features = std::make_shared<const feature_moments>(feature_moments::from_json(jo.at("source_features")));
+        detail::check_state_header(j, "mano-accumulator", "accumulator state", state_version);
+        const options o = options::from_json(j.at("options"));
         const std::size_t k = j.at("k").get<std::size_t>();
         accumulator acc(k, o);
         auto& s = acc.state_;
         s.n = j.at("n").get<std::size_t>();
         s.phi_sum = j.at("phi_sum").get<double>();
-        s.sums.softmax = j.at("sum_softmax").get<double>();
-        s.sums.taylor = j.at("sum_taylor").get<double>();
+        s.sums.softmax = moments_from(j.at("sum_softmax"));
+        s.sums.taylor = moments_from(j.at("sum_taylor"));
         s.taylor_overflow_row = j.at("taylor_overflow_row").get<std::int64_t>();
         const auto& b = j.at("batch");
         s.batches = b.at("batches").get<std::size_t>();
-        s.batch_scores.softmax = b.at("scores_softmax").get<double>();
-        s.batch_scores.taylor = b.at("scores_taylor").get<double>();
+        s.batch_scores.softmax = moments_from(b.at("scores_softmax"));
+        s.batch_scores.taylor = moments_from(b.at("scores_taylor"));
         s.batch_rows = b.at("rows").get<std::size_t>();
         s.batch_sums.softmax = b.at("sum_softmax").get<double>();
         s.batch_sums.taylor = b.at("sum_taylor").get<double>();
-        s.max_prob_sum = j.at("max_prob_sum").get<double>();
-        s.entropy_sum = j.at("entropy_sum").get<double>();
+        s.max_prob = moments_from(j.at("max_prob"));
+        s.entropy = moments_from(j.at("entropy"));
         s.energy_max = j.at("energy").at("max").get<double>();
         s.energy_exp_sum = j.at("energy").at("exp_sum").get<double>();
         s.energy_sum = j.at("energy").at("sum").get<double>();
@@ -579,8 +621,10 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         read_matrix("gram_softrun_softmax", s.gram_softrun_softmax, k * k);
         read_matrix("gram_softrun_taylor", s.gram_softrun_taylor, k * k);
         s.cot_rows = j.at("cot_rows").get<std::vector<double>>();
-        s.max_sigma_sum.softmax = j.at("max_sigma_sum").at("softmax").get<double>();
-        s.max_sigma_sum.taylor = j.at("max_sigma_sum").at("taylor").get<double>();
+        s.max_sigma.softmax = moments_from(j.at("max_sigma").at("softmax"));
+        s.max_sigma.taylor = moments_from(j.at("max_sigma").at("taylor"));
+        s.correct = j.at("labels").at("correct").get<std::size_t>();
+        s.labeled_rows = j.at("labels").at("rows").get<std::size_t>();
         s.agree = j.at("agreement").at("agree").get<std::size_t>();
         s.agreement_rows = j.at("agreement").at("rows").get<std::size_t>();
         s.atc_mc_count = j.at("atc").at("mc").get<std::size_t>();
@@ -590,7 +634,8 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
             s.dispersion = std::make_shared<class_dispersion>(class_dispersion::from_json(j.at("dispersion")));
         }
         s.feature_rows = j.at("feature_rows").get<std::size_t>();
-        const bool sane = std::isfinite(s.phi_sum) && s.sums.softmax >= 0 && s.sums.taylor >= 0 &&
+        const bool sane = std::isfinite(s.phi_sum) && s.sums.softmax.sum >= 0 && s.sums.taylor.sum >= 0 &&
+                          s.correct <= s.labeled_rows && s.labeled_rows <= s.n &&
                           (o.batch_size == 0 ? s.batches == 0 && s.batch_rows == 0
                                              : s.batch_rows < static_cast<std::size_t>(o.batch_size) &&
                                                    s.batches * o.batch_size + s.batch_rows == s.n) &&

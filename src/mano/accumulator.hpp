@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k
 struct row_inputs {
     const logits_view* second = nullptr;    // a second model's logits on the same inputs (AgreeScore)
     const logits_view* features = nullptr;  // penultimate features, N x D (Dispersion, Frechet)
+    // true class labels of these rows, in [0, K): the result then carries the true accuracy
+    const std::int64_t* labels = nullptr;
+    // the index of the first of these rows in the whole input, for error messages (default: the
+    // number of rows pushed so far), e.g. when threads push row ranges of one file
+    std::optional<std::size_t> first_row;
 };
 
 // Streaming estimators over target logits: push row chunks in order, merge partial states
@@ -61,34 +67,53 @@ private:
         double softmax = 0;
         double taylor = 0;
     };
+    // A per-row quantity's sum and sum of squares: its mean and the mean's standard error.
+    struct moments {
+        double sum = 0;
+        double sum_sq = 0;
+        void add(double x) {
+            sum += x;
+            sum_sq += x * x;
+        }
+        void add(const moments& o) {
+            sum += o.sum;
+            sum_sq += o.sum_sq;
+        }
+    };
+    struct branch_moments {
+        moments softmax, taylor;
+    };
     struct state {
         std::size_t n = 0;
         double phi_sum = 0;  // sum_i (LSE_i - mean_k q_ik)
-        branch_sums sums;    // sum_i sum_k sigma_ik^p
+        branch_moments sums;  // of sum_k sigma_ik^p over rows
         // first row whose Taylor values overflow double (-1: none); an error only if Taylor is used
         std::int64_t taylor_overflow_row = -1;
         // batch mode: scores of completed batches and the sums of the batch being filled
-        branch_sums batch_scores;
+        branch_moments batch_scores;
         std::size_t batches = 0;
         std::size_t batch_rows = 0;
         branch_sums batch_sums;
         // baselines on q / T
-        double max_prob_sum = 0;  // ConfScore
-        double entropy_sum = 0;   // Entropy
+        moments max_prob;  // ConfScore
+        moments entropy;   // Entropy
         double energy_max = -1e308, energy_exp_sum = 0, energy_sum = 0;  // MDE: E_i = -LSE_i
         std::vector<double> gram;  // Nuclear: lower triangle of P^T P (K x K)
         std::vector<double> cot_rows;  // COT: the softmax rows, N x K
         // softrun variants on q
-        branch_sums max_sigma_sum;
+        branch_moments max_sigma;
         std::vector<double> gram_softrun_softmax, gram_softrun_taylor;
         std::size_t agree = 0, agreement_rows = 0;  // AgreeScore
         std::size_t atc_mc_count = 0, atc_ne_count = 0;  // rows scoring at or above the ATC thresholds
         std::shared_ptr<feature_moments> features;    // Frechet (target side)
         std::shared_ptr<class_dispersion> dispersion;  // Dispersion
         std::size_t feature_rows = 0;
+        std::size_t correct = 0, labeled_rows = 0;  // true accuracy, when labels are given
     };
 
     double batch_score(double sum, std::size_t rows) const;
+    static nlohmann::json moments_json(const moments& m);
+    static moments moments_from(const nlohmann::json& j);
     bool baseline_rows_differ() const;
 
     std::size_t k_;

@@ -3,6 +3,7 @@
 
 #include "mano/accumulator.hpp"
 #include "mano/architecture.hpp"
+#include "mano/calibration.hpp"
 #include "mano/error.hpp"
 #include "mano/evaluation.hpp"
 #include "mano/features.hpp"
@@ -11,5 +12,6 @@
 #include "mano/options.hpp"
 #include "mano/result.hpp"
 #include "mano/source.hpp"
+#include "mano/student_t.hpp"
 #include "mano/transport.hpp"
 #include "mano/version.hpp"

@@ -81,4 +81,38 @@ void options::validate() const {
     }
 }
 
+nlohmann::json options::to_json() const {
+    nlohmann::json names = nlohmann::json::array();
+    for (const method m : methods) names.push_back(method_name(m));
+    return {{"p", p},
+            {"eta", eta},
+            {"taylor_order", taylor_order},
+            {"normalization", normalization_name(norm)},
+            {"batch_size", batch_size},
+            {"criterion", criterion ? nlohmann::json(*criterion) : nlohmann::json()},
+            {"methods", names},
+            {"temperature", temperature},
+            {"label_marginal", label_marginal},
+            {"source", source ? source->to_json() : nlohmann::json()},
+            {"source_features", source_features ? source_features->to_json() : nlohmann::json()}};
+}
+
+options options::from_json(const nlohmann::json& j) {
+    options o;
+    o.p = j.at("p").get<double>();
+    o.eta = j.at("eta").get<double>();
+    o.taylor_order = j.at("taylor_order").get<int>();
+    o.norm = parse_normalization(j.at("normalization").get<std::string>());
+    o.batch_size = j.at("batch_size").get<std::int64_t>();
+    if (!j.at("criterion").is_null()) o.criterion = j.at("criterion").get<double>();
+    for (const auto& m : j.at("methods")) o.methods.push_back(parse_method(m.get<std::string>()));
+    o.temperature = j.at("temperature").get<double>();
+    o.label_marginal = j.at("label_marginal").get<std::vector<double>>();
+    if (!j.at("source").is_null()) o.source = source_model::from_json(j.at("source"));
+    if (!j.at("source_features").is_null())
+        o.source_features = std::make_shared<const feature_moments>(feature_moments::from_json(j.at("source_features")));
+    o.validate();
+    return o;
+}
+
 }  // namespace mano

@@ -65,6 +65,11 @@ struct options {
 
     // Throws mano::error naming the first invalid option.
     void validate() const;
+
+    // Every option (the source model and source feature moments included) as JSON, and back;
+    // from_json throws nlohmann::json exceptions on a malformed object and validates the result.
+    nlohmann::json to_json() const;
+    static options from_json(const nlohmann::json& j);
 };
 
 }  // namespace mano

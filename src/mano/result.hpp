@@ -1,8 +1,10 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,8 +39,25 @@ struct result {
     std::optional<double> confscore, entropy, nuclear, mde, confscore_softrun, nuclear_softrun, dispersion, frechet;
     // direct accuracy estimates
     std::optional<accuracy_estimate> cot, atc_mc, atc_ne, doc, agreement;
+    // The standard error, from row sampling, of each method's value() (indexed by method):
+    // the delta method for MaNo, the sample standard deviation of the per-row quantity over
+    // sqrt(N) for the averages, the binomial one for the proportions. Absent where the value is
+    // not a mean over rows (nuclear, mde, cot, dispersion, frechet).
+    std::array<std::optional<double>, method_count> se;
+    // The true accuracy, when labels were pushed with the rows.
+    std::optional<double> accuracy;
 
-    // The JSON result of DESIGN.md section 5.
+    // Every computed method's one number, in method order: the score, or the accuracy estimate
+    // for the methods that estimate accuracy directly (cot, atc_mc, atc_ne, doc, agreement).
+    struct method_value {
+        method m;
+        double value;
+        std::optional<double> se;
+    };
+    std::vector<method_value> values() const;
+
+    // The JSON result of DESIGN.md section 5, with "se" in a method's object where known and
+    // "accuracy" at the top when labels were given.
     nlohmann::json to_json() const;
 };
 

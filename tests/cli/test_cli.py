@@ -110,7 +110,7 @@ def test_output_forms(tmp):
                                       "nuclear_softrun"}, f"default methods: {sorted(objs[0]['methods'])}")
     proc = run("score", a, "--json", "--methods", "mano")
     check(proc.returncode == 0 and set(json.loads(proc.stdout)["methods"]) == {"mano"}, "--methods mano")
-    check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order"}, "mano keys")
+    check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order", "se"}, "mano keys")
     check(run("--help").returncode == 0 and run("score", "--help").returncode == 0, "--help exits 0")
     check(run("--version").stdout.startswith("mano "), "--version")
     for arch in ["sse2", "sse4.2", "avx2", "avx512"]:
@@ -137,12 +137,11 @@ def test_bad_files(tmp):
     cases = {
         "truncated.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes()[:-5]), "truncated"),
         "header_cut.npy": (npy_bytes("<f4", "(3, 4)", b"")[:20], "truncated"),
-        "magic.npy": (b"PK\x03\x04 not numpy at all", "not a .npy file"),
-        "empty.npy": (b"", "not a .npy file"),
+        "magic.npy": (b"\x93NUMPX not numpy at all", "not a .npy file"),
+        "zip.npy": (b"PK\x03\x04 not numpy at all", "not a valid .npz"),
+        "empty.npy": (b"", "is empty"),
         "int64.npy": (npy_bytes("<i8", "(3, 4)", np.zeros(12, np.int64).tobytes()), "dtype '<i8'"),
         "complex.npy": (npy_bytes("<c8", "(3, 4)", np.zeros(12, np.complex64).tobytes()), "dtype '<c8'"),
-        "bigendian.npy": (npy_bytes(">f4", "(3, 4)", good.astype(">f4").tobytes()), "big-endian"),
-        "fortran.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes(), fortran=True), "Fortran"),
         "vector.npy": (npy_bytes("<f4", "(12,)", good.tobytes()), "shape (12,)"),
         "cube.npy": (npy_bytes("<f4", "(3, 2, 2)", good.tobytes()), "shape (3, 2, 2)"),
         "extra.npy": (npy_bytes("<f4", "(3, 4)", good.tobytes() + b"\0" * 8), "8 bytes after"),
@@ -163,6 +162,14 @@ def test_bad_files(tmp):
     v2 = tmp / "version2.npy"
     v2.write_bytes(npy_bytes("<f4", "(3, 4)", good.tobytes(), major=2))
     check(run("score", v2).returncode == 0, "a version 2.0 header is read")
+    # big-endian and Fortran-order files give the same numbers as the plain file
+    plain, big, fortran = tmp / "plain.npy", tmp / "big.npy", tmp / "fortran.npy"
+    np.save(plain, good)
+    big.write_bytes(npy_bytes(">f4", "(3, 4)", good.astype(">f4").tobytes()))
+    fortran.write_bytes(npy_bytes("<f4", "(3, 4)", np.asfortranarray(good).tobytes(order="F"), fortran=True))
+    outs = [run("score", f, "--json").stdout for f in (plain, big, fortran)]
+    check(outs[0] != "" and outs[0].replace("plain", "X") == outs[1].replace("big", "X") ==
+          outs[2].replace("fortran", "X"), f"big-endian and Fortran files: {outs}")
     proc = run("score", tmp / "does_not_exist.npy")
     check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, "missing file")
 
@@ -249,7 +256,7 @@ def test_baseline_errors(tmp):
         (["--temperature", "fit"], "needs --source-logits"),
         (["--temperature", "-2"], "temperature"),
         (["--temperature", "warm"], "temperature"),
-        (["--label-marginal", "source"], "needs --source-labels"),
+        (["--label-marginal", "source"], "needs --source-logits and --source-labels"),
         (["--label-marginal", tmp / "nope.json"], "label-marginal"),
     ]
     for args, needle in cases:

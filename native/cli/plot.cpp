@@ -1,0 +1,368 @@
+#include "cli/plot.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <locale>
+#include <sstream>
+
+#include <mano/error.hpp>
+
+namespace mano {
+namespace cli {
+namespace {
+
+// Layout in px. The data area has a fixed size; the legend, when there is one, goes to its right
+// so it never hides a point.
+constexpr double plot_width = 560, plot_height = 380;
+constexpr double margin_left = 80, margin_right = 28, margin_top = 58, margin_bottom = 62;
+constexpr double legend_gap = 20, legend_swatch = 28, legend_row = 20;
+constexpr double char_width = 6.8;            // average advance of 12px sans-serif, for sizing the legend
+constexpr std::size_t legend_label_max = 30;  // code points; longer group names end in an ellipsis
+const char* const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                               "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};  // Tableau 10
+constexpr std::size_t palette_size = sizeof palette / sizeof *palette;
+const char* const band_colour = "#8c8c8c";
+
+// The length of the well-formed UTF-8 sequence that starts at text[i], or 0 if there is none.
+std::size_t utf8_sequence(const std::string& text, std::size_t i) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    if (lead < 0x80) return 1;
+    std::size_t length = 0;
+    unsigned char second_lo = 0x80, second_hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0) second_lo = 0xA0;  // no overlong forms
+        if (lead == 0xED) second_hi = 0x9F;  // no surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0) second_lo = 0x90;
+        if (lead == 0xF4) second_hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+        return 0;
+    }
+    if (i + length > text.size() || byte(i + 1) < second_lo || byte(i + 1) > second_hi) return 0;
+    for (std::size_t k = 2; k < length; ++k)
+        if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    return length;
+}
+
+// Text as XML character data or attribute value. Bytes that are not UTF-8 (set names may come
+// from file names) become U+FFFD and control characters '?': XML has no way to write either.
+std::string escape(const std::string& text, std::size_t max_code_points = std::string::npos) {
+    std::string out;
+    std::size_t code_points = 0;
+    for (std::size_t i = 0; i < text.size(); ++code_points) {
+        if (code_points == max_code_points) {
+            out += "\xE2\x80\xA6";  // ellipsis
+            break;
+        }
+        const std::size_t length = utf8_sequence(text, i);
+        if (length == 0) {
+            out += "\xEF\xBF\xBD";
+            ++i;
+            continue;
+        }
+        const char c = text[i];
+        if (length > 1) out.append(text, i, length);
+        else if (c == '&') out += "&amp;";
+        else if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else if (c == '"') out += "&quot;";
+        else if (c == '\'') out += "&apos;";
+        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) out += '?';
+        else out += c;
+        i += length;
+    }
+    return out;
+}
+
+std::string fixed(double value, int digits) {
+    std::ostringstream out;
+    out.imbue(std::locale::classic());
+    out << std::fixed << std::setprecision(digits) << value;
+    std::string text = out.str();
+    if (text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);  // "-0.00"
+    return text;
+}
+
+std::string significant(double value, int digits) {
+    std::ostringstream out;
+    out.imbue(std::locale::classic());
+    out << std::setprecision(digits) << value;
+    return out.str();
+}
+
+std::string statistic(double value) { return std::isfinite(value) ? fixed(value, 3) : "n/a"; }
+
+std::string px(double value) { return fixed(value, 2); }
+
+// A padded data range with "nice" ticks (steps of 1, 2, 2.5 or 5 times a power of ten).
+struct axis {
+    double lo = 0, hi = 1;
+    std::vector<double> ticks;
+    int digits = 1;
+};
+
+axis make_axis(double lo, double hi, double target_ticks) {
+    axis a;
+    if (!(hi > lo)) {  // a single value: a window around it
+        const double pad = std::max(std::abs(lo) * 0.05, 0.01);
+        a.lo = lo - pad;
+        a.hi = hi + pad;
+    } else {
+        const double pad = (hi - lo) * 0.06;
+        a.lo = lo - pad;
+        a.hi = hi + pad;
+    }
+    const double raw = (a.hi - a.lo) / target_ticks;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    double multiple = 10;
+    for (const double m : {1.0, 2.0, 2.5, 5.0})
+        if (m * magnitude >= raw) {
+            multiple = m;
+            break;
+        }
+    const double step = multiple * magnitude;
+    a.digits = std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)) + (multiple == 2.5 ? 1 : 0), 0, 15);
+    const double first = std::ceil(a.lo / step - 1e-9), last = std::floor(a.hi / step + 1e-9);
+    for (double k = first; k <= last; ++k) a.ticks.push_back(k * step);  // k * step: no accumulated drift
+    return a;
+}
+
+struct legend_entry {
+    enum kind { marker, line, band } what;
+    std::size_t style = 0;  // the group's index, for markers
+    std::string label;
+};
+
+// A point marker: one colour per group, cycling shapes once the palette is used up.
+void write_marker(std::ostringstream& svg, std::size_t style, double x, double y, double size,
+                  const std::string& tooltip) {
+    const std::string fill = palette[style % palette_size];
+    const std::string paint = "fill=\"" + fill + "\" fill-opacity=\"0.9\" stroke=\"#ffffff\" stroke-width=\"0.8\"";
+    const std::string title = tooltip.empty() ? "" : "<title>" + tooltip + "</title>";
+    const double r = size;
+    switch ((style / palette_size) % 4) {
+        case 0:
+            svg << "<circle cx=\"" << px(x) << "\" cy=\"" << px(y) << "\" r=\"" << px(r) << "\" " << paint << '>'
+                << title << "</circle>\n";
+            break;
+        case 1:
+            svg << "<rect x=\"" << px(x - 0.9 * r) << "\" y=\"" << px(y - 0.9 * r) << "\" width=\"" << px(1.8 * r)
+                << "\" height=\"" << px(1.8 * r) << "\" " << paint << '>' << title << "</rect>\n";
+            break;
+        case 2:
+            svg << "<path d=\"M" << px(x) << ' ' << px(y - 1.3 * r) << "L" << px(x + 1.3 * r) << ' ' << px(y) << "L"
+                << px(x) << ' ' << px(y + 1.3 * r) << "L" << px(x - 1.3 * r) << ' ' << px(y) << "Z\" " << paint
+                << '>' << title << "</path>\n";
+            break;
+        default:
+            svg << "<path d=\"M" << px(x) << ' ' << px(y - 1.3 * r) << "L" << px(x + 1.2 * r) << ' '
+                << px(y + 0.8 * r) << "L" << px(x - 1.2 * r) << ' ' << px(y + 0.8 * r) << "Z\" " << paint << '>'
+                << title << "</path>\n";
+    }
+}
+
+}  // namespace
+
+std::string scatter_svg(const std::string& method, const std::vector<plot_point>& points,
+                        const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
+                        double spearman) {
+    if (band && (band->lo.size() != band->xs.size() || band->hi.size() != band->xs.size()))
+        throw error("plot band: xs, lo and hi differ in length (" + std::to_string(band->xs.size()) + ", " +
+                    std::to_string(band->lo.size()) + ", " + std::to_string(band->hi.size()) + ")");
+
+    std::vector<const plot_point*> shown;
+    for (const auto& p : points)
+        if (std::isfinite(p.score) && std::isfinite(p.accuracy)) shown.push_back(&p);
+    const bool line_shown = line && std::isfinite(line->slope) && std::isfinite(line->intercept) && !shown.empty();
+
+    // Data ranges: every point, the fitted line over the scores, and the band.
+    const double inf = std::numeric_limits<double>::infinity();
+    double x_lo = inf, x_hi = -inf, y_lo = inf, y_hi = -inf;
+    for (const auto* p : shown) {
+        x_lo = std::min(x_lo, p->score), x_hi = std::max(x_hi, p->score);
+        y_lo = std::min(y_lo, p->accuracy), y_hi = std::max(y_hi, p->accuracy);
+    }
+    const double score_lo = x_lo, score_hi = x_hi;
+    if (line_shown)
+        for (const double x : {score_lo, score_hi}) {
+            const double y = line->slope * x + line->intercept;
+            if (std::isfinite(y)) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+        }
+    std::vector<std::size_t> band_samples;
+    if (band)
+        for (std::size_t i = 0; i < band->xs.size(); ++i)
+            if (std::isfinite(band->xs[i]) && std::isfinite(band->lo[i]) && std::isfinite(band->hi[i])) {
+                band_samples.push_back(i);
+                x_lo = std::min(x_lo, band->xs[i]), x_hi = std::max(x_hi, band->xs[i]);
+                y_lo = std::min(y_lo, band->lo[i]), y_hi = std::max(y_hi, band->hi[i]);
+            }
+    if (x_lo > x_hi) x_lo = 0, x_hi = 1;
+    if (y_lo > y_hi) y_lo = 0, y_hi = 1;
+    const axis ax = make_axis(x_lo, x_hi, 7), ay = make_axis(y_lo, y_hi, 6);
+    const auto sx = [&](double x) { return margin_left + (x - ax.lo) / (ax.hi - ax.lo) * plot_width; };
+    const auto sy = [&](double y) { return margin_top + (ay.hi - y) / (ay.hi - ay.lo) * plot_height; };
+
+    // Groups in order of first appearance; a legend only explains what is drawn.
+    std::vector<std::string> groups;
+    std::vector<std::size_t> style_of(points.size(), 0);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto found = std::find(groups.begin(), groups.end(), points[i].group);
+        style_of[i] = static_cast<std::size_t>(found - groups.begin());
+        if (found == groups.end()) groups.push_back(points[i].group);
+    }
+    const bool grouped = groups.size() > 1 || (groups.size() == 1 && !groups.front().empty());
+    std::vector<legend_entry> legend;
+    if (grouped)
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            legend.push_back({legend_entry::marker, g, groups[g].empty() ? "(no group)" : groups[g]});
+    if (line_shown) legend.push_back({legend_entry::line, 0, "least-squares fit"});
+    if (band_samples.size() >= 2)
+        legend.push_back({legend_entry::band, 0, fixed(100 * band->level, 0) + "% prediction band"});
+    std::size_t longest = 0;
+    for (const auto& e : legend) {
+        std::size_t code_points = 0;
+        for (const char c : e.label) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        longest = std::max(longest, std::min(code_points, legend_label_max + 1));
+    }
+    const double legend_width = legend.empty() ? 0 : legend_gap + legend_swatch + char_width * longest + 8;
+    const double width = margin_left + plot_width + margin_right + legend_width;
+    const double height = std::max(margin_top + plot_height + margin_bottom,
+                                   margin_top + 8 + legend_row * static_cast<double>(legend.size()) + 16);
+    const double plot_right = margin_left + plot_width, plot_bottom = margin_top + plot_height;
+
+    std::ostringstream svg;
+    svg.imbue(std::locale::classic());
+    const std::string name = escape(method);
+    svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << px(width) << "\" height=\"" << px(height)
+        << "\" viewBox=\"0 0 " << px(width) << ' ' << px(height) << "\" role=\"img\" "
+        << "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif\" "
+        << "font-size=\"12\">\n"
+        << "<title>" << name << " score against true accuracy</title>\n"
+        << "<defs><clipPath id=\"mano-plot-area\"><rect x=\"" << px(margin_left) << "\" y=\"" << px(margin_top)
+        << "\" width=\"" << px(plot_width) << "\" height=\"" << px(plot_height) << "\"/></clipPath></defs>\n"
+        << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+
+    svg << "<text x=\"" << px(margin_left + plot_width / 2) << "\" y=\"32\" text-anchor=\"middle\" font-size=\"16\" "
+        << "font-weight=\"600\" fill=\"#222222\">" << name << " \xE2\x80\x94 R\xC2\xB2 = " << statistic(r2)
+        << ", \xCF\x81 = " << statistic(spearman) << " (n = " << shown.size() << (shown.size() == 1 ? " set" : " sets")
+        << ")</text>\n";
+
+    // Grid, axes, ticks and labels.
+    svg << "<g stroke=\"#ebebeb\" stroke-width=\"1\">\n";
+    for (const double t : ax.ticks)
+        svg << "<line x1=\"" << px(sx(t)) << "\" y1=\"" << px(margin_top) << "\" x2=\"" << px(sx(t)) << "\" y2=\""
+            << px(plot_bottom) << "\"/>\n";
+    for (const double t : ay.ticks)
+        svg << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(sy(t)) << "\" x2=\"" << px(plot_right)
+            << "\" y2=\"" << px(sy(t)) << "\"/>\n";
+    svg << "</g>\n<g stroke=\"#888888\" stroke-width=\"1\">\n"
+        << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(plot_bottom) << "\" x2=\"" << px(plot_right)
+        << "\" y2=\"" << px(plot_bottom) << "\"/>\n"
+        << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(margin_top) << "\" x2=\"" << px(margin_left)
+        << "\" y2=\"" << px(plot_bottom) << "\"/>\n";
+    for (const double t : ax.ticks)
+        svg << "<line x1=\"" << px(sx(t)) << "\" y1=\"" << px(plot_bottom) << "\" x2=\"" << px(sx(t)) << "\" y2=\""
+            << px(plot_bottom + 5) << "\"/>\n";
+    for (const double t : ay.ticks)
+        svg << "<line x1=\"" << px(margin_left - 5) << "\" y1=\"" << px(sy(t)) << "\" x2=\"" << px(margin_left)
+            << "\" y2=\"" << px(sy(t)) << "\"/>\n";
+    svg << "</g>\n<g fill=\"#555555\" font-size=\"11.5\">\n";
+    for (const double t : ax.ticks)
+        svg << "<text x=\"" << px(sx(t)) << "\" y=\"" << px(plot_bottom + 19) << "\" text-anchor=\"middle\">"
+            << fixed(t, ax.digits) << "</text>\n";
+    for (const double t : ay.ticks)
+        svg << "<text x=\"" << px(margin_left - 9) << "\" y=\"" << px(sy(t) + 4) << "\" text-anchor=\"end\">"
+            << fixed(t, ay.digits) << "</text>\n";
+    svg << "</g>\n<g fill=\"#333333\" font-size=\"13\" text-anchor=\"middle\">\n"
+        << "<text x=\"" << px(margin_left + plot_width / 2) << "\" y=\"" << px(plot_bottom + 46) << "\">" << name
+        << " score</text>\n"
+        << "<text transform=\"translate(" << px(24) << ' ' << px(margin_top + plot_height / 2)
+        << ") rotate(-90)\">true accuracy</text>\n</g>\n";
+
+    // Band, line, then the points on top.
+    if (band_samples.size() >= 2) {
+        svg << "<g clip-path=\"url(#mano-plot-area)\">\n<polygon fill=\"" << band_colour
+            << "\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
+        for (const std::size_t i : band_samples) svg << px(sx(band->xs[i])) << ',' << px(sy(band->hi[i])) << ' ';
+        for (auto i = band_samples.rbegin(); i != band_samples.rend(); ++i)
+            svg << px(sx(band->xs[*i])) << ',' << px(sy(band->lo[*i])) << ' ';
+        svg << "\"><title>" << fixed(100 * band->level, 0) << "% prediction band</title></polygon>\n";
+        for (const auto* edge : {&band->lo, &band->hi}) {
+            svg << "<polyline fill=\"none\" stroke=\"" << band_colour
+                << "\" stroke-width=\"1\" stroke-dasharray=\"4 3\" points=\"";
+            for (const std::size_t i : band_samples) svg << px(sx(band->xs[i])) << ',' << px(sy((*edge)[i])) << ' ';
+            svg << "\"/>\n";
+        }
+        svg << "</g>\n";
+    }
+    if (line_shown) {
+        // Across the scores; a single score gets a short stub so the line is still visible.
+        double x0 = score_lo, x1 = score_hi;
+        if (!(x1 > x0)) x0 = ax.lo + 0.25 * (ax.hi - ax.lo), x1 = ax.lo + 0.75 * (ax.hi - ax.lo);
+        svg << "<g clip-path=\"url(#mano-plot-area)\"><line x1=\"" << px(sx(x0)) << "\" y1=\""
+            << px(sy(line->slope * x0 + line->intercept)) << "\" x2=\"" << px(sx(x1)) << "\" y2=\""
+            << px(sy(line->slope * x1 + line->intercept)) << "\" stroke=\"#333333\" stroke-width=\"1.6\">"
+            << "<title>accuracy = " << significant(line->slope, 4) << " \xC3\x97 score "
+            << (line->intercept < 0 ? "\xE2\x88\x92 " : "+ ") << significant(std::abs(line->intercept), 4)
+            << "</title></line></g>\n";
+    }
+    svg << "<g>\n";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto& p = points[i];
+        if (!std::isfinite(p.score) || !std::isfinite(p.accuracy)) continue;
+        const std::string tooltip = escape(p.name) + (p.group.empty() ? "" : " (" + escape(p.group) + ")") +
+                                    "\nscore " + significant(p.score, 5) + ", accuracy " +
+                                    significant(p.accuracy, 5);
+        write_marker(svg, style_of[i], sx(p.score), sy(p.accuracy), 4.5, tooltip);
+    }
+    svg << "</g>\n";
+
+    if (!legend.empty()) {
+        const double x = plot_right + margin_right + legend_gap;
+        double y = margin_top + 8;
+        svg << "<g font-size=\"12\" fill=\"#333333\">\n";
+        for (const auto& e : legend) {
+            if (e.what == legend_entry::marker) {
+                write_marker(svg, e.style, x + legend_swatch / 2 - 4, y, 4.5, "");
+            } else if (e.what == legend_entry::line) {
+                svg << "<line x1=\"" << px(x) << "\" y1=\"" << px(y) << "\" x2=\"" << px(x + legend_swatch - 8)
+                    << "\" y2=\"" << px(y) << "\" stroke=\"#333333\" stroke-width=\"1.6\"/>\n";
+            } else {
+                svg << "<rect x=\"" << px(x) << "\" y=\"" << px(y - 6) << "\" width=\"" << px(legend_swatch - 8)
+                    << "\" height=\"12\" fill=\"" << band_colour << "\" fill-opacity=\"0.18\" stroke=\"" << band_colour
+                    << "\" stroke-dasharray=\"4 3\"/>\n";
+            }
+            svg << "<text x=\"" << px(x + legend_swatch) << "\" y=\"" << px(y + 4) << "\">"
+                << escape(e.label, legend_label_max) << "</text>\n";
+            y += legend_row;
+        }
+        svg << "</g>\n";
+    }
+    svg << "</svg>\n";
+    return svg.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    errno = 0;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (out) out.close();
+    if (!out) {
+        const int code = errno;
+        throw error(path + ": cannot write the file" + (code ? std::string(" (") + std::strerror(code) + ")" : ""));
+    }
+}
+
+}  // namespace cli
+}  // namespace mano

@@ -1,0 +1,41 @@
+#pragma once
+// Standalone SVG scatter plots for `mano eval --plots`: score against true accuracy per set.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mano {
+namespace cli {
+
+struct plot_point {
+    std::string name;   // the set, shown in the point's tooltip
+    std::string group;  // one colour per distinct group; "" for none
+    double score = 0;
+    double accuracy = 0;
+};
+
+struct plot_line {
+    double slope = 0;
+    double intercept = 0;  // accuracy = slope * score + intercept
+};
+
+struct plot_band {
+    double level = 0.9;              // e.g. 0.9 for a 90% prediction band
+    std::vector<double> xs, lo, hi;  // the band sampled along the score axis, xs increasing
+};
+
+// An SVG document (opens in any browser): the points coloured by group with a legend, the fitted
+// line across the score range, the shaded band, R^2 and Spearman's rho in the title ("n/a" when
+// not finite), the set name and values as each point's tooltip. Points with a non-finite score or
+// accuracy are left out; equal scores or a single point still give a finite, readable plot.
+// Throws mano::error when the band's xs, lo and hi differ in length.
+std::string scatter_svg(const std::string& method, const std::vector<plot_point>& points,
+                        const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
+                        double spearman);
+
+// Writes `text` to `path`; throws mano::error naming the path on failure.
+void write_file(const std::string& path, const std::string& text);
+
+}  // namespace cli
+}  // namespace mano

@@ -1,0 +1,419 @@
+#include "cli/scoring.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace mano {
+namespace cli {
+
+namespace {
+
+// Bytes of logits read per chunk: memory stays bounded whatever the file size.
+constexpr std::size_t chunk_bytes = std::size_t{1} << 22;
+// A thread gets at least this many rows; fewer are not worth a thread (and its Gram matrices).
+constexpr std::size_t min_rows_per_thread = 4096;
+// Threads are capped so that the nuclear norms' Gram matrices stay within this many bytes.
+constexpr std::size_t gram_memory_budget = std::size_t{64} << 20;
+
+std::size_t rows_per_read(const io::matrix_reader& reader) {
+    const std::size_t row_bytes = std::max<std::size_t>(1, reader.cols() * dtype_size(reader.type()));
+    return std::max<std::size_t>(1, chunk_bytes / row_bytes);
+}
+
+bool random_access(const scan_inputs& in) {
+    return in.logits->random_access() && (!in.second || in.second->random_access()) &&
+           (!in.features || in.features->random_access());
+}
+
+// One worker's readers: its own clones, so threads never share a file position or buffer.
+struct worker_inputs {
+    std::unique_ptr<io::matrix_reader> logits, second, features;
+    const std::vector<std::int64_t>* labels = nullptr;
+
+    worker_inputs(const scan_inputs& in, bool clone) : labels(in.labels) {
+        if (!clone) return;
+        logits = in.logits->clone();
+        if (in.second) second = in.second->clone();
+        if (in.features) features = in.features->clone();
+    }
+};
+
+void push_range(const scan_inputs& in, worker_inputs& own, std::size_t first, std::size_t end, accumulator& acc,
+                progress* bar) {
+    io::matrix_reader& logits = own.logits ? *own.logits : *in.logits;
+    io::matrix_reader* second = own.logits ? own.second.get() : in.second;
+    io::matrix_reader* features = own.logits ? own.features.get() : in.features;
+    const std::size_t step = rows_per_read(logits);
+    for (std::size_t row = first; row < end; row += step) {
+        const std::size_t count = std::min(step, end - row);
+        const logits_view rows = logits.read(row, count);
+        row_inputs extra;
+        std::optional<logits_view> second_rows, feature_rows;
+        if (second) {
+            second_rows = second->read(row, count);
+            extra.second = &*second_rows;
+        }
+        if (features) {
+            feature_rows = features->read(row, count);
+            extra.features = &*feature_rows;
+        }
+        if (own.labels) extra.labels = own.labels->data() + row;
+        extra.first_row = row;
+        acc.push(rows, extra);
+        if (bar) bar->add(count);
+    }
+}
+
+// Runs job(t) for t in [0, threads) on threads, rethrowing the first failure.
+template <class Job>
+void run_threads(unsigned threads, const Job& job) {
+    if (threads <= 1) {
+        job(0u);
+        return;
+    }
+    std::vector<std::exception_ptr> failures(threads);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                job(t);
+            } catch (...) {
+                failures[t] = std::current_exception();
+            }
+        });
+    for (auto& th : pool) th.join();
+    for (const auto& f : failures)
+        if (f) std::rethrow_exception(f);
+}
+
+}  // namespace
+
+unsigned thread_count(unsigned requested) {
+    if (requested > 0) return requested;
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+error file_error(const std::string& path, const std::exception& e) {
+    const std::string message = e.what();
+    if (message.compare(0, path.size(), path) == 0) return error(message);
+    return error(path + ": " + message);
+}
+
+accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, const options& opts, unsigned threads,
+                 progress* bar) {
+    const std::size_t rows = end - first;
+    if (!random_access(in)) threads = 1;
+    threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, rows / min_rows_per_thread)));
+    // each accumulator keeps its K x K Gram matrices, plus as many during a push: cap their total
+    const std::size_t k = in.logits->cols();
+    const std::size_t grams = (opts.wants(method::nuclear) ? 1 : 0) + (opts.wants(method::nuclear_softrun) ? 2 : 0);
+    const std::size_t gram_bytes = 2 * grams * k * k * sizeof(double);
+    if (gram_bytes > 0) threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, gram_memory_budget / gram_bytes)));
+    // range borders: multiples of the batch size in batch mode, so merging keeps batches whole
+    const std::size_t unit = opts.batch_size > 0 ? static_cast<std::size_t>(opts.batch_size) : 1;
+    std::vector<std::size_t> borders{first};
+    for (unsigned t = 1; t < threads; ++t) {
+        const std::size_t at = first + (rows * t / threads) / unit * unit;
+        if (at > borders.back() && at < end) borders.push_back(at);
+    }
+    borders.push_back(end);
+    const unsigned parts = static_cast<unsigned>(borders.size() - 1);
+    std::vector<std::optional<accumulator>> accs(parts);
+    run_threads(parts, [&](unsigned t) {
+        worker_inputs own(in, parts > 1);
+        accs[t].emplace(in.logits->cols(), opts);
+        push_range(in, own, borders[t], borders[t + 1], *accs[t], bar);
+    });
+    accumulator total = std::move(*accs[0]);
+    for (unsigned t = 1; t < parts; ++t) total.merge(*accs[t]);
+    return total;
+}
+
+std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::size_t end, std::size_t chunk_rows,
+                                const options& opts, unsigned threads, progress* bar) {
+    const std::size_t chunks = (end - first + chunk_rows - 1) / chunk_rows;
+    std::vector<result> results(chunks);
+    if (!random_access(in)) threads = 1;
+    threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, chunks)));
+    std::atomic<std::size_t> next{0};
+    run_threads(threads, [&](unsigned) {
+        worker_inputs own(in, threads > 1);
+        for (std::size_t c = next++; c < chunks; c = next++) {
+            const std::size_t a = first + c * chunk_rows, b = std::min(end, a + chunk_rows);
+            accumulator acc(in.logits->cols(), opts);
+            push_range(in, own, a, b, acc, bar);
+            results[c] = acc.finalize();
+        }
+    });
+    return results;
+}
+
+// ---- options --------------------------------------------------------------------------------
+
+void input_args::add_to(CLI::App* app) {
+    app->add_option("--key", read.key, "the array to read from an .npz or .safetensors file with several (default: logits)");
+    app->add_option("--shape", shape, "N,K: read files of unknown format as raw little-endian float32 of this shape");
+    app->add_option("--label-column", read.label_column, "CSV/TSV: the label column (header name or 0-based index); "
+                                                         "it is not a logit");
+    app->add_option("--header", header, "CSV/TSV: whether the first line is a header (default: detect)")
+        ->check(CLI::IsMember({"yes", "no"}));
+    app->add_option("--threads", threads, "threads (default: every core)");
+    app->add_flag("--quiet", quiet, "no progress line on stderr");
+}
+
+void input_args::finish() {
+    if (!shape.empty()) {
+        std::size_t n = 0, k = 0, used = 0;
+        const auto comma = shape.find(',');
+        bool ok = comma != std::string::npos;
+        try {
+            if (ok) {
+                n = std::stoull(shape.substr(0, comma), &used);
+                ok = used == comma;
+                const std::string rest = shape.substr(comma + 1);
+                k = std::stoull(rest, &used);
+                ok = ok && used == rest.size() && shape[0] != '-' && rest[0] != '-';
+            }
+        } catch (const std::exception&) {
+            ok = false;
+        }
+        if (!ok || n == 0 || k == 0)
+            throw error("--shape must be N,K with two positive integers (rows, classes), e.g. --shape 10000,1000; got '" +
+                        shape + "'");
+        read.shape = std::make_pair(n, k);
+    }
+    if (!header.empty()) read.header = header == "yes";
+}
+
+io::read_options input_args::labels_options() const {
+    io::read_options o = read;
+    o.key.clear();  // a --key names the logits; labels in a container are the member "labels"
+    o.shape.reset();
+    return o;
+}
+
+void method_args::add_to(CLI::App* app, bool row_extras) {
+    const auto keep = [&](CLI::Option* o) {
+        given.push_back(o);
+        return o;
+    };
+    keep(app->add_option("--p", opts.p, "the L_p norm, p > 1")->capture_default_str());
+    keep(app->add_option("--eta", opts.eta, "softrun threshold: softmax when the criterion > eta")->capture_default_str());
+    keep(app->add_option("--taylor-order", opts.taylor_order, "order n >= 1 of the Taylor normalization")
+             ->capture_default_str());
+    keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
+             ->capture_default_str()
+             ->check(CLI::IsMember({"softrun", "softmax", "taylor"})));
+    keep(app->add_option("--batch-size", opts.batch_size,
+                         "official-code mode: average the scores of batches of B rows (0 = whole set)")
+             ->capture_default_str());
+    criterion = keep(app->add_option("--criterion", criterion_value,
+                                     "official-code mode: use this criterion instead of computing it"));
+    keep(app->add_option("--methods", methods,
+                         "comma-separated methods (default: every method whose inputs were given; cot only up to " +
+                             std::to_string(cot_default_max_logits) + " logits)")
+             ->delimiter(','));
+    keep(app->add_option("--source-logits", source_logits, "labeled source validation logits: ATC, DoC, temperature"));
+    keep(app->add_option("--source-labels", source_labels, "integer labels of the source logits"));
+    keep(app->add_option("--label-marginal", label_marginal,
+                         "COT's label marginal: uniform, source (class frequencies of the source labels) or a JSON "
+                         "file with K numbers")
+             ->capture_default_str());
+    keep(app->add_option("--temperature", temperature,
+                         "temperature for the softmax-based baselines: a number, or fit (on the source set)")
+             ->capture_default_str());
+    keep(app->add_option("--arch", opts.architecture, "force a SIMD kernel (" + [] {
+        std::string s;
+        for (const auto& a : available_architectures()) s += (s.empty() ? "" : ", ") + a;
+        return s;
+    }() + "); default: MANO_ARCH or the best available"));
+    if (!row_extras) return;
+    keep(app->add_option("--second-logits", second_logits, "a second model's logits on the same inputs: AgreeScore"));
+    keep(app->add_option("--features", features, "penultimate features of the same inputs (N x D): Dispersion, Frechet"));
+    keep(app->add_option("--source-features", source_features, "penultimate features of the source set: Frechet"));
+}
+
+bool method_args::any_given() const {
+    return std::any_of(given.begin(), given.end(), [](const CLI::Option* o) { return o->count() > 0; });
+}
+
+void method_args::finish() {
+    opts.norm = parse_normalization(normalization);
+    if (criterion && criterion->count() > 0) opts.criterion = criterion_value;
+    opts.validate();
+    if (source_logits.empty() != source_labels.empty()) throw error("--source-logits and --source-labels go together");
+    if (temperature != "fit") {
+        std::size_t used = 0;
+        try {
+            opts.temperature = std::stod(temperature, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != temperature.size() || !(opts.temperature > 0))
+            throw error("--temperature must be 'fit' or a number > 0 (got '" + temperature + "')");
+    } else if (source_logits.empty()) {
+        throw error("--temperature fit needs --source-logits and --source-labels");
+    }
+    for (const auto& name : methods) parse_method(name);
+}
+
+namespace {
+
+std::vector<double> read_marginal(const std::string& spec, std::size_t k, const std::vector<std::int64_t>& source_labels) {
+    if (spec == "uniform") return {};
+    if (spec == "source") {
+        if (source_labels.empty()) throw error("--label-marginal source needs --source-logits and --source-labels");
+        std::vector<double> counts(k, 0.0);
+        for (const auto label : source_labels) {
+            if (label < 0 || static_cast<std::size_t>(label) >= k)
+                throw error("--source-labels: label " + std::to_string(label) + " is outside [0, " + std::to_string(k) + ")");
+            counts[static_cast<std::size_t>(label)] += 1;
+        }
+        for (auto& c : counts) c /= static_cast<double>(source_labels.size());
+        return counts;
+    }
+    std::ifstream in(spec);
+    if (!in) throw error("--label-marginal: '" + spec + "' is not uniform, source, or a readable JSON file");
+    std::vector<double> marginal;
+    try {
+        marginal = nlohmann::json::parse(in).get<std::vector<double>>();
+    } catch (const nlohmann::json::exception&) {
+        throw error(spec + ": the label marginal must be a JSON array of K numbers summing to 1");
+    }
+    if (marginal.size() != k)
+        throw error(spec + ": the label marginal has " + std::to_string(marginal.size()) + " entries but the logits have " +
+                    std::to_string(k) + " classes");
+    return marginal;
+}
+
+// A whole (small) matrix in doubles, e.g. the source logits.
+std::vector<double> read_all(io::matrix_reader& reader) {
+    std::vector<double> out(reader.rows() * reader.cols());
+    if (reader.rows() == 0) return out;
+    const auto rows = reader.read(0, reader.rows());
+    widen_rows(rows, 0, rows.rows(), out.data());
+    return out;
+}
+
+}  // namespace
+
+const options& option_resolver::resolve(std::size_t n, std::size_t k) {
+    const bool with_cot = static_cast<double>(n) * static_cast<double>(k) <= static_cast<double>(cot_default_max_logits);
+    const auto key = std::make_pair(k, args_.methods.empty() ? with_cot : true);
+    auto found = cache_.find(key);
+    if (found == cache_.end()) found = cache_.emplace(key, build(k, key.second)).first;
+    return found->second;
+}
+
+options option_resolver::build(std::size_t k, bool with_cot) const {
+    options o = args_.opts;
+    const bool has_source = !args_.source_logits.empty();
+    std::vector<std::int64_t> labels;
+    std::vector<double> source;
+    std::size_t source_rows = 0;
+    if (has_source) {
+        auto reader = io::open_matrix(args_.source_logits, input_.read);
+        if (reader->cols() != k)
+            throw error(args_.source_logits + ": the source logits have " + std::to_string(reader->cols()) +
+                        " classes but the target logits have " + std::to_string(k));
+        source_rows = reader->rows();
+        source = read_all(*reader);
+        labels = io::read_labels(args_.source_labels, input_.labels_options());
+        if (labels.size() != source_rows)
+            throw error(args_.source_labels + ": " + std::to_string(labels.size()) + " labels for " +
+                        std::to_string(source_rows) + " source rows in " + args_.source_logits);
+    }
+    const logits_view source_view(source.data(), source_rows, k);
+    try {
+        if (args_.temperature == "fit") o.temperature = fit_temperature(source_view, labels.data());
+        if (has_source) o.source = fit_source(source_view, labels.data(), o.temperature);
+    } catch (const error& e) {
+        throw file_error(args_.source_logits, e);
+    }
+    o.label_marginal = read_marginal(args_.label_marginal, k, labels);
+    if (!args_.source_features.empty()) {
+        auto reader = io::open_matrix(args_.source_features, input_.read);
+        auto moments = std::make_shared<feature_moments>(reader->cols());
+        try {
+            const auto rows = read_all(*reader);
+            moments->push(rows.data(), reader->rows());
+        } catch (const error& e) {
+            throw file_error(args_.source_features, e);
+        }
+        o.source_features = moments;
+    }
+
+    // Which inputs each method needs, to pick the default and to refuse impossible requests.
+    const auto missing = [&](method m) -> const char* {
+        switch (m) {
+            case method::atc_mc:
+            case method::atc_ne:
+            case method::doc: return has_source ? nullptr : "--source-logits and --source-labels";
+            case method::agreement: return args_.second_logits.empty() ? "--second-logits" : nullptr;
+            case method::dispersion: return args_.features.empty() ? "--features" : nullptr;
+            case method::frechet:
+                return args_.features.empty() || args_.source_features.empty() ? "--features and --source-features"
+                                                                               : nullptr;
+            default: return nullptr;
+        }
+    };
+    o.methods.clear();
+    if (args_.methods.empty()) {
+        for (const method m : default_methods(k))
+            if (m != method::cot || with_cot) o.methods.push_back(m);
+        for (const auto m : {method::atc_mc, method::atc_ne, method::doc, method::agreement, method::dispersion,
+                             method::frechet})
+            if (!missing(m)) o.methods.push_back(m);
+    } else {
+        for (const auto& name : args_.methods) {
+            const auto m = parse_method(name);
+            if (const char* need = missing(m)) throw error("--methods " + name + " needs " + need);
+            o.methods.push_back(m);
+        }
+    }
+    return o;
+}
+
+// ---- progress -------------------------------------------------------------------------------
+
+progress::progress(std::string label, std::size_t total_rows, bool quiet) : label_(std::move(label)), total_(total_rows) {
+    if (!quiet && isatty(STDERR_FILENO)) thread_ = std::thread([this] { run(); });
+}
+
+progress::~progress() {
+    if (!thread_.joinable()) return;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void progress::run() {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    // nothing for the first two seconds: short work stays quiet
+    if (wake_.wait_for(lock, std::chrono::seconds(2), [this] { return stop_; })) return;
+    do {
+        const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+        const std::size_t done = done_.load(std::memory_order_relaxed);
+        const double rate = done / std::max(seconds, 1e-9);
+        const double eta = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
+        std::fprintf(stderr, "\r\033[Kmano: %s  %zu / %zu rows (%.0f%%)  %.3g rows/s  ETA %.0f s", label_.c_str(), done,
+                     total_, total_ ? 100.0 * done / total_ : 100.0, rate, eta);
+        std::fflush(stderr);
+        shown_ = true;
+    } while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; }));
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+}
+
+}  // namespace cli
+}  // namespace mano

@@ -1,0 +1,122 @@
+#pragma once
+// What every `mano` subcommand shares: reading options, scoring options resolved per file, and
+// the threaded scan of a file's rows into accumulators.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include <mano/mano.hpp>
+
+#include "io/reader.hpp"
+
+namespace mano {
+namespace cli {
+
+// How input files are read and how much of the machine is used.
+struct input_args {
+    io::read_options read;
+    std::string shape;   // "N,K" for raw float32
+    std::string header;  // "", "yes" or "no"
+    unsigned threads = 0;  // 0 = every core
+    bool quiet = false;
+
+    void add_to(CLI::App* app);
+    // Parses the text options into `read`; throws mano::error.
+    void finish();
+    io::read_options labels_options() const;  // the same, but with the labels' default key
+};
+
+// How scores are computed (score, eval, calibrate).
+struct method_args {
+    options opts;
+    std::string normalization = "softrun";
+    std::vector<std::string> methods;
+    std::string source_logits, source_labels;
+    std::string label_marginal = "uniform";
+    std::string temperature = "1";
+    // per-row extra inputs, score only
+    std::string second_logits, features, source_features;
+    std::vector<CLI::Option*> given;  // every option registered, to tell whether any was used
+    CLI::Option* criterion = nullptr;
+    double criterion_value = 0;
+
+    void add_to(CLI::App* app, bool row_extras);
+    bool any_given() const;
+    // Validates the plain options; throws mano::error.
+    void finish();
+};
+
+// The options for logits with K classes and N rows, resolved once per (K, whether COT fits) so
+// that a source set is read and fitted once per run.
+class option_resolver {
+public:
+    option_resolver(const method_args& args, const input_args& input) : args_(args), input_(input) {}
+    const options& resolve(std::size_t n, std::size_t k);
+
+private:
+    options build(std::size_t k, bool with_cot) const;
+    const method_args& args_;
+    const input_args& input_;
+    std::map<std::pair<std::size_t, bool>, options> cache_;
+};
+
+// COT keeps all N x K rows (and its solver ~100 bytes per pair): by default it is computed only
+// up to this many logits; --methods cot asks for it at any size.
+inline constexpr std::size_t cot_default_max_logits = 2'000'000;
+
+// A progress line on stderr (rows, rows/s, ETA) for work that lasts more than ~2 s, only when
+// stderr is a terminal and not --quiet.
+class progress {
+public:
+    progress(std::string label, std::size_t total_rows, bool quiet);
+    ~progress();
+    void add(std::size_t rows) { done_.fetch_add(rows, std::memory_order_relaxed); }
+
+private:
+    void run();
+    std::string label_;
+    std::size_t total_;
+    std::atomic<std::size_t> done_{0};
+    bool stop_ = false;
+    bool shown_ = false;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::thread thread_;
+};
+
+// A logits file and the row-aligned inputs that go with it.
+struct scan_inputs {
+    io::matrix_reader* logits = nullptr;
+    io::matrix_reader* second = nullptr;    // AgreeScore
+    io::matrix_reader* features = nullptr;  // Dispersion, Frechet
+    const std::vector<std::int64_t>* labels = nullptr;  // true accuracy
+};
+
+// Rows [first, end) of the inputs into one accumulator: `threads` accumulators over contiguous
+// row ranges (range borders on batch boundaries in batch mode), merged in order.
+accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, const options& opts, unsigned threads,
+                 progress* bar);
+
+// One result per consecutive chunk of `chunk_rows` rows of [first, end), chunks spread over threads.
+std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::size_t end, std::size_t chunk_rows,
+                                const options& opts, unsigned threads, progress* bar);
+
+unsigned thread_count(unsigned requested);
+
+// "PATH: message" unless the message already starts with the path.
+error file_error(const std::string& path, const std::exception& e);
+
+}  // namespace cli
+}  // namespace mano

@@ -1,0 +1,352 @@
+#include "io/detail.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+namespace mano {
+namespace io {
+namespace detail {
+
+void fail(const std::string& where, const std::string& message) {
+    const std::string text = where + ": " + message;
+    std::string out;
+    out.reserve(text.size());
+    const auto escape = [&](unsigned char c) {
+        static const char hex[] = "0123456789abcdef";
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    };
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+        const unsigned char third = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0;
+        if (c < 0x20 || c == 0x7F) {
+            escape(c);
+        } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {  // U+0080..U+009F, e.g. NEL
+            escape(c);
+            escape(next);
+            ++i;
+        } else if (c == 0xE2 && next == 0x80 && (third == 0xA8 || third == 0xA9)) {  // line/paragraph separator
+            escape(c);
+            escape(next);
+            escape(third);
+            i += 2;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    throw error(out);
+}
+
+std::string clip(const std::string& text, std::size_t limit) {
+    return text.size() <= limit ? text : text.substr(0, limit) + "...";
+}
+
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& where, const std::string& what) {
+    std::uint64_t product = 0;
+    if (__builtin_mul_overflow(a, b, &product)) fail(where, what + " is too large to address");
+    return product;
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+file_handle::file_handle(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        const int code = errno;
+        ::close(fd_);
+        fail(path, std::string("cannot read its size: ") + std::strerror(code));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd_);
+        fail(path, S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file (a pipe or device cannot be read in chunks)");
+    }
+    size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+file_handle::file_handle(std::FILE* temporary, std::string path) : path_(std::move(path)), temporary_(temporary) {
+    if (std::fflush(temporary_) != 0) {
+        std::fclose(temporary_);
+        fail(path_, std::string("cannot write the temporary file: ") + std::strerror(errno));
+    }
+    fd_ = ::fileno(temporary_);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        std::fclose(temporary_);
+        fail(path_, std::string("cannot read the temporary file: ") + std::strerror(errno));
+    }
+    size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+file_handle::~file_handle() {
+    if (temporary_) std::fclose(temporary_);
+    else if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t file_handle::read_some_at(std::uint64_t offset, void* out, std::size_t n) const {
+    auto* bytes = static_cast<unsigned char*>(out);
+    std::size_t done = 0;
+    while (done < n) {
+        const std::size_t piece = std::min<std::size_t>(n - done, std::size_t{1} << 30);
+        const ssize_t got = ::pread(fd_, bytes + done, piece, static_cast<off_t>(offset + done));
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            fail(path_, std::string("read error: ") + std::strerror(errno));
+        }
+        if (got == 0) break;
+        done += static_cast<std::size_t>(got);
+    }
+    return done;
+}
+
+void file_handle::read_at(std::uint64_t offset, void* out, std::size_t n) const {
+    if (read_some_at(offset, out, n) != n)
+        fail(path_, "ends before byte " + std::to_string(offset + n) + " (did the file change while it was read?)");
+}
+
+bool host_is_little_endian() noexcept {
+    const std::uint16_t one = 1;
+    unsigned char first = 0;
+    std::memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+void swap_bytes(void* data, std::size_t count, std::size_t size) noexcept {
+    auto* p = static_cast<unsigned char*>(data);
+    if (size < 2) return;
+    for (std::size_t i = 0; i < count; ++i, p += size) std::reverse(p, p + size);
+}
+
+std::optional<dtype> float_dtype(const element_type& e) noexcept {
+    if (e.kind == scalar_kind::bfloat && e.size == 2) return dtype::bfloat16;
+    if (e.kind != scalar_kind::floating) return std::nullopt;
+    if (e.size == 2) return dtype::float16;
+    if (e.size == 4) return dtype::float32;
+    if (e.size == 8) return dtype::float64;
+    return std::nullopt;
+}
+
+void byte_stream::skip(std::uint64_t n) {
+    unsigned char scratch[1 << 14];
+    while (n > 0) {
+        const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(n, sizeof scratch));
+        read(scratch, piece);
+        n -= piece;
+    }
+}
+
+file_stream::file_stream(std::shared_ptr<const file_handle> file, std::uint64_t offset, std::uint64_t length,
+                         std::string where, std::optional<std::uint32_t> crc)
+    : file_(std::move(file)), offset_(offset), length_(length), where_(std::move(where)), expected_crc_(crc) {}
+
+void file_stream::read(void* out, std::size_t n) {
+    if (n > length_ - position_)
+        fail(where_, "is truncated: it has " + std::to_string(length_) + " bytes but " + std::to_string(position_ + n) +
+                         " are needed");
+    file_->read_at(offset_ + position_, out, n);
+    if (expected_crc_) crc_ = static_cast<std::uint32_t>(crc32_z(crc_, static_cast<const Bytef*>(out), n));
+    position_ += n;
+}
+
+void file_stream::skip(std::uint64_t n) {
+    if (n > length_ - position_)
+        fail(where_, "is truncated: it has " + std::to_string(length_) + " bytes but " + std::to_string(position_ + n) +
+                         " are needed");
+    position_ += n;
+    skipped_ = true;
+}
+
+void file_stream::finish() {
+    if (expected_crc_ && !skipped_ && position_ == length_ && crc_ != *expected_crc_)
+        fail(where_, "fails its CRC-32 check: the archive is damaged");
+}
+
+namespace {
+
+// Checks that rows x cols x size bytes at `offset` lie inside the file (with overflow checks).
+void check_dense_extent(const dense_array& a) {
+    const std::uint64_t elements = checked_mul(a.rows, a.cols, a.where, "an array of " + std::to_string(a.rows) +
+                                                                           " x " + std::to_string(a.cols));
+    const std::uint64_t bytes = checked_mul(elements, a.element.size, a.where, "the array");
+    if (a.offset > a.file->size() || bytes > a.file->size() - a.offset)
+        fail(a.where, "is truncated: its data needs " + std::to_string(bytes) + " bytes at offset " +
+                          std::to_string(a.offset) + " but the file has " + std::to_string(a.file->size()) + " bytes");
+    if (a.rows > std::numeric_limits<std::size_t>::max() || a.cols > std::numeric_limits<std::size_t>::max())
+        fail(a.where, "is too large for this machine");
+}
+
+// Transposes a column-major block (cols x count, column j at in + j * count) into row-major
+// rows (count x cols), in tiles so both sides stay in cache.
+template <typename T>
+void transpose(const T* in, T* out, std::size_t count, std::size_t cols) {
+    constexpr std::size_t tile = 32;
+    for (std::size_t i0 = 0; i0 < count; i0 += tile)
+        for (std::size_t j0 = 0; j0 < cols; j0 += tile) {
+            const std::size_t i1 = std::min(count, i0 + tile), j1 = std::min(cols, j0 + tile);
+            for (std::size_t j = j0; j < j1; ++j)
+                for (std::size_t i = i0; i < i1; ++i) out[i * cols + j] = in[j * count + i];
+        }
+}
+
+class dense_reader final : public matrix_reader {
+public:
+    dense_reader(const std::string& path, dense_array array) : array_(std::move(array)) {
+        check_dense_extent(array_);
+        const auto type = float_dtype(array_.element);
+        if (!type) fail(array_.where, "holds no floating-point logits");
+        path_ = path;
+        rows_ = static_cast<std::size_t>(array_.rows);
+        cols_ = static_cast<std::size_t>(array_.cols);
+        type_ = *type;
+        crc_ = array_.header_crc;
+    }
+
+    logits_view read(std::size_t first, std::size_t count) override {
+        if (first > rows_ || count > rows_ - first)
+            fail(array_.where, "rows " + std::to_string(first) + " to " + std::to_string(first + count) +
+                                   " were asked for, but the array has " + std::to_string(rows_) + " rows");
+        const std::size_t item = array_.element.size;
+        const std::size_t bytes = count * cols_ * item;
+        buffer_.resize((bytes + sizeof(double) - 1) / sizeof(double));
+        auto* out = reinterpret_cast<unsigned char*>(buffer_.data());
+        if (bytes > 0) {
+            if (!array_.fortran) {
+                array_.file->read_at(array_.offset + static_cast<std::uint64_t>(first) * cols_ * item, out, bytes);
+                track_crc(first, count, out, bytes);
+            } else {
+                // Column-major: one read per column gathers the chunk, then a transpose.
+                staging_.resize(buffer_.size());
+                auto* columns = reinterpret_cast<unsigned char*>(staging_.data());
+                for (std::size_t j = 0; j < cols_; ++j)
+                    array_.file->read_at(array_.offset + (static_cast<std::uint64_t>(j) * rows_ + first) * item,
+                                         columns + j * count * item, count * item);
+                switch (item) {
+                    case 2: transpose(reinterpret_cast<const std::uint16_t*>(columns), reinterpret_cast<std::uint16_t*>(out), count, cols_); break;
+                    case 4: transpose(reinterpret_cast<const std::uint32_t*>(columns), reinterpret_cast<std::uint32_t*>(out), count, cols_); break;
+                    default: transpose(reinterpret_cast<const std::uint64_t*>(columns), reinterpret_cast<std::uint64_t*>(out), count, cols_); break;
+                }
+            }
+            if (array_.element.swap) swap_bytes(out, count * cols_, item);
+        }
+        switch (type_) {
+            case dtype::float64: return logits_view(buffer_.data(), count, cols_);
+            case dtype::float32: return logits_view(reinterpret_cast<const float*>(buffer_.data()), count, cols_);
+            default: return logits_view(reinterpret_cast<const std::uint16_t*>(buffer_.data()), type_, count, cols_);
+        }
+    }
+
+    std::unique_ptr<matrix_reader> clone() const override { return std::make_unique<dense_reader>(path_, array_); }
+
+private:
+    // A stored zip member's CRC-32 is checked when its rows are read in order, from row 0 to the
+    // last; other orders are not checked (random access cannot afford a pass of its own).
+    void track_crc(std::size_t first, std::size_t count, const unsigned char* bytes, std::size_t n) {
+        if (!array_.member_crc) return;
+        if (first == 0) {
+            crc_ = array_.header_crc;
+            crc_row_ = 0;
+        }
+        if (first != crc_row_) return;
+        crc_ = static_cast<std::uint32_t>(crc32_z(crc_, bytes, n));
+        crc_row_ = first + count;
+        if (crc_row_ == rows_ && crc_ != *array_.member_crc)
+            fail(array_.where, "fails its CRC-32 check: the archive is damaged");
+    }
+
+    dense_array array_;
+    std::vector<double> buffer_;   // double storage keeps every dtype aligned
+    std::vector<double> staging_;  // Fortran order: the chunk's columns before the transpose
+    std::uint32_t crc_ = 0;
+    std::size_t crc_row_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<matrix_reader> make_dense_reader(const std::string& path, dense_array array) {
+    return std::make_unique<dense_reader>(path, std::move(array));
+}
+
+namespace {
+
+// Converts `count` stored integers to int64 (a uint64 above INT64_MAX is an error).
+void append_labels(const std::string& where, const element_type& e, const unsigned char* bytes, std::size_t count,
+                   std::size_t first_index, std::vector<std::int64_t>& out) {
+    const std::size_t size = e.size;
+    const bool little = host_is_little_endian() != e.swap;
+    for (std::size_t i = 0; i < count; ++i) {
+        const unsigned char* p = bytes + i * size;
+        std::uint64_t v = 0;
+        for (std::size_t b = 0; b < size; ++b)
+            v |= static_cast<std::uint64_t>(p[little ? b : size - 1 - b]) << (8 * b);
+        if (e.kind == scalar_kind::signed_integer && size < 8 && ((v >> (8 * size - 1)) & 1))
+            v |= ~std::uint64_t{0} << (8 * size);  // sign-extend
+        if (e.kind == scalar_kind::unsigned_integer && v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            fail(where, "label " + std::to_string(first_index + i) + " (" + std::to_string(v) + ") is too large for a class index");
+        out.push_back(static_cast<std::int64_t>(v));
+    }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> read_label_stream(const std::string& where, const element_type& e, std::uint64_t count,
+                                            byte_stream& in) {
+    std::vector<std::int64_t> labels;
+    labels.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, std::uint64_t{1} << 20)));
+    const std::size_t chunk = (std::size_t{1} << 16) / e.size;
+    std::vector<unsigned char> raw(chunk * e.size);
+    for (std::uint64_t done = 0; done < count;) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, count - done));
+        in.read(raw.data(), n * e.size);
+        append_labels(where, e, raw.data(), n, static_cast<std::size_t>(done), labels);
+        done += n;
+    }
+    in.finish();
+    return labels;
+}
+
+std::uint64_t label_count(const std::string& where, const std::vector<std::uint64_t>& shape) {
+    if (!(shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)))
+        fail(where, "has shape " + shape_text(shape) + "; labels must be a 1-D array with one class index per row");
+    return shape[0];
+}
+
+void check_matrix_shape(const std::string& where, const std::vector<std::uint64_t>& shape) {
+    if (shape.size() != 2)
+        fail(where, "has shape " + shape_text(shape) +
+                        "; logits must be a 2-D array of N rows (samples) by K columns (classes)");
+    if (shape[1] == 0) fail(where, "has shape " + shape_text(shape) + ": its rows have no columns");
+}
+
+std::size_t choose_member(const std::string& path, const std::vector<std::string>& names, const std::string& key,
+                          const std::string& default_name, const char* container) {
+    std::string wanted = key;
+    if (wanted.size() > 4 && wanted.compare(wanted.size() - 4, 4, ".npy") == 0) wanted.resize(wanted.size() - 4);
+    if (names.empty()) fail(path, std::string("is ") + container + " that holds no arrays");
+    if (wanted.empty() && names.size() == 1) return 0;
+    if (wanted.empty()) wanted = default_name;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == wanted) return i;
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 50; ++i) list += (i ? ", " : "") + ("'" + clip(names[i]) + "'");
+    if (names.size() > 50) list += ", ... (" + std::to_string(names.size()) + " in all)";
+    fail(path, "has no array '" + clip(wanted) + "'; it holds " + list + (key.empty() ? " (choose one with --key)" : ""));
+}
+
+}  // namespace detail
+}  // namespace io
+}  // namespace mano

@@ -1,0 +1,388 @@
+// .csv / .tsv: one row per line, numbers parsed locale-independently (std::from_chars), an
+// optional header and an optional label column. One pass at open counts the rows and indexes
+// every 1024th, so read() can start anywhere after a short scan.
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <string_view>
+
+#include "io/detail.hpp"
+
+namespace mano {
+namespace io {
+namespace detail {
+
+namespace {
+
+constexpr std::size_t index_stride = 1024;
+
+// A line without '\n' and a trailing '\r' is blank when nothing is left; blank lines are skipped.
+bool is_blank(std::string_view line) { return line.empty(); }
+
+// The lines of a file from a byte offset, read through a bounded buffer that grows only to hold
+// one line longer than it.
+class line_scanner {
+public:
+    line_scanner(const file_handle& file, std::uint64_t offset, std::uint64_t line_number)
+        : file_(&file), next_offset_(offset), next_line_(line_number) {}
+
+    // The next line (without "\n" or "\r\n"); false at the end of the file.
+    bool next(std::string_view& line) {
+        for (;;) {
+            const char* start = buffer_.data() + begin_;
+            const char* newline =
+                end_ > begin_ ? static_cast<const char*>(std::memchr(start, '\n', end_ - begin_)) : nullptr;
+            if (newline || (eof_ && end_ > begin_)) {
+                std::size_t length = newline ? static_cast<std::size_t>(newline - start) : end_ - begin_;
+                const std::size_t consumed = newline ? length + 1 : length;
+                if (length > 0 && start[length - 1] == '\r') --length;
+                line = std::string_view(start, length);
+                if (next_offset_ == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte-order mark
+                line_offset_ = next_offset_;
+                line_number_ = next_line_++;
+                next_offset_ += consumed;
+                begin_ += consumed;
+                return true;
+            }
+            if (eof_) return false;
+            fill();
+        }
+    }
+
+    std::uint64_t line_number() const noexcept { return line_number_; }
+    std::uint64_t line_offset() const noexcept { return line_offset_; }
+    std::uint64_t next_offset() const noexcept { return next_offset_; }
+    std::uint64_t next_line_number() const noexcept { return next_line_; }
+
+private:
+    void fill() {
+        if (begin_ > 0) {
+            std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+            end_ -= begin_;
+            begin_ = 0;
+        }
+        if (end_ == buffer_.size()) buffer_.resize(std::max<std::size_t>(buffer_.size() * 2, std::size_t{1} << 18));
+        const std::uint64_t at = next_offset_ + end_;
+        const std::size_t got = at >= file_->size() ? 0 : file_->read_some_at(at, buffer_.data() + end_, buffer_.size() - end_);
+        end_ += got;
+        if (got == 0) eof_ = true;
+    }
+
+    const file_handle* file_;
+    std::vector<char> buffer_;
+    std::size_t begin_ = 0, end_ = 0;
+    bool eof_ = false;
+    std::uint64_t next_offset_, next_line_;
+    std::uint64_t line_offset_ = 0, line_number_ = 0;
+};
+
+// Splits a line at the delimiter; a field in "..." may hold the delimiter, and "" stands for ".
+// Fields are views of the line with surrounding spaces dropped (quotes kept; see unquote).
+void split(std::string_view line, char delimiter, std::vector<std::string_view>& fields) {
+    fields.clear();
+    std::size_t at = 0;
+    for (;;) {
+        std::size_t start = at;
+        while (start < line.size() && (line[start] == ' ' || (line[start] == '\t' && delimiter != '\t'))) ++start;
+        std::size_t end = start;
+        if (start < line.size() && line[start] == '"') {
+            end = start + 1;
+            for (;;) {
+                const auto quote = line.find('"', end);
+                if (quote == std::string_view::npos) {
+                    end = line.size();
+                    break;
+                }
+                if (quote + 1 < line.size() && line[quote + 1] == '"') {
+                    end = quote + 2;
+                    continue;
+                }
+                end = quote + 1;
+                break;
+            }
+        }
+        const auto next = line.find(delimiter, end);
+        std::size_t stop = next == std::string_view::npos ? line.size() : next;
+        std::size_t last = stop;
+        while (last > start && (line[last - 1] == ' ' || (line[last - 1] == '\t' && delimiter != '\t'))) --last;
+        fields.push_back(line.substr(start, last - start));
+        if (next == std::string_view::npos) return;
+        at = next + 1;
+    }
+}
+
+std::string unquote(std::string_view field) {
+    if (field.size() >= 2 && field.front() == '"' && field.back() == '"') {
+        std::string out;
+        for (std::size_t i = 1; i + 1 < field.size(); ++i) {
+            out += field[i];
+            if (field[i] == '"' && field[i + 1] == '"') ++i;
+        }
+        return out;
+    }
+    return std::string(field);
+}
+
+std::string_view inner(std::string_view field) {
+    if (field.size() >= 2 && field.front() == '"' && field.back() == '"') return field.substr(1, field.size() - 2);
+    return field;
+}
+
+bool parse_number(std::string_view field, double& value) {
+    field = inner(field);
+    if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+    if (field.empty()) return false;
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+    return ec == std::errc() && end == field.data() + field.size();
+}
+
+bool parse_label(std::string_view field, std::int64_t& value) {
+    field = inner(field);
+    if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+    if (ec == std::errc() && end == field.data() + field.size() && !field.empty()) return true;
+    double d = 0;  // "3.0", as pandas writes integer columns that had a NaN
+    if (!parse_number(field, d) || !(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<std::int64_t>(d)))
+        return false;
+    value = static_cast<std::int64_t>(d);
+    return true;
+}
+
+std::string quoted(std::string_view field) {
+    constexpr std::size_t shown = 40;
+    return "'" + std::string(field.substr(0, shown)) + (field.size() > shown ? "...'" : "'");
+}
+
+struct csv_layout {
+    char delimiter = ',';
+    bool header = false;
+    std::vector<std::string> names;
+    std::size_t fields = 0;                  // per row
+    std::optional<std::size_t> label_index;  // in fields
+    std::uint64_t rows = 0;
+    struct mark {
+        std::uint64_t offset, line;
+    };
+    std::vector<mark> index;  // where data rows 0, 1024, 2048, ... start
+};
+
+// Counts the data rows from `offset` on and indexes every index_stride-th; blank lines are skipped.
+void index_rows(const file_handle& file, std::uint64_t offset, std::uint64_t line, csv_layout& layout) {
+    std::vector<char> chunk(std::size_t{1} << 20);
+    std::uint64_t line_start = offset, length = 0;
+    char last = '\0';
+    const auto end_line = [&](std::uint64_t next_start) {
+        const bool blank = length == 0 || (length == 1 && last == '\r');
+        if (!blank) {
+            if (layout.rows % index_stride == 0) layout.index.push_back({line_start, line});
+            ++layout.rows;
+        }
+        ++line;
+        line_start = next_start;
+        length = 0;
+    };
+    for (std::uint64_t at = offset; at < file.size();) {
+        const std::size_t n = file.read_some_at(at, chunk.data(), static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), file.size() - at)));
+        if (n == 0) fail(file.path(), "ends before its size said (did the file change while it was read?)");
+        const char* p = chunk.data();
+        const char* stop = p + n;
+        while (p < stop) {
+            const char* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(stop - p)));
+            const char* piece_end = newline ? newline : stop;
+            if (piece_end > p) {
+                length += static_cast<std::uint64_t>(piece_end - p);
+                last = piece_end[-1];
+            }
+            if (!newline) break;
+            end_line(at + static_cast<std::uint64_t>(newline - chunk.data()) + 1);
+            p = newline + 1;
+        }
+        at += n;
+    }
+    if (length > 0) end_line(file.size());
+}
+
+std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const read_options& opts, char delimiter,
+                                              bool for_labels) {
+    const std::string& path = file.path();
+    if (file.size() == 0) fail(path, "is empty");
+    auto layout = std::make_shared<csv_layout>();
+    line_scanner scan(file, 0, 1);
+    std::string_view line;
+    bool found = false;
+    while (scan.next(line))
+        if (!is_blank(line)) {
+            found = true;
+            break;
+        }
+    if (!found) fail(path, "has no rows (only blank lines)");
+    const std::string first(line);
+    const std::uint64_t first_line = scan.line_number();
+    // A .csv written with tabs: take the tab when the first line has no comma.
+    if (delimiter == ',' && first.find(',') == std::string::npos && first.find('\t') != std::string::npos) delimiter = '\t';
+    layout->delimiter = delimiter;
+    std::vector<std::string_view> fields;
+    split(first, delimiter, fields);
+    if (opts.header) {
+        layout->header = *opts.header;
+    } else {
+        // A header has a field that is not a number, or is 0, 1, ..., n-1: the column names pandas
+        // writes for a frame made from an unnamed array.
+        double value = 0;
+        bool counts_up = fields.size() > 1;
+        for (std::size_t j = 0; j < fields.size(); ++j) {
+            if (!parse_number(fields[j], value)) layout->header = true;
+            counts_up = counts_up && value == static_cast<double>(j) && inner(fields[j]).find('.') == std::string_view::npos;
+        }
+        layout->header = layout->header || counts_up;
+    }
+    std::uint64_t data_offset = scan.line_offset(), data_line = first_line;
+    if (layout->header) {
+        for (const auto f : fields) layout->names.push_back(unquote(f));
+        found = false;
+        while (scan.next(line))
+            if (!is_blank(line)) {
+                found = true;
+                break;
+            }
+        if (!found) fail(path, "has a header (line " + std::to_string(first_line) + ") but no data rows");
+        data_offset = scan.line_offset();
+        data_line = scan.line_number();
+        split(line, delimiter, fields);
+        if (fields.size() != layout->names.size())
+            fail(path, "line " + std::to_string(data_line) + " has " + std::to_string(fields.size()) +
+                           " fields but the header has " + std::to_string(layout->names.size()));
+    }
+    layout->fields = fields.size();
+
+    if (!opts.label_column.empty()) {
+        const std::string& want = opts.label_column;
+        for (std::size_t i = 0; i < layout->names.size() && !layout->label_index; ++i)
+            if (layout->names[i] == want) layout->label_index = i;
+        if (!layout->label_index) {
+            std::size_t index = 0;
+            const auto [end, ec] = std::from_chars(want.data(), want.data() + want.size(), index);
+            if (ec == std::errc() && end == want.data() + want.size()) {
+                if (index >= layout->fields)
+                    fail(path, "label column " + want + " is out of range: the rows have " + std::to_string(layout->fields) +
+                                   " columns (0-based indices 0 to " + std::to_string(layout->fields - 1) + ")");
+                layout->label_index = index;
+            } else if (layout->header) {
+                std::string list;
+                for (std::size_t i = 0; i < layout->names.size() && i < 50; ++i)
+                    list += (i ? ", " : "") + ("'" + clip(layout->names[i]) + "'");
+                if (layout->names.size() > 50) list += ", ...";
+                fail(path, "has no column '" + clip(want) + "'; its header has " + list);
+            } else {
+                fail(path, "has no header, so the label column must be a 0-based index, not '" + clip(want) + "'");
+            }
+        }
+    } else if (for_labels) {
+        if (layout->fields != 1)
+            fail(path, "has " + std::to_string(layout->fields) +
+                           " columns; say which one holds the labels (a label column name or 0-based index)");
+        layout->label_index = 0;
+    }
+    if (!for_labels && layout->fields == (layout->label_index ? 1u : 0u))
+        fail(path, "has no logit columns besides the label column");
+    index_rows(file, data_offset, data_line, *layout);
+    return layout;
+}
+
+class csv_reader final : public matrix_reader {
+public:
+    csv_reader(shared_file file, std::shared_ptr<const csv_layout> layout) : file_(std::move(file)), layout_(std::move(layout)) {
+        path_ = file_->path();
+        rows_ = static_cast<std::size_t>(layout_->rows);
+        cols_ = layout_->fields - (layout_->label_index ? 1 : 0);
+        type_ = dtype::float64;
+    }
+
+    logits_view read(std::size_t first, std::size_t count) override {
+        if (first > rows_ || count > rows_ - first)
+            fail(path_, "rows " + std::to_string(first) + " to " + std::to_string(first + count) +
+                            " were asked for, but the file has " + std::to_string(rows_) + " rows");
+        buffer_.resize(count * cols_);
+        if (count == 0) return logits_view(buffer_.data(), 0, cols_);
+        // Continue from where the last read stopped when that is closer than the index mark.
+        const std::size_t mark = first / index_stride;
+        if (!scan_ || next_row_ > first || next_row_ < mark * index_stride) {
+            const auto& m = layout_->index[mark];
+            scan_ = std::make_unique<line_scanner>(*file_, m.offset, m.line);
+            next_row_ = mark * index_stride;
+        }
+        std::string_view line;
+        double* out = buffer_.data();
+        const std::size_t label = layout_->label_index.value_or(layout_->fields);
+        while (next_row_ < first + count) {
+            if (!scan_->next(line)) fail(path_, "ends before row " + std::to_string(next_row_) + " (did the file change while it was read?)");
+            if (is_blank(line)) continue;
+            if (next_row_++ < first) continue;
+            split(line, layout_->delimiter, fields_);
+            if (fields_.size() != layout_->fields) ragged();
+            for (std::size_t j = 0; j < fields_.size(); ++j) {
+                if (j == label) continue;
+                if (!parse_number(fields_[j], *out)) not_a_number(j);
+                ++out;
+            }
+        }
+        return logits_view(buffer_.data(), count, cols_);
+    }
+
+    std::unique_ptr<matrix_reader> clone() const override { return std::make_unique<csv_reader>(file_, layout_); }
+
+private:
+    [[noreturn]] void ragged() const {
+        fail(path_, "line " + std::to_string(scan_->line_number()) + " has " + std::to_string(fields_.size()) +
+                        " fields but the " + (layout_->header ? "header" : "first row") + " has " + std::to_string(layout_->fields));
+    }
+    [[noreturn]] void not_a_number(std::size_t j) const {
+        const std::string name = layout_->header ? " ('" + clip(layout_->names[j]) + "')" : "";
+        fail(path_, "line " + std::to_string(scan_->line_number()) + ", column " + std::to_string(j + 1) + name + ": " +
+                        (inner(fields_[j]).empty() ? std::string("empty field where a number was expected")
+                                                   : quoted(fields_[j]) + " is not a number"));
+    }
+
+    shared_file file_;
+    std::shared_ptr<const csv_layout> layout_;
+    std::unique_ptr<line_scanner> scan_;
+    std::size_t next_row_ = 0;
+    std::vector<std::string_view> fields_;
+    std::vector<double> buffer_;
+};
+
+}  // namespace
+
+std::unique_ptr<matrix_reader> open_csv_matrix(shared_file file, const read_options& opts, char delimiter) {
+    auto layout = read_layout(*file, opts, delimiter, false);
+    return std::make_unique<csv_reader>(std::move(file), std::move(layout));
+}
+
+std::vector<std::int64_t> read_csv_labels(shared_file file, const read_options& opts, char delimiter) {
+    const auto layout = read_layout(*file, opts, delimiter, true);
+    const std::string& path = file->path();
+    const std::size_t column = *layout->label_index;
+    std::vector<std::int64_t> labels;
+    labels.reserve(static_cast<std::size_t>(layout->rows));
+    line_scanner scan(*file, layout->index[0].offset, layout->index[0].line);
+    std::string_view line;
+    std::vector<std::string_view> fields;
+    while (labels.size() < layout->rows && scan.next(line)) {
+        if (is_blank(line)) continue;
+        split(line, layout->delimiter, fields);
+        if (fields.size() != layout->fields)
+            fail(path, "line " + std::to_string(scan.line_number()) + " has " + std::to_string(fields.size()) +
+                           " fields but the " + (layout->header ? "header" : "first row") + " has " + std::to_string(layout->fields));
+        std::int64_t value = 0;
+        if (!parse_label(fields[column], value))
+            fail(path, "line " + std::to_string(scan.line_number()) + ", column " + std::to_string(column + 1) + ": " +
+                           quoted(fields[column]) + " is not an integer class label");
+        labels.push_back(value);
+    }
+    if (labels.size() != layout->rows) fail(path, "ends early (did the file change while it was read?)");
+    return labels;
+}
+
+}  // namespace detail
+}  // namespace io
+}  // namespace mano

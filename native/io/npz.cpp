@@ -1,0 +1,393 @@
+// .npz: a zip archive of .npy members, stored (numpy.savez) or deflated (numpy.savez_compressed).
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include <zlib.h>
+
+#include "io/detail.hpp"
+
+namespace mano {
+namespace io {
+namespace detail {
+
+namespace {
+
+std::uint64_t le(const unsigned char* p, int bytes) {
+    std::uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+struct zip_member {
+    std::string name;
+    std::uint16_t flags = 0, method = 0;
+    std::uint32_t crc = 0;
+    std::uint64_t compressed = 0, uncompressed = 0, local_offset = 0;
+};
+
+constexpr std::uint32_t u32_max = 0xFFFFFFFFu;
+
+// The central directory, found through the end-of-central-directory record (and its ZIP64
+// locator and record when the archive needs 64-bit sizes, counts or offsets).
+std::vector<zip_member> read_directory(const file_handle& file) {
+    const std::string& path = file.path();
+    const auto damaged = [&](const std::string& what) { fail(path, "is not a valid .npz (zip) archive: " + what); };
+    const std::uint64_t size = file.size();
+    const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 22 + 0xFFFF));
+    std::vector<unsigned char> tail(tail_len);
+    file.read_at(size - tail_len, tail.data(), tail_len);
+    std::size_t eocd = std::string::npos;
+    for (std::size_t p = tail_len >= 22 ? tail_len - 22 + 1 : 0; p-- > 0;)
+        if (std::memcmp(&tail[p], "PK\x05\x06", 4) == 0 && p + 22 + le(&tail[p + 20], 2) <= tail_len) {
+            eocd = p;
+            break;
+        }
+    if (eocd == std::string::npos) damaged("it has no end-of-central-directory record (is the file truncated?)");
+    const unsigned char* e = &tail[eocd];
+    const std::uint64_t eocd_offset = size - tail_len + eocd;
+    if (le(e + 4, 2) != 0 || le(e + 6, 2) != 0) damaged("it spans several disks");
+    std::uint64_t entries = le(e + 10, 2), cd_size = le(e + 12, 4), cd_offset = le(e + 16, 4);
+    std::uint64_t cd_end = eocd_offset;
+    if (eocd_offset >= 20 && eocd >= 20 && std::memcmp(e - 20, "PK\x06\x07", 4) == 0) {
+        const std::uint64_t record = le(e - 20 + 8, 8);
+        unsigned char z[56];
+        if (record > eocd_offset - 20 || eocd_offset - 20 - record < 56) damaged("its ZIP64 locator points outside the file");
+        file.read_at(record, z, 56);
+        if (std::memcmp(z, "PK\x06\x06", 4) != 0) damaged("its ZIP64 end-of-central-directory record is missing");
+        if (le(z + 16, 4) != 0 || le(z + 20, 4) != 0) damaged("it spans several disks");
+        entries = le(z + 32, 8);
+        cd_size = le(z + 40, 8);
+        cd_offset = le(z + 48, 8);
+        cd_end = record;
+    } else if (entries == 0xFFFF || cd_size == u32_max || cd_offset == u32_max) {
+        damaged("it needs a ZIP64 end-of-central-directory record but has none");
+    }
+    if (cd_offset > cd_end || cd_size > cd_end - cd_offset)
+        damaged("its central directory (" + std::to_string(cd_size) + " bytes at offset " + std::to_string(cd_offset) +
+                ") lies outside the file (is it truncated?)");
+    if (entries > cd_size / 46) damaged("its central directory is too small for " + std::to_string(entries) + " entries");
+
+    std::vector<zip_member> members;
+    std::uint64_t at = cd_offset;
+    std::vector<unsigned char> variable;
+    for (std::uint64_t i = 0; i < entries; ++i) {
+        unsigned char h[46];
+        if (cd_offset + cd_size - at < 46) damaged("its central directory ends inside an entry");
+        file.read_at(at, h, 46);
+        if (std::memcmp(h, "PK\x01\x02", 4) != 0) damaged("central directory entry " + std::to_string(i) + " has a bad signature");
+        const std::size_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
+        if (cd_offset + cd_size - at - 46 < name_len + extra_len + comment_len) damaged("its central directory ends inside an entry");
+        variable.resize(name_len + extra_len);
+        file.read_at(at + 46, variable.data(), variable.size());
+        zip_member m;
+        m.name.assign(reinterpret_cast<const char*>(variable.data()), name_len);
+        m.flags = static_cast<std::uint16_t>(le(h + 8, 2));
+        m.method = static_cast<std::uint16_t>(le(h + 10, 2));
+        m.crc = static_cast<std::uint32_t>(le(h + 16, 4));
+        m.compressed = le(h + 20, 4);
+        m.uncompressed = le(h + 24, 4);
+        m.local_offset = le(h + 42, 4);
+        const bool disk_in_extra = le(h + 34, 2) == 0xFFFF;
+        if (m.compressed == u32_max || m.uncompressed == u32_max || m.local_offset == u32_max || disk_in_extra) {
+            // ZIP64 extended information: the 64-bit values of the fields that hold 0xFFFFFFFF, in order.
+            bool found = false;
+            for (std::size_t x = name_len; x + 4 <= variable.size();) {
+                const std::size_t id = le(&variable[x], 2), len = le(&variable[x + 2], 2);
+                if (x + 4 + len > variable.size()) break;
+                if (id == 1) {
+                    const unsigned char* field = &variable[x + 4];
+                    std::size_t left = len;
+                    const auto take = [&](std::uint64_t& value) {
+                        if (value != u32_max) return;
+                        if (left < 8) damaged("member '" + clip(m.name) + "' has a short ZIP64 extra field");
+                        value = le(field, 8);
+                        field += 8;
+                        left -= 8;
+                    };
+                    take(m.uncompressed);
+                    take(m.compressed);
+                    take(m.local_offset);
+                    found = true;
+                    break;
+                }
+                x += 4 + len;
+            }
+            if (!found) damaged("member '" + clip(m.name) + "' needs a ZIP64 extra field but has none");
+        }
+        members.push_back(std::move(m));
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    return members;
+}
+
+std::string array_name(const std::string& member) {
+    if (member.size() > 4 && member.compare(member.size() - 4, 4, ".npy") == 0) return member.substr(0, member.size() - 4);
+    return member;
+}
+
+// Where a member's (compressed) bytes start, from its local header; checks they lie in the file.
+std::uint64_t member_data_offset(const file_handle& file, const zip_member& m, const std::string& where) {
+    unsigned char h[30];
+    if (m.local_offset > file.size() || file.size() - m.local_offset < 30)
+        fail(where, "its local header lies outside the file (is the archive truncated?)");
+    file.read_at(m.local_offset, h, 30);
+    if (std::memcmp(h, "PK\x03\x04", 4) != 0) fail(where, "its local header has a bad signature (the archive is damaged)");
+    const std::uint64_t data = m.local_offset + 30 + le(h + 26, 2) + le(h + 28, 2);
+    if (data > file.size() || m.compressed > file.size() - data)
+        fail(where, "is truncated: its " + std::to_string(m.compressed) + " bytes at offset " + std::to_string(data) +
+                        " run past the end of the file (" + std::to_string(file.size()) + " bytes)");
+    return data;
+}
+
+// A deflated member inflated in order with zlib; finish() checks the end of the stream and
+// the CRC-32.
+class inflate_stream final : public byte_stream {
+public:
+    inflate_stream(shared_file file, std::uint64_t data_offset, const zip_member& m, std::string where)
+        : file_(std::move(file)), data_offset_(data_offset), member_(m), where_(std::move(where)), input_(1 << 16) {
+        if (inflateInit2(&z_, -MAX_WBITS) != Z_OK) fail(where_, "zlib could not start inflating");
+    }
+    ~inflate_stream() override { inflateEnd(&z_); }
+    inflate_stream(const inflate_stream&) = delete;
+    inflate_stream& operator=(const inflate_stream&) = delete;
+
+    void read(void* out, std::size_t n) override {
+        auto* bytes = static_cast<unsigned char*>(out);
+        std::size_t done = 0;
+        while (done < n) {
+            const std::size_t piece = std::min<std::size_t>(n - done, std::size_t{1} << 30);
+            const std::size_t got = inflate_some(bytes + done, piece);
+            if (got < piece)
+                fail(where_, "is truncated: it inflates to only " + std::to_string(produced_ + got) +
+                                 " bytes but its directory entry declares " + std::to_string(member_.uncompressed));
+            crc_ = static_cast<std::uint32_t>(crc32_z(crc_, bytes + done, piece));
+            produced_ += piece;
+            done += piece;
+        }
+    }
+
+    void finish() override {
+        unsigned char extra = 0;
+        if (inflate_some(&extra, 1) != 0)
+            fail(where_, "inflates to more than the " + std::to_string(member_.uncompressed) +
+                             " bytes its directory entry declares (the archive is damaged)");
+        if (crc_ != member_.crc) fail(where_, "fails its CRC-32 check: the archive is damaged");
+    }
+
+    // Back to the first byte: a deflate stream can only be decoded from its start.
+    void restart() {
+        inflateReset(&z_);
+        z_.avail_in = 0;
+        consumed_ = 0;
+        produced_ = 0;
+        crc_ = 0;
+        ended_ = false;
+    }
+
+private:
+    // Up to n bytes; fewer only where the stream ends.
+    std::size_t inflate_some(unsigned char* out, std::size_t n) {
+        z_.next_out = out;
+        z_.avail_out = static_cast<uInt>(n);
+        while (z_.avail_out > 0 && !ended_) {
+            if (z_.avail_in == 0) {
+                const std::size_t take = static_cast<std::size_t>(
+                    std::min<std::uint64_t>(input_.size(), member_.compressed - consumed_));
+                if (take == 0)
+                    fail(where_, "its deflate stream is truncated (it ends after " + std::to_string(produced_ + n - z_.avail_out) +
+                                     " of " + std::to_string(member_.uncompressed) + " bytes)");
+                file_->read_at(data_offset_ + consumed_, input_.data(), take);
+                consumed_ += take;
+                z_.next_in = input_.data();
+                z_.avail_in = static_cast<uInt>(take);
+            }
+            const int status = inflate(&z_, Z_NO_FLUSH);
+            if (status == Z_STREAM_END) ended_ = true;
+            else if (status == Z_MEM_ERROR) throw std::bad_alloc();
+            else if (status != Z_OK && !(status == Z_BUF_ERROR && z_.avail_in == 0))
+                fail(where_, std::string("its deflate stream is corrupt (zlib: ") + (z_.msg ? z_.msg : "error " + std::to_string(status)) + ")");
+        }
+        return n - z_.avail_out;
+    }
+
+    shared_file file_;
+    std::uint64_t data_offset_;
+    zip_member member_;
+    std::string where_;
+    z_stream z_{};
+    std::vector<unsigned char> input_;
+    std::uint64_t consumed_ = 0, produced_ = 0;
+    std::uint32_t crc_ = 0;
+    bool ended_ = false;
+};
+
+// A deflated C-order member: rows come out of the inflater in order. Reading rows before the
+// current position restarts the inflate from the member's start (correct, but costs a pass).
+class inflate_reader final : public matrix_reader {
+public:
+    struct layout {
+        shared_file file;
+        std::uint64_t data_offset = 0;  // of the compressed bytes in the archive
+        zip_member member;
+        std::string where;
+        std::uint64_t header_bytes = 0;  // the .npy header inside the member
+        element_type element;
+    };
+
+    inflate_reader(const std::string& path, layout l, std::unique_ptr<inflate_stream> stream_after_header,
+                   std::size_t rows, std::size_t cols)
+        : layout_(std::move(l)), stream_(std::move(stream_after_header)) {
+        path_ = path;
+        rows_ = rows;
+        cols_ = cols;
+        type_ = *float_dtype(layout_.element);
+        if (!stream_) rewind();
+    }
+
+    bool random_access() const noexcept override { return false; }
+
+    logits_view read(std::size_t first, std::size_t count) override {
+        if (first > rows_ || count > rows_ - first)
+            fail(layout_.where, "rows " + std::to_string(first) + " to " + std::to_string(first + count) +
+                                    " were asked for, but the array has " + std::to_string(rows_) + " rows");
+        const std::size_t row_bytes = cols_ * layout_.element.size;
+        if (first < next_row_) rewind();
+        if (first > next_row_) stream_->skip(static_cast<std::uint64_t>(first - next_row_) * row_bytes);
+        const std::size_t bytes = count * row_bytes;
+        buffer_.resize((bytes + sizeof(double) - 1) / sizeof(double));
+        stream_->read(buffer_.data(), bytes);
+        next_row_ = first + count;
+        if (next_row_ == rows_ && !finished_) {
+            stream_->finish();
+            finished_ = true;
+        }
+        if (layout_.element.swap) swap_bytes(buffer_.data(), count * cols_, layout_.element.size);
+        switch (type_) {
+            case dtype::float64: return logits_view(buffer_.data(), count, cols_);
+            case dtype::float32: return logits_view(reinterpret_cast<const float*>(buffer_.data()), count, cols_);
+            default: return logits_view(reinterpret_cast<const std::uint16_t*>(buffer_.data()), type_, count, cols_);
+        }
+    }
+
+    std::unique_ptr<matrix_reader> clone() const override {
+        return std::make_unique<inflate_reader>(path_, layout_, nullptr, rows_, cols_);
+    }
+
+private:
+    void rewind() {
+        if (!stream_) stream_ = std::make_unique<inflate_stream>(layout_.file, layout_.data_offset, layout_.member, layout_.where);
+        else stream_->restart();
+        stream_->skip(layout_.header_bytes);
+        next_row_ = 0;
+        finished_ = false;
+    }
+
+    layout layout_;
+    std::unique_ptr<inflate_stream> stream_;
+    std::size_t next_row_ = 0;
+    bool finished_ = false;
+    std::vector<double> buffer_;
+};
+
+// One member of an opened archive, ready to read: its stream positioned after the .npy header.
+struct opened_member {
+    std::string where;
+    zip_member member;
+    std::uint64_t data_offset = 0;
+    std::unique_ptr<byte_stream> stream;
+    npy_header header;
+};
+
+opened_member open_member(const shared_file& file, const read_options& opts, const std::string& default_name) {
+    const std::string& path = file->path();
+    const std::vector<zip_member> members = read_directory(*file);
+    std::vector<std::string> names;
+    for (const auto& m : members) names.push_back(array_name(m.name));
+    const zip_member& m = members[choose_member(path, names, opts.key, default_name, "a .npz archive")];
+    opened_member out;
+    out.where = path + ": member '" + clip(m.name, 200) + "'";
+    out.member = m;
+    if (m.flags & 1) fail(out.where, "is encrypted");
+    if (m.method != 0 && m.method != 8)
+        fail(out.where, "uses zip compression method " + std::to_string(m.method) +
+                            "; only stored (numpy.savez) and deflated (numpy.savez_compressed) members can be read");
+    out.data_offset = member_data_offset(*file, m, out.where);
+    if (m.method == 0) {
+        if (m.compressed != m.uncompressed)
+            fail(out.where, "is stored with a compressed size (" + std::to_string(m.compressed) +
+                                ") unlike its size (" + std::to_string(m.uncompressed) + "); the archive is damaged");
+        out.stream = std::make_unique<file_stream>(file, out.data_offset, m.compressed, out.where, m.crc);
+    } else {
+        // Deflate cannot expand data by more than about 1032:1; a larger claim is a damaged header.
+        if (m.uncompressed / 1032 > m.compressed + 64)
+            fail(out.where, "declares " + std::to_string(m.uncompressed) + " bytes, more than deflate can produce from its " +
+                                std::to_string(m.compressed) + " compressed bytes (the archive is damaged)");
+        out.stream = std::make_unique<inflate_stream>(file, out.data_offset, m, out.where);
+    }
+    out.header = read_npy_header(out.where, *out.stream, m.uncompressed);
+    return out;
+}
+
+}  // namespace
+
+std::unique_ptr<matrix_reader> open_npz_matrix(shared_file file, const read_options& opts) {
+    const std::string path = file->path();
+    opened_member om = open_member(file, opts, "logits");
+    const npy_header& h = om.header;
+    const element_type e = npy_matrix_element(om.where, h);
+    check_matrix_shape(om.where, h.shape);
+    check_npy_data_size(om.where, h, e.size, om.member.uncompressed);
+    dense_array a;
+    a.where = om.where;
+    a.element = e;
+    a.rows = h.shape[0];
+    a.cols = h.shape[1];
+    a.fortran = h.fortran;
+    if (om.member.method == 0) {
+        a.file = file;
+        a.offset = om.data_offset + h.data_offset;
+        if (!h.fortran) {
+            a.member_crc = om.member.crc;
+            a.header_crc = static_cast<file_stream&>(*om.stream).running_crc();
+        }
+        return make_dense_reader(path, std::move(a));
+    }
+    if (!h.fortran) {
+        inflate_reader::layout l{file, om.data_offset, om.member, om.where, h.data_offset, e};
+        std::unique_ptr<inflate_stream> stream(static_cast<inflate_stream*>(om.stream.release()));
+        return std::make_unique<inflate_reader>(path, std::move(l), std::move(stream), static_cast<std::size_t>(a.rows),
+                                                static_cast<std::size_t>(a.cols));
+    }
+    // A deflated column-major member cannot be read a row chunk at a time: inflate it once into
+    // an anonymous temporary file, then read that like a stored member.
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> temporary(std::tmpfile(), &std::fclose);
+    if (!temporary) fail(om.where, std::string("cannot create a temporary file to inflate it into: ") + std::strerror(errno));
+    const std::uint64_t data_bytes = om.member.uncompressed - h.data_offset;
+    std::vector<unsigned char> chunk(std::size_t{1} << 20);
+    for (std::uint64_t done = 0; done < data_bytes;) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), data_bytes - done));
+        om.stream->read(chunk.data(), n);
+        if (std::fwrite(chunk.data(), 1, n, temporary.get()) != n)
+            fail(om.where, std::string("cannot write the temporary file it is inflated into: ") + std::strerror(errno));
+        done += n;
+    }
+    om.stream->finish();
+    auto inflated = std::make_shared<file_handle>(temporary.release(), om.where + " (inflated)");
+    a.file = inflated;
+    a.offset = 0;
+    return make_dense_reader(path, std::move(a));
+}
+
+std::vector<std::int64_t> read_npz_labels(shared_file file, const read_options& opts) {
+    opened_member om = open_member(file, opts, "labels");
+    const element_type e = npy_label_element(om.where, om.header);
+    const std::uint64_t n = label_count(om.where, om.header.shape);
+    check_npy_data_size(om.where, om.header, e.size, om.member.uncompressed);
+    return read_label_stream(om.where, e, n, *om.stream);
+}
+
+}  // namespace detail
+}  // namespace io
+}  // namespace mano

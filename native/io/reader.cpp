@@ -1,0 +1,103 @@
+#include "io/reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "io/detail.hpp"
+
+namespace mano {
+namespace io {
+
+namespace detail {
+
+std::unique_ptr<matrix_reader> open_raw_matrix(shared_file file, std::size_t rows, std::size_t cols) {
+    const std::string& path = file->path();
+    std::uint64_t expected = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), &expected) ||
+        __builtin_mul_overflow(expected, std::uint64_t{4}, &expected))
+        fail(path, "the shape " + std::to_string(rows) + " x " + std::to_string(cols) + " is too large to address");
+    if (cols == 0) fail(path, "the shape " + std::to_string(rows) + " x 0 has no columns");
+    if (file->size() != expected)
+        fail(path, "is " + std::to_string(file->size()) + " bytes, but raw float32 logits of shape " + std::to_string(rows) +
+                       " x " + std::to_string(cols) + " take exactly " + std::to_string(expected) + " bytes (N x K x 4)");
+    dense_array a;
+    a.file = std::move(file);
+    a.where = path;
+    a.element = {scalar_kind::floating, 4, !host_is_little_endian()};
+    a.rows = rows;
+    a.cols = cols;
+    return make_dense_reader(path, std::move(a));
+}
+
+}  // namespace detail
+
+namespace {
+
+enum class format { npy, npz, safetensors, csv, tsv, raw, unknown };
+
+std::string lower_extension(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    const auto dot = path.find_last_of('.');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+    std::string ext = path.substr(dot);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return ext;
+}
+
+// Magic bytes first, then the extension, then a raw shape.
+format detect(const detail::file_handle& file, const read_options& opts) {
+    unsigned char head[9] = {};
+    const std::size_t got = file.read_some_at(0, head, sizeof head);
+    if (got >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return format::npy;
+    if (got >= 4 && (std::memcmp(head, "PK\x03\x04", 4) == 0 || std::memcmp(head, "PK\x05\x06", 4) == 0)) return format::npz;
+    if (got == 9 && head[8] == '{') {
+        std::uint64_t n = 0;
+        for (int i = 7; i >= 0; --i) n = (n << 8) | head[i];
+        if (n >= 2 && n <= file.size() - 8) return format::safetensors;
+    }
+    const std::string ext = lower_extension(file.path());
+    if (ext == ".npy") return format::npy;
+    if (ext == ".npz") return format::npz;
+    if (ext == ".safetensors") return format::safetensors;
+    if (ext == ".csv") return format::csv;
+    if (ext == ".tsv") return format::tsv;
+    if (opts.shape) return format::raw;
+    return format::unknown;
+}
+
+}  // namespace
+
+std::unique_ptr<matrix_reader> open_matrix(const std::string& path, const read_options& opts) {
+    auto file = std::make_shared<const detail::file_handle>(path);
+    if (file->size() == 0) detail::fail(path, "is empty");
+    switch (detect(*file, opts)) {
+        case format::npy: return detail::open_npy_matrix(std::move(file));
+        case format::npz: return detail::open_npz_matrix(std::move(file), opts);
+        case format::safetensors: return detail::open_safetensors_matrix(std::move(file), opts);
+        case format::csv: return detail::open_csv_matrix(std::move(file), opts, ',');
+        case format::tsv: return detail::open_csv_matrix(std::move(file), opts, '\t');
+        case format::raw: return detail::open_raw_matrix(std::move(file), opts.shape->first, opts.shape->second);
+        case format::unknown: break;
+    }
+    detail::fail(path, "unknown format (expected .npy, .npz, .csv, .tsv, .safetensors, or raw float32 with --shape N,K)");
+}
+
+std::vector<std::int64_t> read_labels(const std::string& path, const read_options& opts) {
+    auto file = std::make_shared<const detail::file_handle>(path);
+    if (file->size() == 0) detail::fail(path, "is empty");
+    switch (detect(*file, opts)) {
+        case format::npy: return detail::read_npy_labels(std::move(file));
+        case format::npz: return detail::read_npz_labels(std::move(file), opts);
+        case format::safetensors: return detail::read_safetensors_labels(std::move(file), opts);
+        case format::csv: return detail::read_csv_labels(std::move(file), opts, ',');
+        case format::tsv: return detail::read_csv_labels(std::move(file), opts, '\t');
+        case format::raw: break;
+        case format::unknown: break;
+    }
+    detail::fail(path, "unknown label format (expected integer labels in .npy, .npz, .safetensors, or a .csv/.tsv "
+                       "column; raw files hold only float32 logits)");
+}
+
+}  // namespace io
+}  // namespace mano

@@ -1,0 +1,71 @@
+#pragma once
+// Readers for every logit file format the `mano` command takes: .npy, .npz, .csv/.tsv,
+// .safetensors and raw float32. Each reads rows in chunks, so a file of any size costs only a
+// chunk of memory. Every problem with a file is a mano::error whose message starts with its path.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mano/logits_view.hpp>
+
+namespace mano {
+namespace io {
+
+// How to find the array inside a file.
+struct read_options {
+    // .npz / .safetensors with several arrays: the member to read (default "logits" for logits,
+    // "labels" for labels; a container with one array is read whatever its name).
+    std::string key;
+    // Raw float32 (any file that is not .npy, .npz, .safetensors, .csv or .tsv): its N x K shape.
+    std::optional<std::pair<std::size_t, std::size_t>> shape;
+    // .csv/.tsv: the label column, by header name or 0-based index; it is left out of the logits
+    // and read by read_labels(). Empty = no label column.
+    std::string label_column;
+    // .csv/.tsv: whether the first line is a header; unset = detect (a header has a field that is
+    // not a number).
+    std::optional<bool> header;
+};
+
+// An N x K matrix of logits (or features) in a file.
+class matrix_reader {
+public:
+    virtual ~matrix_reader() = default;
+
+    const std::string& path() const noexcept { return path_; }
+    std::size_t rows() const noexcept { return rows_; }
+    std::size_t cols() const noexcept { return cols_; }
+    // The element type of the rows read() returns.
+    dtype type() const noexcept { return type_; }
+    // Whether read() takes any `first` (false: rows must be read in order from 0, e.g. a deflated
+    // .npz member, which can only be inflated from its start).
+    virtual bool random_access() const noexcept { return true; }
+
+    // Rows [first, first + count) as a C-order view, native byte order, valid until the next
+    // read() on this reader. first + count must not exceed rows().
+    virtual logits_view read(std::size_t first, std::size_t count) = 0;
+
+    // An independent reader of the same file, for another thread (shares whatever was already
+    // parsed, e.g. a CSV line index).
+    virtual std::unique_ptr<matrix_reader> clone() const = 0;
+
+protected:
+    std::string path_;
+    std::size_t rows_ = 0;
+    std::size_t cols_ = 0;
+    dtype type_ = dtype::float32;
+};
+
+// Opens a logits (or features) matrix; the format comes from the file's magic bytes, then its
+// extension (.csv, .tsv), then `opts.shape` (raw float32).
+std::unique_ptr<matrix_reader> open_matrix(const std::string& path, const read_options& opts = {});
+
+// Integer class labels, one per row: a 1-D (or N x 1) integer array in .npy/.npz/.safetensors,
+// or a CSV/TSV column (opts.label_column, or the only column of a one-column file).
+std::vector<std::int64_t> read_labels(const std::string& path, const read_options& opts = {});
+
+}  // namespace io
+}  // namespace mano

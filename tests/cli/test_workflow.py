@@ -1,0 +1,315 @@
+"""End-to-end tests of the `mano` workflow beyond one score: threads, chunks, row ranges and
+merged shards equal one pass; eval / calibrate / predict against NumPy and SciPy; the standard
+errors against their formulas; and a bad input per command -> exit 2 with one stderr line.
+Run: /usr/bin/python3 tests/cli/test_workflow.py path/to/mano"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from mano_reference import softmax_rows  # noqa: E402
+
+MANO = sys.argv[1]
+results = {"passed": 0, "failed": 0}
+
+
+def check(ok, what):
+    results["passed" if ok else "failed"] += 1
+    if not ok:
+        print(f"FAIL: {what}", flush=True)
+
+
+def run(*args):
+    return subprocess.run([MANO, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+def score_json(*args):
+    proc = run("score", "--json", "--quiet", *args)
+    if proc.returncode != 0:
+        check(False, f"score {args}: {proc.stderr.strip()}")
+        return []
+    return [json.loads(line) for line in proc.stdout.strip().splitlines()]
+
+
+def same_methods(a, b, tol, what):
+    worst = 0.0
+    for name, values in a["methods"].items():
+        for key, value in values.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                other = b["methods"].get(name, {}).get(key)
+                err = rel(value, other) if other is not None else 1.0
+                worst = max(worst, err)
+    check(set(a["methods"]) == set(b["methods"]) and worst <= tol, f"{what}: worst relative difference {worst:.2e}")
+    return worst
+
+
+def test_threads_chunks_shards(tmp):
+    rng = np.random.default_rng(5)
+    q = (rng.standard_normal((20000, 10)) * 3).astype(np.float32)
+    labels = rng.integers(0, 10, len(q))
+    np.save(tmp / "q.npy", q)
+    np.save(tmp / "y.npy", labels)
+    one = score_json(tmp / "q.npy", "--threads", "1", "--methods", "mano,confscore,entropy,nuclear,mde,cot,nuclear_softrun")
+    many = score_json(tmp / "q.npy", "--threads", "4", "--methods", "mano,confscore,entropy,nuclear,mde,cot,nuclear_softrun")
+    if one and many:
+        same_methods(one[0], many[0], 1e-9, "4 threads vs 1")
+    # batch mode keeps batches whole across threads
+    b1 = score_json(tmp / "q.npy", "--threads", "1", "--batch-size", "128", "--methods", "mano")
+    b3 = score_json(tmp / "q.npy", "--threads", "3", "--batch-size", "128", "--methods", "mano")
+    if b1 and b3:
+        same_methods(b1[0], b3[0], 1e-10, "batch mode, 3 threads vs 1")
+        check(b3[0]["methods"]["mano"]["batches"] == -(-20000 // 128), "batch count with threads")
+    # chunks: one result per 3000 rows, each equal to scoring that slice alone
+    chunks = score_json(tmp / "q.npy", "--chunk-size", "3000", "--threads", "2", "--methods", "mano,confscore")
+    check(len(chunks) == 7 and [c["chunk"] for c in chunks] == list(range(7)), "7 chunks in order")
+    for c in chunks[:7:3]:
+        a = c["first_row"]
+        np.save(tmp / "slice.npy", q[a:a + 3000])
+        alone = score_json(tmp / "slice.npy", "--methods", "mano,confscore")
+        if alone:
+            same_methods(c, alone[0], 1e-9, f"chunk at {a} vs the slice alone")
+            check(c["n"] == alone[0]["n"], f"chunk at {a}: n")
+    # map/reduce: three row ranges with --emit-state, merged, equal the whole file
+    states = []
+    for i, (a, b) in enumerate([(0, 7000), (7000, 7001), (7001, 20000)]):
+        states.append(tmp / f"state{i}.json")
+        proc = run("score", tmp / "q.npy", "--rows", f"{a}:{b}", "--emit-state", states[-1], "--json", "--quiet")
+        check(proc.returncode == 0, f"--rows {a}:{b}: {proc.stderr.strip()}")
+    proc = run("merge", *states, "--json")
+    check(proc.returncode == 0, f"merge: {proc.stderr.strip()}")
+    whole = score_json(tmp / "q.npy")
+    if proc.returncode == 0 and whole:
+        merged = json.loads(proc.stdout)
+        same_methods(merged, whole[0], 1e-9, "merge of 3 shards vs the whole file")
+        check(merged["n"] == 20000, "merged n")
+    proc = run("merge", states[1], states[0])
+    check(proc.returncode == 0, "merge in another order still works for order-free methods")
+    # the true accuracy from labels, through eval below; the standard errors here
+    res = score_json(tmp / "q.npy", "--methods", "mano,confscore,entropy", "--normalization", "softmax")
+    if res:
+        p = softmax_rows(q.astype(np.float64))
+        n, k = p.shape
+        a = (p ** 4).mean(axis=1)
+        s = a.mean() ** 0.25
+        se_mano = s / (4 * a.mean()) * a.std(ddof=1) / np.sqrt(n)
+        m = res[0]["methods"]
+        check(rel(m["mano"]["se"], se_mano) < 1e-5, f"MaNo se {m['mano']['se']} vs delta method {se_mano}")
+        se_conf = p.max(axis=1).std(ddof=1) / np.sqrt(n)
+        check(rel(m["confscore"]["se"], se_conf) < 1e-5, f"ConfScore se {m['confscore']['se']} vs {se_conf}")
+        # the delta method against a row bootstrap (loose: a bootstrap is itself noisy)
+        boot = [((p[idx] ** 4).mean() ** 0.25) for idx in (rng.integers(0, n, n) for _ in range(200))]
+        check(0.7 < m["mano"]["se"] / np.std(boot) < 1.4, f"MaNo se {m['mano']['se']} vs bootstrap {np.std(boot)}")
+
+
+def make_shifted_sets(tmp, rng, count, n=400, k=10):
+    """Sets of increasing difficulty: accuracy falls as the signal weakens."""
+    sets = []
+    for i in range(count):
+        labels = rng.integers(0, k, n)
+        signal = 0.5 + 4.0 * i / max(count - 1, 1) + rng.normal(0, 0.2)
+        q = rng.standard_normal((n, k)) * 1.5
+        q[np.arange(n), labels] += signal
+        np.save(tmp / f"set{i}.npy", q.astype(np.float32))
+        np.save(tmp / f"set{i}_labels.npy", labels.astype(np.int64))
+        sets.append({"name": f"set{i}", "logits": f"set{i}.npy", "labels": f"set{i}_labels.npy",
+                     "group": "even" if i % 2 == 0 else "odd"})
+    return sets
+
+
+def test_eval_calibrate_predict(tmp):
+    rng = np.random.default_rng(9)
+    sets = make_shifted_sets(tmp, rng, 10)
+    ys = rng.integers(0, 10, 600)
+    src = rng.standard_normal((600, 10)) * 1.5
+    src[np.arange(600), ys] += 3.0
+    np.save(tmp / "src.npy", src.astype(np.float32))
+    np.save(tmp / "src_y.npy", ys.astype(np.int64))
+    manifest = tmp / "manifest.json"
+    manifest.write_text(json.dumps({"source": {"logits": "src.npy", "labels": "src_y.npy"}, "sets": sets}))
+    proc = run("eval", manifest, "--json", "--quiet", "--plots", tmp / "plots")
+    check(proc.returncode == 0, f"eval: {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        return
+    report = json.loads(proc.stdout)
+    check([s["name"] for s in report["sets"]] == [s["name"] for s in sets], "eval: sets in manifest order")
+    acc = []
+    for s, entry in zip(sets, report["sets"]):
+        q = np.load(tmp / s["logits"]).astype(np.float64)
+        y = np.load(tmp / s["labels"])
+        acc.append(float(np.mean(q.argmax(axis=1) == y)))
+        check(entry["accuracy"] == acc[-1], f"{s['name']}: accuracy {entry['accuracy']} vs {acc[-1]}")
+    check({"mano", "atc_mc", "doc", "confscore"} <= set(report["summary"]), f"summary methods {sorted(report['summary'])}")
+    worst = 0.0
+    for method, summary in report["summary"].items():
+        x = np.array([s["methods"][method].get("score", s["methods"][method].get("accuracy")) for s in report["sets"]])
+        y = np.array(acc)
+        r = stats.pearsonr(x, y)[0]
+        loo = []
+        for i in range(len(x)):
+            a, b = np.polyfit(np.delete(x, i), np.delete(y, i), 1)
+            loo.append(abs(y[i] - (a * x[i] + b)))
+        expected = {"r2": r * r, "pearson": r, "spearman": stats.spearmanr(x, y)[0],
+                    "kendall": stats.kendalltau(x, y)[0], "mae": np.mean(loo)}
+        for key, value in expected.items():
+            err = abs(summary[key] - value)
+            worst = max(worst, err)
+            check(err <= 1e-9, f"eval {method}.{key}: {summary[key]} vs {value}")
+    print(f"eval: worst absolute difference to SciPy/NumPy {worst:.1e}")
+    check("groups" in report and set(report["groups"]) == {"even", "odd"}, "per-group summaries")
+    svgs = sorted(p.name for p in (tmp / "plots").glob("*.svg"))
+    check(svgs == sorted(f"{m}.svg" for m in report["summary"]), f"one SVG per method: {svgs}")
+    import xml.etree.ElementTree as ET
+    for svg in (tmp / "plots").glob("*.svg"):
+        try:
+            ET.parse(svg)
+        except ET.ParseError as e:
+            check(False, f"{svg.name} is not well-formed XML: {e}")
+    for flag in ("--markdown", None):
+        proc = run("eval", manifest, "--quiet", *([flag] if flag else []))
+        check(proc.returncode == 0 and "mano" in proc.stdout and "spearman" in proc.stdout, f"eval table {flag}")
+
+    # calibrate on the even sets, predict the odd ones
+    cal = tmp / "cal.json"
+    proc = run("calibrate", manifest, "-o", cal, "--group", "even", "--quiet")
+    check(proc.returncode == 0, f"calibrate: {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        return
+    c = json.loads(cal.read_text())
+    even = [i for i in range(len(sets)) if i % 2 == 0]
+    x_fit = {m: np.array([report["sets"][i]["methods"][m].get("score", report["sets"][i]["methods"][m].get("accuracy"))
+                          for i in even]) for m in c["methods"]}
+    y_fit = np.array([acc[i] for i in even])
+    for m, fit in c["methods"].items():
+        a, b = np.polyfit(x_fit[m], y_fit, 1)
+        resid = y_fit - (a * x_fit[m] + b)
+        rse = np.sqrt(np.sum(resid ** 2) / (len(y_fit) - 2))
+        check(rel(fit["slope"], a) < 1e-9 and rel(fit["intercept"], b) < 1e-9 and rel(fit["residual_se"], rse) < 1e-9,
+              f"calibration {m}: {fit} vs slope {a} intercept {b} rse {rse}")
+        check(fit["n"] == len(even) and fit["score_min"] == x_fit[m].min() and fit["score_max"] == x_fit[m].max(),
+              f"calibration {m}: n and score range")
+    for level in (0.9, 0.5):
+        proc = run("predict", "--calibration", cal, "--manifest", manifest, "--group", "odd", "--json", "--level", level,
+                   "--quiet")
+        check(proc.returncode == 0, f"predict: {proc.stderr.strip()}")
+        if proc.returncode != 0:
+            return
+        pred = json.loads(proc.stdout)
+        check([s["name"] for s in pred["sets"]] == [s["name"] for s in sets if s["group"] == "odd"], "predict: odd sets")
+        for entry in pred["sets"]:
+            i = int(entry["name"][3:])
+            check(entry["accuracy"] == acc[i], f"predict {entry['name']}: true accuracy")
+            for m, e in entry["methods"].items():
+                fit = c["methods"][m]
+                x = e["score"]
+                n = fit["n"]
+                yhat = fit["slope"] * x + fit["intercept"]
+                var = fit["residual_se"] ** 2 * (1 + 1 / n + (x - fit["score_mean"]) ** 2 / fit["score_sxx"])
+                var += fit["slope"] ** 2 * e.get("se", 0.0) ** 2
+                half = stats.t.ppf(0.5 + level / 2, n - 2) * np.sqrt(var)
+                lo, hi = np.clip([yhat - half, yhat + half], 0, 1)
+                check(abs(e["accuracy"] - np.clip(yhat, 0, 1)) < 1e-12 and abs(e["interval"][0] - lo) < 1e-9 and
+                      abs(e["interval"][1] - hi) < 1e-9, f"predict {entry['name']} {m}: {e} vs [{lo}, {hi}]")
+                check(e["extrapolated"] == (x < fit["score_min"] or x > fit["score_max"]), f"{m}: extrapolated flag")
+                check(e["interval"][0] <= e["accuracy"] <= e["interval"][1], f"{m}: estimate inside its interval")
+        if level == 0.9:
+            wide = pred
+    # a lower level gives narrower intervals
+    narrow = pred
+    w90 = np.mean([e["interval"][1] - e["interval"][0] for s in wide["sets"] for e in s["methods"].values()])
+    w50 = np.mean([e["interval"][1] - e["interval"][0] for s in narrow["sets"] for e in s["methods"].values()])
+    check(w50 < w90, f"50% intervals ({w50}) narrower than 90% ({w90})")
+    check("coverage" in wide and "mano" in wide["coverage"], "coverage reported with labels")
+    # predict on a file, extrapolation warning on stderr
+    np.save(tmp / "easy.npy", (np.eye(10)[rng.integers(0, 10, 300)] * 40).astype(np.float32))
+    proc = run("predict", "--calibration", cal, tmp / "easy.npy", "--json")
+    check(proc.returncode == 0 and "outside the score range" in proc.stderr, f"extrapolation warning: {proc.stderr!r}")
+    if proc.returncode == 0:
+        e = json.loads(proc.stdout)["methods"]["mano"]
+        check(e["extrapolated"] and 0 <= e["interval"][0] <= e["interval"][1] <= 1, f"extrapolated, clipped: {e}")
+    # a stream: chunks with estimated accuracy
+    stream = np.concatenate([np.load(tmp / "set9.npy"), np.load(tmp / "set1.npy")])
+    np.save(tmp / "stream.npy", stream)
+    proc = run("score", tmp / "stream.npy", "--chunk-size", "400", "--calibration", cal, "--json")
+    check(proc.returncode == 0, f"chunks with calibration: {proc.stderr.strip()}")
+    if proc.returncode == 0:
+        rows = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+        check(len(rows) == 2 and rows[0]["methods"]["mano"]["accuracy"] > rows[1]["methods"]["mano"]["accuracy"],
+              "chunked stream: the easy chunk is estimated more accurate")
+    proc = run("score", tmp / "stream.npy", "--calibration", cal, "--p", "3")
+    check(proc.returncode == 2 and "calibration" in proc.stderr, "--calibration refuses scoring options")
+
+
+def test_bad_inputs(tmp):
+    rng = np.random.default_rng(2)
+    sets = make_shifted_sets(tmp, rng, 4)
+    np.save(tmp / "y_short.npy", np.zeros(10, np.int64))
+    good = {"sets": sets}
+
+    def manifest(name, content):
+        path = tmp / name
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    cases = [
+        (["eval", manifest("m_syntax.json", "{\"sets\": [")], "not valid JSON"),
+        (["eval", manifest("m_list.json", [1, 2])], "JSON object"),
+        (["eval", manifest("m_nosets.json", {"sets": []})], "non-empty \"sets\""),
+        (["eval", manifest("m_key.json", {"sets": sets, "extra": 1})], "unknown key \"extra\""),
+        (["eval", manifest("m_setkey.json", {"sets": [dict(sets[0], label="x")] + sets[1:]})], "unknown key \"label\""),
+        (["eval", manifest("m_dup.json", {"sets": sets + [sets[0]]})], "used twice"),
+        (["eval", manifest("m_nolabels.json", {"sets": [{k: v for k, v in s.items() if k != "labels"} for s in sets]})],
+         "no \"labels\""),
+        (["eval", manifest("m_missing.json", {"sets": [dict(sets[0], logits="nope.npy")] + sets[1:]})], "nope.npy"),
+        (["eval", manifest("m_short.json", {"sets": [dict(sets[0], labels="y_short.npy")] + sets[1:]})], "10 labels"),
+        (["eval", manifest("m_two.json", {"sets": sets[:2]})], "at least 3"),
+        (["eval", manifest("m_name.json", {"sets": [dict(sets[0], name=3)] + sets[1:]})], "\"name\" must be"),
+        (["calibrate", manifest("m_ok.json", good), "--group", "nosuch"], "no set has the group"),
+        (["predict", "--calibration", manifest("cal_bad.json", {"format": "x"}), tmp / "set0.npy"], "cal_bad.json"),
+        (["predict", "--calibration", manifest("cal_text.json", "hello"), tmp / "set0.npy"], "cal_text.json"),
+        (["merge", manifest("state_bad.json", {"format": "mano-accumulator", "version": 2})], "state_bad.json"),
+        (["merge", manifest("state_text.json", "[")], "state_text.json"),
+        (["score", tmp / "set0.npy", "--rows", "5:2"], "--rows"),
+        (["score", tmp / "set0.npy", "--rows", "0:100000"], "--rows"),
+        (["score", tmp / "set0.npy", "--rows", "abc"], "--rows"),
+        (["score", tmp / "set0.npy", tmp / "set1.npy", "--emit-state", tmp / "s.json"], "--emit-state"),
+        (["score", tmp / "set0.npy", "--emit-state", tmp / "no_dir" / "s.json"], "cannot write"),
+        (["score", tmp / "set0.npy", "--shape", "3"], "--shape"),
+        (["score", tmp / "set0.npy", "--level", "2"], "--level"),
+        (["score", tmp / "set0.npy", "--threads", "-1"], "threads"),
+        (["predict", "--calibration", tmp / "cal_bad.json"], "give logit files or --manifest"),
+    ]
+    for args, needle in cases:
+        proc = run(*args)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0],
+              f"{[str(a).replace(str(tmp), '') for a in args]}: exit {proc.returncode}, {proc.stderr!r}")
+    # merging shards scored with different options
+    a, b = tmp / "sa.json", tmp / "sb.json"
+    run("score", tmp / "set0.npy", "--emit-state", a, "--quiet")
+    run("score", tmp / "set1.npy", "--emit-state", b, "--p", "3", "--quiet")
+    proc = run("merge", a, b)
+    check(proc.returncode == 2 and "different p" in proc.stderr and "sb.json" in proc.stderr, f"merge p: {proc.stderr!r}")
+    # a calibration fitted for 10 classes refuses 5-class logits
+    cal = tmp / "cal10.json"
+    proc = run("calibrate", manifest("m_ok.json", good), "-o", cal, "--quiet")
+    np.save(tmp / "k5.npy", rng.standard_normal((50, 5)).astype(np.float32))
+    proc = run("predict", "--calibration", cal, tmp / "k5.npy")
+    check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, f"predict K mismatch: {proc.stderr!r}")
+
+
+with tempfile.TemporaryDirectory() as d:
+    tmp = pathlib.Path(d)
+    test_threads_chunks_shards(tmp)
+    test_eval_calibrate_predict(tmp)
+    test_bad_inputs(tmp)
+print(f"{results['passed']} passed, {results['failed']} failed")
+sys.exit(1 if results["failed"] else 0)
