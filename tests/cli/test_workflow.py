@@ -110,6 +110,46 @@ def test_threads_chunks_shards(tmp):
         check(0.7 < m["mano"]["se"] / np.std(boot) < 1.4, f"MaNo se {m['mano']['se']} vs bootstrap {np.std(boot)}")
 
 
+def test_formats(tmp):
+    """Every format through `mano score` gives the numbers of the .npy file."""
+    rng = np.random.default_rng(12)
+    q = (rng.standard_normal((3000, 7)) * 2).astype(np.float32)
+    y = rng.integers(0, 7, len(q))
+    np.save(tmp / "f.npy", q)
+    np.savez_compressed(tmp / "f.npz", logits=q, labels=y)
+    np.savez(tmp / "f_other.npz", scores=q, extra=np.zeros(3))
+    header = ",".join(f"c{i}" for i in range(7))
+    np.savetxt(tmp / "f.csv", np.column_stack([q, y]), delimiter=",", header=header + ",label", comments="", fmt="%.9g")
+    np.savetxt(tmp / "f.tsv", q, delimiter="\t", fmt="%.9g")
+    q.astype("<f4").tofile(tmp / "f.bin")
+    meta = json.dumps({"logits": {"dtype": "F32", "shape": list(q.shape), "data_offsets": [0, q.nbytes]}}).encode()
+    (tmp / "f.safetensors").write_bytes(len(meta).to_bytes(8, "little") + meta + q.tobytes())
+    methods = ["--methods", "mano,confscore,entropy,mde"]
+    base = score_json(tmp / "f.npy", *methods)
+    for args in ([tmp / "f.npz"], [tmp / "f_other.npz", "--key", "scores"], [tmp / "f.csv", "--label-column", "label"],
+                 [tmp / "f.tsv"], [tmp / "f.bin", "--shape", "3000,7"], [tmp / "f.safetensors"]):
+        got = score_json(*args, *methods)
+        if base and got:
+            same_methods(got[0], base[0], 1e-7, f"{args[0].name} vs .npy")
+    proc = run("score", tmp / "f_other.npz")
+    check(proc.returncode == 2 and "scores" in proc.stderr and "--key" in proc.stderr, f"npz without --key: {proc.stderr!r}")
+    # labels from a CSV column and from an .npz member, through eval
+    sets = []
+    for i in range(3):
+        qi = q[i * 1000:(i + 1) * 1000] * (1 + i)
+        np.savetxt(tmp / f"s{i}.csv", np.column_stack([qi, y[i * 1000:(i + 1) * 1000]]), delimiter=",",
+                   header=header + ",label", comments="", fmt="%.9g")
+        sets.append({"name": f"s{i}", "logits": f"s{i}.csv", "labels": f"s{i}.csv"})
+    (tmp / "csv_manifest.json").write_text(json.dumps({"sets": sets}))
+    proc = run("eval", tmp / "csv_manifest.json", "--label-column", "label", "--json", "--methods", "mano")
+    check(proc.returncode == 0, f"eval on CSV with a label column: {proc.stderr.strip()}")
+    if proc.returncode == 0:
+        report = json.loads(proc.stdout)
+        for i, entry in enumerate(report["sets"]):
+            qi = q[i * 1000:(i + 1) * 1000]
+            check(entry["accuracy"] == float(np.mean(qi.argmax(1) == y[i * 1000:(i + 1) * 1000])), f"CSV set {i} accuracy")
+
+
 def make_shifted_sets(tmp, rng, count, n=400, k=10):
     """Sets of increasing difficulty: accuracy falls as the signal weakens."""
     sets = []
@@ -309,6 +349,7 @@ def test_bad_inputs(tmp):
 with tempfile.TemporaryDirectory() as d:
     tmp = pathlib.Path(d)
     test_threads_chunks_shards(tmp)
+    test_formats(tmp)
     test_eval_calibrate_predict(tmp)
     test_bad_inputs(tmp)
 print(f"{results['passed']} passed, {results['failed']} failed")
