@@ -178,6 +178,7 @@ TEST_CASE("degenerate inputs give finite, well-formed plots", "[plot]") {
         const auto tiny = mano::cli::scatter_svg("mde", points, plot_line{5e7, 0.45}, std::nullopt, 1, 1);
         CHECK(xml_problem(tiny) == "");
         CHECK(all_finite_text(tiny));
+        CHECK(tiny.find(">2e-9</text>") != std::string::npos);  // an exponent, not 0.000000002
         points = {{"a", "", 7.5e5, 0.5}, {"b", "", 7.5e5 + 1e-4, 0.6}};
         const auto narrow = mano::cli::scatter_svg("mde", points, std::nullopt, std::nullopt, 1, 1);
         CHECK(xml_problem(narrow) == "");

@@ -21,7 +21,7 @@ namespace {
 constexpr double plot_width = 560, plot_height = 380;
 constexpr double margin_left = 80, margin_right = 28, margin_top = 58, margin_bottom = 62;
 constexpr double legend_gap = 20, legend_swatch = 28, legend_row = 20;
-constexpr double char_width = 6.8;            // average advance of 12px sans-serif, for sizing the legend
+constexpr double char_width = 7.2;            // average advance of 12px sans-serif, for sizing the legend
 constexpr std::size_t legend_label_max = 30;  // code points; longer group names end in an ellipsis
 const char* const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};  // Tableau 10
@@ -105,10 +105,23 @@ std::string statistic(double value) { return std::isfinite(value) ? fixed(value,
 std::string px(double value) { return fixed(value, 2); }
 
 // A padded data range with "nice" ticks (steps of 1, 2, 2.5 or 5 times a power of ten).
+// "4e-09" -> "4e-9", "1.5e+06" -> "1.5e6".
+std::string short_exponent(std::string text) {
+    const auto e = text.find('e');
+    if (e == std::string::npos) return text;
+    std::string exponent = text.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    exponent.erase(0, exponent.find_first_not_of("+-0"));
+    return text.substr(0, e + 1) + (negative ? "-" : "") + (exponent.empty() ? "0" : exponent);
+}
+
+// A padded data range with "nice" ticks (steps of 1, 2, 2.5 or 5 times a power of ten) and their
+// labels: fixed-point, or with an exponent for very small or large values.
 struct axis {
     double lo = 0, hi = 1;
     std::vector<double> ticks;
-    int digits = 1;
+    std::vector<std::string> labels;
+    std::size_t widest = 0;  // characters of the longest label
 };
 
 axis make_axis(double lo, double hi, double target_ticks) {
@@ -122,19 +135,35 @@ axis make_axis(double lo, double hi, double target_ticks) {
         a.lo = lo - pad;
         a.hi = hi + pad;
     }
-    const double raw = (a.hi - a.lo) / target_ticks;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    double multiple = 10;
-    for (const double m : {1.0, 2.0, 2.5, 5.0})
-        if (m * magnitude >= raw) {
+    // The step whose tick count is closest to the target.
+    const double span = a.hi - a.lo, magnitude = std::pow(10.0, std::floor(std::log10(span / target_ticks)));
+    double multiple = 1;
+    for (const double m : {2.0, 2.5, 5.0, 10.0})
+        if (std::abs(span / (m * magnitude) - target_ticks) < std::abs(span / (multiple * magnitude) - target_ticks))
             multiple = m;
-            break;
-        }
     const double step = multiple * magnitude;
-    a.digits = std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)) + (multiple == 2.5 ? 1 : 0), 0, 15);
     const double first = std::ceil(a.lo / step - 1e-9), last = std::floor(a.hi / step + 1e-9);
     for (double k = first; k <= last; ++k) a.ticks.push_back(k * step);  // k * step: no accumulated drift
+
+    const double largest = std::max(std::abs(a.lo), std::abs(a.hi));
+    const int decimals = static_cast<int>(-std::floor(std::log10(step) + 1e-9)) + (multiple == 2.5 ? 1 : 0);
+    const bool exponent = step < 1e-4 || largest >= 1e6;
+    const int digits = std::clamp(static_cast<int>(std::ceil(std::log10(largest / step) + 1e-9)) + 1, 1, 15);
+    for (const double t : a.ticks) {
+        a.labels.push_back(exponent ? short_exponent(significant(std::abs(t) < step / 2 ? 0.0 : t, digits))
+                                    : fixed(t, std::clamp(decimals, 0, 15)));
+        a.widest = std::max(a.widest, a.labels.back().size());
+    }
     return a;
+}
+
+// Label every stride-th tick so that labels of `size` px (along the axis) do not touch.
+std::size_t label_stride(const axis& a, double axis_px, double size) {
+    if (a.ticks.size() < 2) return 1;
+    const double spacing = (a.ticks[1] - a.ticks[0]) / (a.hi - a.lo) * axis_px;
+    std::size_t stride = 1;
+    while (size > 0.85 * spacing * static_cast<double>(stride)) ++stride;
+    return stride;
 }
 
 struct legend_entry {
@@ -183,7 +212,6 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
     std::vector<const plot_point*> shown;
     for (const auto& p : points)
         if (std::isfinite(p.score) && std::isfinite(p.accuracy)) shown.push_back(&p);
-    const bool line_shown = line && std::isfinite(line->slope) && std::isfinite(line->intercept) && !shown.empty();
 
     // Data ranges: every point, the fitted line over the scores, and the band.
     const double inf = std::numeric_limits<double>::infinity();
@@ -193,11 +221,12 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         y_lo = std::min(y_lo, p->accuracy), y_hi = std::max(y_hi, p->accuracy);
     }
     const double score_lo = x_lo, score_hi = x_hi;
+    // The line spans the scores; with fewer than two distinct scores there is no fit to show.
+    const auto on_line = [&](double x) { return line->slope * x + line->intercept; };
+    const bool line_shown = line && score_lo < score_hi && std::isfinite(on_line(score_lo)) &&
+                            std::isfinite(on_line(score_hi));
     if (line_shown)
-        for (const double x : {score_lo, score_hi}) {
-            const double y = line->slope * x + line->intercept;
-            if (std::isfinite(y)) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
-        }
+        for (const double y : {on_line(score_lo), on_line(score_hi)}) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
     std::vector<std::size_t> band_samples;
     if (band)
         for (std::size_t i = 0; i < band->xs.size(); ++i)
@@ -221,20 +250,20 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         if (found == groups.end()) groups.push_back(points[i].group);
     }
     const bool grouped = groups.size() > 1 || (groups.size() == 1 && !groups.front().empty());
-    std::vector<legend_entry> legend;
+    const bool band_shown = band_samples.size() >= 2;
+    std::vector<legend_entry> legend;  // only when there is something a reader could not tell apart
     if (grouped)
         for (std::size_t g = 0; g < groups.size(); ++g)
             legend.push_back({legend_entry::marker, g, groups[g].empty() ? "(no group)" : groups[g]});
-    if (line_shown) legend.push_back({legend_entry::line, 0, "least-squares fit"});
-    if (band_samples.size() >= 2)
-        legend.push_back({legend_entry::band, 0, fixed(100 * band->level, 0) + "% prediction band"});
+    if (line_shown && (grouped || band_shown)) legend.push_back({legend_entry::line, 0, "least-squares fit"});
+    if (band_shown) legend.push_back({legend_entry::band, 0, fixed(100 * band->level, 0) + "% prediction band"});
     std::size_t longest = 0;
     for (const auto& e : legend) {
         std::size_t code_points = 0;
         for (const char c : e.label) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
         longest = std::max(longest, std::min(code_points, legend_label_max + 1));
     }
-    const double legend_width = legend.empty() ? 0 : legend_gap + legend_swatch + char_width * longest + 8;
+    const double legend_width = legend.empty() ? 0 : legend_gap + legend_swatch + char_width * longest + 12;
     const double width = margin_left + plot_width + margin_right + legend_width;
     const double height = std::max(margin_top + plot_height + margin_bottom,
                                    margin_top + 8 + legend_row * static_cast<double>(legend.size()) + 16);
@@ -278,12 +307,14 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         svg << "<line x1=\"" << px(margin_left - 5) << "\" y1=\"" << px(sy(t)) << "\" x2=\"" << px(margin_left)
             << "\" y2=\"" << px(sy(t)) << "\"/>\n";
     svg << "</g>\n<g fill=\"#555555\" font-size=\"11.5\">\n";
-    for (const double t : ax.ticks)
-        svg << "<text x=\"" << px(sx(t)) << "\" y=\"" << px(plot_bottom + 19) << "\" text-anchor=\"middle\">"
-            << fixed(t, ax.digits) << "</text>\n";
-    for (const double t : ay.ticks)
-        svg << "<text x=\"" << px(margin_left - 9) << "\" y=\"" << px(sy(t) + 4) << "\" text-anchor=\"end\">"
-            << fixed(t, ay.digits) << "</text>\n";
+    const std::size_t x_stride = label_stride(ax, plot_width, 6.6 * static_cast<double>(ax.widest) + 6);
+    const std::size_t y_stride = label_stride(ay, plot_height, 15);
+    for (std::size_t i = 0; i < ax.ticks.size(); i += x_stride)
+        svg << "<text x=\"" << px(sx(ax.ticks[i])) << "\" y=\"" << px(plot_bottom + 19)
+            << "\" text-anchor=\"middle\">" << ax.labels[i] << "</text>\n";
+    for (std::size_t i = 0; i < ay.ticks.size(); i += y_stride)
+        svg << "<text x=\"" << px(margin_left - 9) << "\" y=\"" << px(sy(ay.ticks[i]) + 4)
+            << "\" text-anchor=\"end\">" << ay.labels[i] << "</text>\n";
     svg << "</g>\n<g fill=\"#333333\" font-size=\"13\" text-anchor=\"middle\">\n"
         << "<text x=\"" << px(margin_left + plot_width / 2) << "\" y=\"" << px(plot_bottom + 46) << "\">" << name
         << " score</text>\n"
@@ -291,7 +322,7 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         << ") rotate(-90)\">true accuracy</text>\n</g>\n";
 
     // Band, line, then the points on top.
-    if (band_samples.size() >= 2) {
+    if (band_shown) {
         svg << "<g clip-path=\"url(#mano-plot-area)\">\n<polygon fill=\"" << band_colour
             << "\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
         for (const std::size_t i : band_samples) svg << px(sx(band->xs[i])) << ',' << px(sy(band->hi[i])) << ' ';
@@ -307,12 +338,9 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         svg << "</g>\n";
     }
     if (line_shown) {
-        // Across the scores; a single score gets a short stub so the line is still visible.
-        double x0 = score_lo, x1 = score_hi;
-        if (!(x1 > x0)) x0 = ax.lo + 0.25 * (ax.hi - ax.lo), x1 = ax.lo + 0.75 * (ax.hi - ax.lo);
-        svg << "<g clip-path=\"url(#mano-plot-area)\"><line x1=\"" << px(sx(x0)) << "\" y1=\""
-            << px(sy(line->slope * x0 + line->intercept)) << "\" x2=\"" << px(sx(x1)) << "\" y2=\""
-            << px(sy(line->slope * x1 + line->intercept)) << "\" stroke=\"#333333\" stroke-width=\"1.6\">"
+        svg << "<g clip-path=\"url(#mano-plot-area)\"><line x1=\"" << px(sx(score_lo)) << "\" y1=\""
+            << px(sy(on_line(score_lo))) << "\" x2=\"" << px(sx(score_hi)) << "\" y2=\"" << px(sy(on_line(score_hi)))
+            << "\" stroke=\"#333333\" stroke-width=\"1.6\">"
             << "<title>accuracy = " << significant(line->slope, 4) << " \xC3\x97 score "
             << (line->intercept < 0 ? "\xE2\x88\x92 " : "+ ") << significant(std::abs(line->intercept), 4)
             << "</title></line></g>\n";

@@ -9,7 +9,7 @@
 #include "mano/error.hpp"
 
 namespace mano {
-namespace detail {
+namespace {
 
 constexpr double half_log_two_pi = 0.91893853320467274178;
 
@@ -38,7 +38,7 @@ double log_beta(double a, double b) {
 // The continued fraction of I_x(a, b) (Numerical Recipes 6.4) by the modified Lentz method;
 // converges fast for x < (a + 1) / (a + b + 2).
 double incomplete_beta_fraction(double a, double b, double x) {
-    constexpr double tiny = 1e-300, eps = 1e-16;
+    constexpr double tiny = 1e-300, eps = std::numeric_limits<double>::epsilon();
     constexpr int max_terms = 100000;
     double c = 1, d = 1 - (a + b) * x / (a + 1);
     if (std::abs(d) < tiny) d = tiny;
@@ -164,21 +164,21 @@ double rough_normal_upper_quantile(double q) {
     return t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
 }
 
-}  // namespace detail
+}  // namespace
 
 double student_t_cdf(double t, double dof) {
-    detail::check_dof(dof, "student_t_cdf");
+    check_dof(dof, "student_t_cdf");
     if (std::isnan(t)) throw error("student_t_cdf: t is NaN");
     if (t == 0) return 0.5;
     if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
-    const auto point = detail::evaluate(std::abs(t), dof);
+    const auto point = evaluate(std::abs(t), dof);
     if (t < 0) return point.tail;
     // 1 - tail loses nothing that matters: the result is at least 1/2.
     return point.central < 0.5 ? 0.5 + point.central / 2 : 1 - point.tail;
 }
 
 double student_t_quantile(double probability, double dof) {
-    detail::check_dof(dof, "student_t_quantile");
+    check_dof(dof, "student_t_quantile");
     if (!(probability > 0 && probability < 1)) {
         std::ostringstream message;
         message << "student_t_quantile: the probability must be in (0, 1) (got " << probability << ")";
@@ -199,7 +199,7 @@ double student_t_quantile(double probability, double dof) {
         double slope;  // dg / d(log s)
     };
     const auto residual = [&](double s) -> value {
-        const auto point = detail::evaluate(s, dof);
+        const auto point = evaluate(s, dof);
         if (use_tail)
             return {target - std::log(point.tail), std::exp(point.log_s_density - std::log(point.tail))};
         return {std::log(point.central) - target, 2 * std::exp(point.log_s_density - std::log(point.central))};
@@ -207,12 +207,12 @@ double student_t_quantile(double probability, double dof) {
 
     // Starting points: the normal quantile corrected by Cornish-Fisher (large dof), the power-law
     // tail (small dof, small q) and the linear centre; keep the one with the smallest residual.
-    const double a = dof / 2, log_beta = detail::log_beta(a, 0.5);
-    const double z = detail::rough_normal_upper_quantile(q), z2 = z * z;
+    const double a = dof / 2, log_b = log_beta(a, 0.5);
+    const double z = rough_normal_upper_quantile(q), z2 = z * z;
     const double candidates[] = {
         z + z * (z2 + 1) / (4 * dof) + z * (5 * z2 * z2 + 16 * z2 + 3) / (96 * dof * dof),
-        std::exp(0.5 * std::log(dof) - (std::log(q) + std::log(dof) + log_beta) / dof),
-        (0.5 - q) * std::sqrt(dof) * std::exp(log_beta),
+        std::exp(0.5 * std::log(dof) - (std::log(q) + std::log(dof) + log_b) / dof),
+        (0.5 - q) * std::sqrt(dof) * std::exp(log_b),
     };
     double s = 1;
     value at_s = residual(s);
