@@ -12,24 +12,14 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from harness import check, finish, rel  # noqa: E402
 from mano_reference import softmax_rows  # noqa: E402
 
 MANO = sys.argv[1]
-results = {"passed": 0, "failed": 0}
-
-
-def check(ok, what):
-    results["passed" if ok else "failed"] += 1
-    if not ok:
-        print(f"FAIL: {what}", flush=True)
 
 
 def run(*args):
     return subprocess.run([MANO, *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def rel(a, b):
-    return abs(a - b) / max(abs(a), abs(b), 1e-300)
 
 
 def score_json(*args):
@@ -352,5 +342,4 @@ with tempfile.TemporaryDirectory() as d:
     test_formats(tmp)
     test_eval_calibrate_predict(tmp)
     test_bad_inputs(tmp)
-print(f"{results['passed']} passed, {results['failed']} failed")
-sys.exit(1 if results["failed"] else 0)
+finish()

@@ -13,14 +13,10 @@ import zlib
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from harness import check, finish  # noqa: E402
+
 DUMP = sys.argv[1]
-results = {"passed": 0, "failed": 0}
-
-
-def check(ok, what):
-    results["passed" if ok else "failed"] += 1
-    if not ok:
-        print(f"FAIL: {what}", flush=True)
 
 
 def dump(kind, path, *args):
@@ -539,8 +535,7 @@ def main():
         test_labels(tmp, y)
         test_bad_files(tmp, q, y)
         test_damaged_files(tmp, q, y)
-    print(f"io: {results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    finish("io: ")
 
 
 if __name__ == "__main__":
