@@ -154,7 +154,7 @@ element_type npy_label_element(const std::string& where, const npy_header& h);
 
 // Format readers (reader.cpp picks one from the magic bytes and the extension).
 using shared_file = std::shared_ptr<const file_handle>;
-std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file, bool legacy = false);
+std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file);
 std::vector<std::int64_t> read_npy_labels(shared_file file);
 std::unique_ptr<matrix_reader> open_npz_matrix(shared_file file, const read_options& opts);
 std::vector<std::int64_t> read_npz_labels(shared_file file, const read_options& opts);

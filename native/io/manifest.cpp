@@ -9,6 +9,8 @@
 
 #include <mano/error.hpp>
 
+#include "io/detail.hpp"
+
 namespace mano {
 namespace io {
 
@@ -16,7 +18,8 @@ namespace {
 
 using json = nlohmann::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& message) { throw error(path + ": " + message); }
+// detail::fail escapes control characters (a key may hold "\n"), so the message stays one line.
+[[noreturn]] void fail(const std::string& path, const std::string& message) { detail::fail(path, message); }
 
 void check_keys(const std::string& path, const json& object, const std::string& where,
                 const std::set<std::string>& allowed) {
@@ -51,7 +54,7 @@ manifest parse_manifest(const std::string& text, const std::string& path) {
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
         fail(path, std::string("not valid JSON (") + e.what() + ")");
     }
     if (!j.is_object()) fail(path, "a manifest is a JSON object with a \"sets\" array");

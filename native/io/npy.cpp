@@ -1,4 +1,4 @@
-#include "io/npy.hpp"
+#include "io/reader.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -214,17 +214,11 @@ element_type npy_label_element(const std::string& where, const npy_header& h) {
     return *e;
 }
 
-std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file, bool legacy) {
+std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file) {
     const std::string& path = file->path();
     file_stream in(file, 0, file->size(), path);
     const npy_header h = read_npy_header(path, in, file->size());
     const element_type e = npy_matrix_element(path, h);
-    if (legacy && e.swap)
-        fail(path, "holds big-endian floats (dtype '" + clip(h.descr) + "'), which are not supported yet; "
-                   "save it little-endian, e.g. np.save(f, x.astype(x.dtype.newbyteorder('<')))");
-    if (legacy && h.fortran && h.shape.size() > 1)
-        fail(path, "is stored in Fortran (column-major) order, which is not supported yet; "
-                   "save np.ascontiguousarray(x) instead");
     check_matrix_shape(path, h.shape);
     check_npy_data_size(path, h, e.size, file->size());
     dense_array a;
@@ -249,24 +243,6 @@ std::vector<std::int64_t> read_npy_labels(shared_file file) {
 }
 
 }  // namespace detail
-
-npy_reader::npy_reader(const std::string& path)
-    : path_(path), reader_(detail::open_npy_matrix(std::make_shared<detail::file_handle>(path), true)) {
-    type_ = reader_->type();
-    rows_ = reader_->rows();
-    cols_ = reader_->cols();
-}
-
-npy_reader::~npy_reader() = default;
-npy_reader::npy_reader(npy_reader&&) noexcept = default;
-npy_reader& npy_reader::operator=(npy_reader&&) noexcept = default;
-
-logits_view npy_reader::next(std::size_t max_rows) {
-    const std::size_t count = std::min(max_rows, rows_ - rows_read_);
-    const logits_view rows = reader_->read(rows_read_, count);
-    rows_read_ += count;
-    return rows;
-}
 
 }  // namespace io
 }  // namespace mano

@@ -20,7 +20,9 @@ struct tensor {
 
 std::uint64_t unsigned_value(const nlohmann::json& v, const std::string& where, const char* what) {
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-        fail(where, std::string("its ") + what + " holds " + v.dump() + ", not a non-negative integer");
+        // dump() recurses once per nesting level: a list nested 10^5 deep would overflow the stack.
+        fail(where, std::string("its ") + what + " holds " + (v.is_primitive() ? clip(v.dump()) : std::string("an ") + v.type_name()) +
+                        ", not a non-negative integer");
     return v.get<std::uint64_t>();
 }
 
