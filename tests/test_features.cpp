@@ -73,7 +73,8 @@ TEST_CASE("Frechet distance matches the scipy.linalg.sqrtm reference", "[feature
 }
 
 TEST_CASE("feature moments match numpy mean and numpy.cov", "[features][golden]") {
-    for (const auto& c : golden().at("moments")) {
+    const auto cases = golden().at("moments");
+    for (const auto& c : cases) {
         INFO(c.at("features").get<std::string>());
         const auto m = moments_of(features(c.at("features").get<std::string>()));
         CHECK(all_close(m.mean(), c.at("mean").get<std::vector<double>>(), 1e-12));
