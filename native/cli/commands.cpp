@@ -247,21 +247,16 @@ void write_plots(const std::string& folder, const json& report, const std::vecto
     std::error_code ec;
     std::filesystem::create_directories(folder, ec);
     if (ec) throw error(folder + ": cannot create the plot folder (" + ec.message() + ")");
+    const auto fits = calibrate(sets, options{}, nullptr);  // the lines and prediction bands
     for (const auto& [name, summary] : report.at("summary").items()) {
         const method m = parse_method(name);
         std::vector<plot_point> points;
-        std::vector<double> scores, accuracies;
         for (const auto& s : sets)
             for (const auto& v : s.scores.values())
-                if (v.m == m) {
-                    points.push_back({s.name, s.group, v.value, *s.scores.accuracy});
-                    scores.push_back(v.value);
-                    accuracies.push_back(*s.scores.accuracy);
-                }
+                if (v.m == m) points.push_back({s.name, s.group, v.value, *s.scores.accuracy});
         std::optional<plot_line> line;
         std::optional<plot_band> band;
-        const auto c = calibrate(sets, options{}, nullptr);
-        for (const auto& mc : c.methods) {
+        for (const auto& mc : fits.methods) {
             if (mc.m != m) continue;
             line = plot_line{mc.fit.slope, mc.fit.intercept};
             plot_band b;
