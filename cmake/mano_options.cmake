@@ -14,6 +14,7 @@ endif()
 option(MANO_BUILD_TESTS "Build the Catch2 suites and register them with CTest" ${PROJECT_IS_TOP_LEVEL})
 option(MANO_BUILD_CLI "Build the mano command-line tool" ${mano_native})
 option(MANO_BUILD_BENCH "Build the performance benchmarks in bench/" OFF)
+option(MANO_BUILD_FUZZ "Build the libFuzzer targets in tests/fuzz (clang, in a build tree of its own: see tests/fuzz/run.sh)" OFF)
 set(MANO_WITH_TORCH AUTO CACHE STRING "Build the LibTorch inference front end: AUTO (when Torch is found), ON, OFF")
 set_property(CACHE MANO_WITH_TORCH PROPERTY STRINGS AUTO ON OFF)
 
