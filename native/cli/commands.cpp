@@ -133,12 +133,7 @@ calibration read_calibration(const std::string& path) {
     }
 }
 
-void write_json(const std::string& path, const json& j) {
-    std::ofstream out(path);
-    if (!out) throw error(path + ": cannot write this file");
-    out << j.dump() << '\n';
-    if (!out.flush()) throw error(path + ": writing failed");
-}
+void write_json(const std::string& path, const json& j) { write_file(path, j.dump() + '\n'); }
 
 // "0.873 [0.841, 0.902]" with a '*' when the score lies outside the calibration's range.
 std::string estimate_cell(const json& m) {
