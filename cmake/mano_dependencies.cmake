@@ -7,6 +7,11 @@ macro(mano_require package debian_package)
   endif()
 endmacro()
 
+if(EMSCRIPTEN)
+  include(cmake/mano_emscripten.cmake)
+  return()
+endif()
+
 # Debian's xsimd target links the xtl target, which its config does not find by itself.
 mano_require(xtl libxtl-dev)
 mano_require(xsimd libxsimd-dev)

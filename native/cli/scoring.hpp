@@ -72,10 +72,6 @@ private:
     std::map<std::pair<std::size_t, bool>, options> cache_;
 };
 
-// COT keeps all N x K rows (and its solver ~100 bytes per pair): by default it is computed only
-// up to this many logits; --methods cot asks for it at any size.
-inline constexpr std::size_t cot_default_max_logits = 2'000'000;
-
 // A progress line on stderr (rows, rows/s, ETA) for work that lasts more than ~2 s, only when
 // stderr is a terminal and not --quiet.
 class progress {

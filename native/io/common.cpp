@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
 
 namespace mano {
 namespace io {
@@ -159,7 +158,7 @@ void file_stream::read(void* out, std::size_t n) {
         fail(where_, "is truncated: it has " + std::to_string(length_) + " bytes but " + std::to_string(position_ + n) +
                          " are needed");
     file_->read_at(offset_ + position_, out, n);
-    if (expected_crc_) crc_ = static_cast<std::uint32_t>(crc32_z(crc_, static_cast<const Bytef*>(out), n));
+    if (expected_crc_) crc_ = crc32_update(crc_, out, n);
     position_ += n;
 }
 
@@ -262,7 +261,7 @@ private:
             crc_row_ = 0;
         }
         if (first != crc_row_) return;
-        crc_ = static_cast<std::uint32_t>(crc32_z(crc_, bytes, n));
+        crc_ = crc32_update(crc_, bytes, n);
         crc_row_ = first + count;
         if (crc_row_ == rows_ && crc_ != *array_.member_crc)
             fail(array_.where, "fails its CRC-32 check: the archive is damaged");

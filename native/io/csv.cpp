@@ -2,7 +2,10 @@
 // optional header and an optional label column. One pass at open counts the rows and indexes
 // every 1024th, so read() can start anywhere after a short scan.
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -132,8 +135,22 @@ bool parse_number(std::string_view field, double& value) {
     field = inner(field);
     if (!field.empty() && field.front() == '+') field.remove_prefix(1);
     if (field.empty()) return false;
+#if defined(__cpp_lib_to_chars)
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
     return ec == std::errc() && end == field.data() + field.size();
+#else
+    // libc++ 14 (Emscripten) has no floating-point from_chars: strtod on a copy, refusing what
+    // from_chars refuses (leading space or sign, hexadecimal, out of range).
+    const std::string text(field);
+    const char first = text[text[0] == '-' ? 1 : 0];
+    if (first == '\0' || first == '+' || first == '-' || std::isspace(static_cast<unsigned char>(first)) ||
+        text.find_first_of("xX") != std::string::npos)
+        return false;
+    errno = 0;
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    return errno != ERANGE && end == text.c_str() + text.size();
+#endif
 }
 
 bool parse_label(std::string_view field, std::int64_t& value) {

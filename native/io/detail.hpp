@@ -152,6 +152,10 @@ void check_npy_data_size(const std::string& where, const npy_header& h, std::siz
 element_type npy_matrix_element(const std::string& where, const npy_header& h);
 element_type npy_label_element(const std::string& where, const npy_header& h);
 
+// The CRC-32 of zip members, continued over n more bytes (zlib's; defined in npz.cpp, the only
+// source that needs zlib, so builds without zlib leave out .npz and nothing else).
+std::uint32_t crc32_update(std::uint32_t crc, const void* bytes, std::size_t n);
+
 // Format readers (reader.cpp picks one from the magic bytes and the extension).
 using shared_file = std::shared_ptr<const file_handle>;
 std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file);

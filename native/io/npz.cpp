@@ -332,6 +332,10 @@ opened_member open_member(const shared_file& file, const read_options& opts, con
 
 }  // namespace
 
+std::uint32_t crc32_update(std::uint32_t crc, const void* bytes, std::size_t n) {
+    return static_cast<std::uint32_t>(crc32_z(crc, static_cast<const Bytef*>(bytes), n));
+}
+
 std::unique_ptr<matrix_reader> open_npz_matrix(shared_file file, const read_options& opts) {
     const std::string path = file->path();
     opened_member om = open_member(file, opts, "logits");

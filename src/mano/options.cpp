@@ -1,5 +1,7 @@
 #include "mano/options.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <string>
 
@@ -36,6 +38,13 @@ std::vector<method> default_methods(std::size_t k) {
     std::vector<method> methods = {method::mano, method::confscore, method::entropy, method::mde,
                                    method::confscore_softrun};
     if (k <= nuclear_default_max_k) methods.insert(methods.end(), {method::nuclear, method::nuclear_softrun, method::cot});
+    return methods;
+}
+
+std::vector<method> default_methods(std::size_t k, std::size_t n) {
+    auto methods = default_methods(k);
+    if (static_cast<double>(n) * static_cast<double>(k) > static_cast<double>(cot_default_max_logits))
+        methods.erase(std::remove(methods.begin(), methods.end(), method::cot), methods.end());
     return methods;
 }
 

@@ -30,6 +30,11 @@ inline constexpr std::size_t nuclear_default_max_k = 4096;
 // Every method that needs nothing but the target logits: mano, confscore, entropy, mde,
 // confscore_softrun, and for K <= nuclear_default_max_k also nuclear, nuclear_softrun and cot.
 std::vector<method> default_methods(std::size_t k);
+// COT keeps all N x K rows (and its solver ~100 bytes per pair): for a set of known size it is a
+// default only up to this many logits (asked for by name, it runs at any size).
+inline constexpr std::size_t cot_default_max_logits = 2'000'000;
+// default_methods(k) for a set of n rows: without COT above cot_default_max_logits.
+std::vector<method> default_methods(std::size_t k, std::size_t n);
 
 const char* normalization_name(normalization n) noexcept;
 normalization parse_normalization(const std::string& name);  // throws mano::error

@@ -1,6 +1,9 @@
 #include "mano/result.hpp"
 
+#include "mano/error.hpp"
+
 #include <cmath>
+#include <string>
 #include <type_traits>
 
 namespace mano {
@@ -44,6 +47,73 @@ nlohmann::json result::to_json() const {
     nlohmann::json out = {{"n", n}, {"k", k}, {"methods", methods}};
     if (accuracy) out["accuracy"] = *accuracy;
     return out;
+}
+
+result result::from_json(const nlohmann::json& j) {
+    const auto number = [](const nlohmann::json& object, const char* key, const std::string& where) {
+        if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
+            throw error("result: " + where + " needs a number \"" + key + "\"");
+        return object.at(key).get<double>();
+    };
+    const auto count = [&](const char* key) {
+        const double x = number(j, key, "the result");
+        if (!(x >= 0) || x != std::floor(x) || x > 9007199254740992.0)
+            throw error(std::string("result: \"") + key + "\" must be a whole number >= 0");
+        return static_cast<std::size_t>(x);
+    };
+    result r;
+    r.n = count("n");
+    r.k = count("k");
+    if (j.contains("accuracy")) r.accuracy = number(j, "accuracy", "the result");
+    if (!j.contains("methods") || !j.at("methods").is_object()) throw error("result: needs an object \"methods\"");
+    for (const auto& item : j.at("methods").items()) {
+        const std::string& name = item.key();
+        const nlohmann::json& m = item.value();
+        const method which = parse_method(name);
+        const std::string where = "method \"" + name + "\"";
+        const auto accuracy_of = [&](bool threshold, bool cost) {
+            accuracy_estimate e;
+            e.accuracy = number(m, "accuracy", where);
+            if (threshold) e.threshold = number(m, "threshold", where);
+            if (cost) e.error = number(m, "error", where);
+            return e;
+        };
+        switch (which) {
+            case method::mano: {
+                mano_result x;
+                x.score = number(m, "score", where);
+                x.criterion = number(m, "criterion", where);
+                if (!m.contains("normalization") || !m.at("normalization").is_string())
+                    throw error("result: " + where + " needs a string \"normalization\"");
+                x.used = parse_normalization(m.at("normalization").get<std::string>());
+                x.p = number(m, "p", where);
+                x.eta = number(m, "eta", where);
+                x.taylor_order = static_cast<int>(number(m, "taylor_order", where));
+                x.criterion_fixed = m.value("criterion_fixed", false);
+                if (m.contains("batch_size")) {
+                    x.batch_size = static_cast<std::int64_t>(number(m, "batch_size", where));
+                    x.batches = static_cast<std::size_t>(number(m, "batches", where));
+                }
+                r.mano = x;
+                break;
+            }
+            case method::confscore: r.confscore = number(m, "score", where); break;
+            case method::entropy: r.entropy = number(m, "score", where); break;
+            case method::nuclear: r.nuclear = number(m, "score", where); break;
+            case method::mde: r.mde = number(m, "score", where); break;
+            case method::confscore_softrun: r.confscore_softrun = number(m, "score", where); break;
+            case method::nuclear_softrun: r.nuclear_softrun = number(m, "score", where); break;
+            case method::dispersion: r.dispersion = number(m, "score", where); break;
+            case method::frechet: r.frechet = number(m, "score", where); break;
+            case method::cot: r.cot = accuracy_of(false, true); break;
+            case method::atc_mc: r.atc_mc = accuracy_of(true, false); break;
+            case method::atc_ne: r.atc_ne = accuracy_of(true, false); break;
+            case method::doc: r.doc = accuracy_of(false, false); break;
+            case method::agreement: r.agreement = accuracy_of(false, false); break;
+        }
+        if (m.contains("se")) r.se[static_cast<int>(which)] = number(m, "se", where);
+    }
+    return r;
 }
 
 std::vector<result::method_value> result::values() const {

@@ -59,6 +59,9 @@ struct result {
     // The JSON result of DESIGN.md section 5, with "se" in a method's object where known and
     // "accuracy" at the top when labels were given.
     nlohmann::json to_json() const;
+    // The inverse of to_json(), for results that travel as JSON (the npm package, saved CLI
+    // output); throws mano::error naming the first field that is missing or malformed.
+    static result from_json(const nlohmann::json& j);
 };
 
 }  // namespace mano

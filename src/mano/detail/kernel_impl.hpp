@@ -103,9 +103,12 @@ struct row_kernel_impl {
         // Pass 2: softmax. exp runs in float on q - m (in [-inf, 0], so no overflow and the
         // relative error stays ~1e-7); partial sums are flushed to double every few vectors.
         for (std::size_t i = 0; i < k; ++i) shifted[i] = static_cast<float>(q[i] - m);
+        // The maximum's terms are exact (e = 1, e * x = 0) and go in below in double: summed in a
+        // float lane, a 1 would swallow every e < 6e-8, which is all of them in a confident row.
+        shifted[out.argmax] = -1000.0f;  // exp underflows to exactly 0, and 0 * -1000 = 0
         const std::size_t fend = k - k % fsize;
         const fbatch fp(static_cast<float>(kp.p));
-        double s = 0, sp = 0, sx = 0;  // sum e, sum e^p, sum e * (q - m)
+        double s = 0, sp = 0, sx = 0;  // sum e, sum e^p, sum e * (q - m), over all but the maximum
         std::size_t i = 0;
         while (i < fend) {
             const std::size_t block_end = std::min(fend, i + flush_vectors * fsize);
@@ -129,7 +132,10 @@ struct row_kernel_impl {
             if (kp.want_softmax) sp += kp.p_int ? ipow(e, kp.p_int) : std::exp(kp.p * x);
             if (softmax_out) shifted[i] = static_cast<float>(e);
         }
-        const double log_s = std::log(s);
+        if (softmax_out) shifted[out.argmax] = 1.0f;
+        const double log_s = std::log1p(s);  // s is still the sum without the maximum's 1
+        s += 1;
+        sp += 1;
         out.lse = m + log_s;
         out.phi = out.lse - sum_q / static_cast<double>(k);
         out.max_prob = 1.0 / s;  // the maximum's exp(q - m) is exactly 1

@@ -1,0 +1,251 @@
+// The raw WebAssembly surface of the core, bound with Embind. web/src/ builds the JS API on it
+// (option objects, typed arrays in, plain objects out). Nothing here throws into JavaScript: a
+// failure returns an empty value and leaves its message for take_error(), because a C++
+// exception reaching JS is an opaque number and skips the destructors of the frames it leaves.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <mano/mano.hpp>
+
+namespace {
+
+using emscripten::val;
+using nlohmann::json;
+
+json last_error;
+
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const mano::error& e) {
+        last_error = {{"kind", "input"}, {"message", e.what()}};
+    } catch (const json::exception& e) {
+        last_error = {{"kind", "input"}, {"message", std::string("malformed JSON: ") + e.what()}};
+    } catch (const std::bad_alloc&) {
+        last_error = {{"kind", "memory"},
+                      {"message", "out of memory: the WebAssembly heap could not grow (a 32-bit module has at most 2 GiB)"}};
+    } catch (const std::exception& e) {
+        last_error = {{"kind", "internal"}, {"message", std::string("internal error: ") + e.what()}};
+    }
+    return decltype(f())();
+}
+
+// "" when the last call succeeded, else {"kind": "input"|"memory"|"internal", "message": ...}.
+std::string take_error() {
+    std::string out = last_error.is_null() ? std::string() : last_error.dump();
+    last_error = nullptr;
+    return out;
+}
+
+// The one scratch area inputs cross into: JS hands over a byte view of each chunk, and it is
+// copied into memory the core reads. Sized by the largest chunk seen, so it stops growing once
+// the JS side's fixed chunk size is reached.
+struct scratch_area {
+    std::vector<double> logits, second, features;  // doubles: 8-byte aligned for every dtype
+    std::vector<std::int32_t> labels32;
+    std::vector<std::int64_t> labels;
+};
+scratch_area scratch;
+
+// Copies the bytes of a Uint8Array into `into` (resized to hold them).
+template <class T>
+const T* copy_in(const val& bytes, std::vector<T>& into) {
+    const auto length = bytes["length"].as<std::size_t>();
+    into.resize((length + sizeof(T) - 1) / sizeof(T));
+    val(emscripten::typed_memory_view(length, reinterpret_cast<unsigned char*>(into.data()))).call<void>("set", bytes);
+    return into.data();
+}
+
+mano::dtype parse_dtype(const std::string& name) {
+    if (name == "float32") return mano::dtype::float32;
+    if (name == "float64") return mano::dtype::float64;
+    if (name == "float16") return mano::dtype::float16;
+    if (name == "bfloat16") return mano::dtype::bfloat16;
+    throw mano::error("dtype must be float32, float64, float16 or bfloat16 (got '" + name + "')");
+}
+
+mano::logits_view view_of(const double* data, const std::string& type, std::size_t rows, std::size_t cols) {
+    switch (parse_dtype(type)) {
+        case mano::dtype::float32: return mano::logits_view(reinterpret_cast<const float*>(data), rows, cols);
+        case mano::dtype::float64: return mano::logits_view(data, rows, cols);
+        case mano::dtype::float16:
+            return mano::logits_view(reinterpret_cast<const std::uint16_t*>(data), mano::dtype::float16, rows, cols);
+        case mano::dtype::bfloat16:
+            return mano::logits_view(reinterpret_cast<const std::uint16_t*>(data), mano::dtype::bfloat16, rows, cols);
+    }
+    throw mano::error("unknown dtype");
+}
+
+const std::int64_t* labels_of(const val& bytes) {
+    copy_in(bytes, scratch.labels32);
+    scratch.labels.assign(scratch.labels32.begin(), scratch.labels32.end());
+    return scratch.labels.data();
+}
+
+class raw_accumulator {
+public:
+    explicit raw_accumulator(mano::accumulator a) : acc_(std::move(a)) {}
+
+    // `rows` logits rows of `type` as bytes; labels (Int32 bytes), a second model's logits (same
+    // type and shape) and feature rows (float64 bytes, `feature_cols` wide) may be null.
+    bool push(const val& logits, std::size_t rows, const std::string& type, const val& labels, const val& second,
+              const val& features, std::size_t feature_cols, double first_row) {
+        return guarded([&] {
+            const auto target = view_of(copy_in(logits, scratch.logits), type, rows, acc_.cols());
+            mano::row_inputs extra;
+            extra.first_row = static_cast<std::size_t>(first_row);
+            std::optional<mano::logits_view> second_view, feature_view;
+            if (!labels.isNull()) extra.labels = labels_of(labels);
+            if (!second.isNull()) {
+                second_view = view_of(copy_in(second, scratch.second), type, rows, acc_.cols());
+                extra.second = &*second_view;
+            }
+            if (!features.isNull()) {
+                feature_view = mano::logits_view(copy_in(features, scratch.features), rows, feature_cols);
+                extra.features = &*feature_view;
+            }
+            acc_.push(target, extra);
+            return true;
+        });
+    }
+    bool merge(const raw_accumulator& other) {
+        return guarded([&] {
+            acc_.merge(other.acc_);
+            return true;
+        });
+    }
+    std::string result() const { return guarded([&] { return acc_.finalize().to_json().dump(); }); }
+    std::string state() const { return guarded([&] { return acc_.to_json().dump(); }); }
+    std::unique_ptr<raw_accumulator> clone() const {
+        return guarded([&] { return std::make_unique<raw_accumulator>(acc_); });
+    }
+    double rows() const { return static_cast<double>(acc_.rows()); }
+    double cols() const { return static_cast<double>(acc_.cols()); }
+    std::string architecture() const { return acc_.architecture(); }
+
+private:
+    mano::accumulator acc_;
+};
+
+std::unique_ptr<raw_accumulator> make_accumulator(std::size_t k, const std::string& options_json) {
+    return guarded([&] {
+        return std::make_unique<raw_accumulator>(mano::accumulator(k, mano::options::from_json(json::parse(options_json))));
+    });
+}
+
+std::unique_ptr<raw_accumulator> accumulator_from_state(const std::string& state_json) {
+    return guarded([&] { return std::make_unique<raw_accumulator>(mano::accumulator::from_json(json::parse(state_json))); });
+}
+
+// The full options JSON: `partial` (snake_case keys, any subset) over the defaults, plus what a
+// labeled source set teaches: the temperature (when fit_temperature) and the ATC/DoC source
+// model; and the Frechet source feature moments. Null arrays mean "not given".
+std::string prepare_options(const std::string& partial, const val& source_logits, std::size_t rows, std::size_t cols,
+                            const std::string& type, const val& source_labels, bool fit_temperature,
+                            const val& source_features, std::size_t feature_cols) {
+    return guarded([&] {
+        json full = mano::options().to_json();
+        const json given = json::parse(partial);
+        if (!given.is_object()) throw mano::error("options must be an object");
+        for (const auto& [key, value] : given.items()) {
+            if (!full.contains(key)) throw mano::error("unknown option '" + key + "'");
+            full[key] = value;
+        }
+        mano::options o = mano::options::from_json(full);
+        if (!source_logits.isNull()) {
+            const auto view = view_of(copy_in(source_logits, scratch.logits), type, rows, cols);
+            if (source_labels.isNull()) throw mano::error("source logits need their labels");
+            const std::int64_t* labels = labels_of(source_labels);
+            if (fit_temperature) o.temperature = mano::fit_temperature(view, labels);
+            o.source = mano::fit_source(view, labels, o.temperature);
+        } else if (fit_temperature) {
+            throw mano::error("temperature 'fit' needs labeled source logits (options.source)");
+        }
+        if (!source_features.isNull()) {
+            if (feature_cols == 0) throw mano::error("source features need at least one column");
+            auto moments = std::make_shared<mano::feature_moments>(feature_cols);
+            const auto feature_rows = source_features["length"].as<std::size_t>() / (sizeof(double) * feature_cols);
+            moments->push(copy_in(source_features, scratch.features), feature_rows);
+            o.source_features = moments;
+        }
+        o.validate();
+        return o.to_json().dump();
+    });
+}
+
+// sets: [{"name", "group"?, "result"}] with result.accuracy.
+std::vector<mano::labeled_set> labeled_sets(const json& sets) {
+    if (!sets.is_array()) throw mano::error("sets must be a list of {name, group?, result}");
+    std::vector<mano::labeled_set> out;
+    for (const auto& s : sets) {
+        mano::labeled_set set;
+        set.name = s.at("name").get<std::string>();
+        set.group = s.value("group", std::string());
+        try {
+            set.scores = mano::result::from_json(s.at("result"));
+        } catch (const mano::error& e) {
+            throw mano::error("set '" + set.name + "': " + e.what());
+        }
+        out.push_back(std::move(set));
+    }
+    return out;
+}
+
+std::string evaluate(const std::string& sets) {
+    return guarded([&] { return mano::evaluate(labeled_sets(json::parse(sets))).dump(); });
+}
+
+// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}.
+std::string calibrate(const std::string& sets, const std::string& options_json) {
+    return guarded([&] {
+        std::vector<std::string> notes;
+        const auto c = mano::calibrate(labeled_sets(json::parse(sets)), mano::options::from_json(json::parse(options_json)), &notes);
+        return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
+    });
+}
+
+std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
+    return guarded([&] {
+        const auto c = mano::calibration::from_json(json::parse(calibration_json));
+        return mano::predict(c, mano::result::from_json(json::parse(result_json)), level).dump();
+    });
+}
+
+// The methods computed when none are named, for n rows of k classes.
+std::string default_methods(std::size_t k, double n) {
+    json names = json::array();
+    for (const auto m : mano::default_methods(k, static_cast<std::size_t>(n))) names.push_back(mano::method_name(m));
+    return names.dump();
+}
+
+std::string version() { return mano::version_string; }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(mano) {
+    emscripten::class_<raw_accumulator>("Accumulator")
+        .function("push", &raw_accumulator::push)
+        .function("merge", &raw_accumulator::merge)
+        .function("result", &raw_accumulator::result)
+        .function("state", &raw_accumulator::state)
+        .function("clone", &raw_accumulator::clone)
+        .function("rows", &raw_accumulator::rows)
+        .function("cols", &raw_accumulator::cols)
+        .function("architecture", &raw_accumulator::architecture);
+    emscripten::function("makeAccumulator", &make_accumulator);
+    emscripten::function("accumulatorFromState", &accumulator_from_state);
+    emscripten::function("prepareOptions", &prepare_options);
+    emscripten::function("evaluate", &evaluate);
+    emscripten::function("calibrate", &calibrate);
+    emscripten::function("predict", &predict);
+    emscripten::function("defaultMethods", &default_methods);
+    emscripten::function("takeError", &take_error);
+    emscripten::function("version", &version);
+}

@@ -1,0 +1,76 @@
+// ManoWorker: promises over the Worker entry (`mano-score/worker`), so a page stays responsive
+// while large inputs are scored. Create the Worker yourself, as your bundler wants, e.g.
+//   new ManoWorker(new Worker(new URL('mano-score/worker', import.meta.url), { type: 'module' }))
+import { FormatError, InputError, LoadError, ManoError } from './errors.js';
+
+const ERRORS = { ManoError, InputError, FormatError, LoadError };
+
+export class ManoWorker {
+  #worker;
+  #pending = new Map();
+  #next = 1;
+
+  constructor(worker) {
+    this.#worker = worker;
+    worker.addEventListener('message', (event) => this.#receive(event.data));
+    worker.addEventListener('error', (event) => this.#failAll(new LoadError(`the mano-score worker failed: ${event.message ?? 'could not start it'}`)));
+  }
+
+  #receive({ id, type, ...rest }) {
+    const job = this.#pending.get(id);
+    if (!job) return;
+    if (type === 'progress') {
+      job.onProgress?.(rest.done, rest.total);
+      return;
+    }
+    this.#pending.delete(id);
+    if (type === 'result') job.resolve(rest.value);
+    else job.reject(new (ERRORS[rest.name] ?? ManoError)(rest.message));
+  }
+
+  #failAll(error) {
+    for (const job of this.#pending.values()) job.reject(error);
+    this.#pending.clear();
+  }
+
+  #call(op, args, { transfer = [], onProgress } = {}) {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#worker.postMessage({ id, op, args }, transfer);
+    });
+  }
+
+  init(options = {}) { return this.#call('init', options); }
+
+  // The data's buffer is transferred to the worker (the array is unusable afterwards) unless
+  // { transfer: false }.
+  score(data, shape, options = {}, { onProgress, transfer = true, chunkRows } = {}) {
+    const list = transfer && ArrayBuffer.isView(data) ? [data.buffer] : [];
+    return this.#call('score', { data, shape, options, chunkRows }, { transfer: list, onProgress });
+  }
+
+  // A File/Blob (.npy, .safetensors, .csv/.tsv), streamed in the worker; { labels, chunkResults,
+  // format, key, labelColumn, header, onProgress } -> { name, result }.
+  scoreFile(file, options = {}, { onProgress, ...rest } = {}) {
+    return this.#call('scoreFile', { file, options, ...rest }, { onProgress });
+  }
+
+  read(file, options = {}) { return this.#call('read', { file, ...options }); }
+  evaluate(sets) { return this.#call('evaluate', { sets }); }
+
+  async calibrate(sets, options = {}) {
+    const { calibration, notes } = await this.#call('calibrate', { sets, options });
+    Object.defineProperty(calibration, 'notes', { value: notes, enumerable: false });
+    return calibration;
+  }
+
+  predict(calibration, result, { level = 0.9 } = {}) {
+    return this.#call('predict', { calibration, result, level });
+  }
+
+  terminate() {
+    this.#worker.terminate();
+    this.#failAll(new LoadError('the mano-score worker was terminated'));
+  }
+}

@@ -1,0 +1,255 @@
+// Types of the mano-score package (dist/index.js).
+
+export type MethodName =
+  | 'mano' | 'confscore' | 'entropy' | 'nuclear' | 'mde' | 'cot' | 'atc_mc' | 'atc_ne' | 'doc' | 'agreement'
+  | 'dispersion' | 'frechet' | 'confscore_softrun' | 'nuclear_softrun';
+
+export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
+/** Logits: float32, float64, or the 16-bit patterns of float16/bfloat16 in a Uint16Array. */
+export type LogitsArray = Float32Array | Float64Array | Uint16Array;
+export type LabelsArray = Int32Array | ArrayLike<number>;
+
+export interface Options {
+  /** The L_p norm, any p > 1 (default 4). */
+  p?: number;
+  /** softrun threshold on the criterion (default 5). */
+  eta?: number;
+  /** Order of the Taylor expansion of exp (default 2). */
+  taylorOrder?: number;
+  normalization?: 'softrun' | 'softmax' | 'taylor';
+  /** Official-code compatibility: average the scores of batches of this many rows (0 = whole set). */
+  batchSize?: number;
+  /** Official-code compatibility: a fixed criterion instead of the data's. */
+  criterion?: number | null;
+  /** Methods to compute; default: every method that needs only the target logits. */
+  methods?: MethodName[];
+  /** Temperature for the softmax-based baselines: a number > 0, or 'fit' on `source` (default 1). */
+  temperature?: number | 'fit';
+  /** COT's label marginal: K masses summing to 1, 'uniform' (default), or 'source' (from source labels). */
+  labelMarginal?: number[] | 'uniform' | 'source';
+  /** Labeled source validation logits (same K): ATC-MC, ATC-NE, DoC, temperature 'fit'. */
+  source?: { logits: LogitsArray; labels: LabelsArray; dtype?: Dtype };
+  /** Penultimate features of the source set, row-major with `cols` columns: Frechet. */
+  sourceFeatures?: { data: Float32Array | Float64Array; cols: number };
+}
+
+export interface ManoMethodResult {
+  score: number;
+  criterion: number;
+  normalization: 'softmax' | 'taylor';
+  p: number;
+  eta: number;
+  taylor_order: number;
+  criterion_fixed?: boolean;
+  batch_size?: number;
+  batches?: number;
+  se?: number;
+}
+export interface ScoreResult { score: number; se?: number }
+export interface AccuracyResult { accuracy: number; threshold?: number; error?: number; se?: number }
+
+/** The JSON result of the native CLI (`mano score --json`), DESIGN.md section 5. */
+export interface Result {
+  n: number;
+  k: number;
+  /** The true accuracy, when labels were given. */
+  accuracy?: number;
+  methods: {
+    mano?: ManoMethodResult;
+    confscore?: ScoreResult;
+    entropy?: ScoreResult;
+    nuclear?: ScoreResult;
+    mde?: ScoreResult;
+    confscore_softrun?: ScoreResult;
+    nuclear_softrun?: ScoreResult;
+    dispersion?: ScoreResult;
+    frechet?: ScoreResult;
+    cot?: AccuracyResult;
+    atc_mc?: AccuracyResult;
+    atc_ne?: AccuracyResult;
+    doc?: AccuracyResult;
+    agreement?: AccuracyResult;
+  };
+  /** scoreSource with chunkResults: one result per chunk of rows. */
+  chunks?: { first: number; rows: number; result: Result }[];
+}
+
+/** Row-aligned companions of the logits. */
+export interface PushExtras {
+  /** For a Uint16Array: 'float16' (default) or 'bfloat16'. */
+  dtype?: Dtype;
+  /** True class labels in [0, K): the result then carries the true accuracy. */
+  labels?: LabelsArray;
+  /** A second model's logits on the same rows (same type and shape): AgreeScore. */
+  second?: LogitsArray;
+  /** Penultimate features, rows x featureCols: Dispersion, Frechet. */
+  features?: Float32Array | Float64Array;
+  featureCols?: number;
+}
+
+export interface Shape extends PushExtras {
+  rows: number;
+  cols: number;
+}
+
+/** The serializable state of an accumulator (the native `--emit-state` format). */
+export type AccumulatorState = Record<string, unknown>;
+
+export class Accumulator {
+  private constructor();
+  readonly cols: number;
+  readonly rows: number;
+  readonly architecture: string;
+  /** Pushes whole rows (data.length a multiple of cols); all or nothing. */
+  push(data: LogitsArray, extras?: PushExtras): this;
+  merge(other: Accumulator | AccumulatorState): this;
+  result(): Result;
+  toJSON(): AccumulatorState;
+  /** Frees the WebAssembly memory now rather than at garbage collection. */
+  dispose(): void;
+}
+
+export interface LabeledSet {
+  name: string;
+  group?: string;
+  /** A result with `accuracy` (scored with labels). */
+  result: Result;
+}
+
+export interface SummaryStats { r2: number; pearson: number; spearman: number; kendall: number; mae: number; n: number }
+export interface Evaluation {
+  sets: { name: string; group?: string; n: number; k: number; accuracy: number; methods: Record<string, number> }[];
+  summary: Partial<Record<MethodName, SummaryStats>>;
+  groups?: Record<string, Partial<Record<MethodName, SummaryStats>>>;
+  notes: string[];
+}
+
+/** What `mano calibrate` writes: JSON.stringify it to save it, and the CLI's predict reads it. */
+export interface Calibration {
+  format: 'mano-calibration';
+  version: number;
+  k: number;
+  options: Record<string, unknown>;
+  methods: Record<string, unknown>;
+  sets: string[];
+  /** Why a method was left out (not enumerable: not saved). */
+  readonly notes?: string[];
+}
+
+export interface Prediction {
+  n: number;
+  k: number;
+  level: number;
+  accuracy?: number;
+  methods: Partial<Record<MethodName, {
+    score: number;
+    se?: number;
+    accuracy: number;
+    interval: [number, number];
+    extrapolated: boolean;
+  }>>;
+}
+
+export interface Matrix {
+  name: string;
+  rows: number;
+  cols: number;
+  dtype: Dtype | 'int32';
+  data: Float32Array | Float64Array | Uint16Array | Int32Array;
+  /** A CSV label column. */
+  labels?: Int32Array;
+}
+
+export interface MatrixSource {
+  name: string;
+  rows: number;
+  cols: number;
+  dtype: Dtype | 'int32';
+  /** Rows [first, first + count), C order, host byte order; reads only those bytes of a Blob. */
+  read(first: number, count: number): Promise<Float32Array | Float64Array | Uint16Array | Int32Array>;
+}
+
+export type FileInput = ArrayBuffer | ArrayBufferView | Blob;
+export interface CsvOptions { labelColumn?: string | number; header?: boolean; delimiter?: string; name?: string }
+
+export interface ScoreSourceOptions {
+  chunkRows?: number;
+  labels?: LabelsArray;
+  onProgress?: (done: number, total: number) => void;
+  /** Rows per chunk result (a timeline): the result gets `chunks`. */
+  chunkResults?: number;
+}
+
+export interface InitOptions {
+  /** Where mano.wasm is (default: next to this module). */
+  wasmUrl?: string | URL;
+  /** The bytes of mano.wasm, instead of fetching or reading them. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+export interface Api {
+  init: typeof init;
+  score: typeof score;
+  scoreSource: typeof scoreSource;
+  accumulator: typeof accumulator;
+  accumulatorFromJSON: typeof accumulatorFromJSON;
+  evaluate: typeof evaluate;
+  calibrate: typeof calibrate;
+  predict: typeof predict;
+  defaultMethods: typeof defaultMethods;
+  version: typeof version;
+  simdSupported: typeof simdSupported;
+}
+
+export const CHUNK_BYTES: number;
+export function init(options?: InitOptions): Promise<Api>;
+export function simdSupported(): boolean;
+export function score(data: LogitsArray, shape: Shape, options?: Options): Result;
+export function scoreSource(source: MatrixSource | Matrix, options?: Options, how?: ScoreSourceOptions): Promise<Result>;
+export function accumulator(cols: number, options?: Options): Accumulator;
+export function accumulatorFromJSON(state: AccumulatorState | string): Accumulator;
+export function evaluate(sets: LabeledSet[]): Evaluation;
+export function calibrate(sets: LabeledSet[], options?: Options): Calibration;
+export function predict(calibration: Calibration, result: Result, options?: { level?: number }): Prediction;
+export function defaultMethods(cols: number, rows?: number): MethodName[];
+export function version(): string;
+
+export function openNpy(input: FileInput, options?: { name?: string }): Promise<MatrixSource>;
+export function openSafetensors(input: FileInput, options?: { key?: string; name?: string }): Promise<MatrixSource>;
+export function readNpy(input: FileInput, options?: { name?: string }): Promise<Matrix>;
+export function readSafetensors(input: FileInput, options?: { key?: string; name?: string }): Promise<Matrix>;
+export function readCsv(input: FileInput, options?: CsvOptions): Promise<Matrix>;
+export function readMatrix(input: FileInput, options?: CsvOptions & { key?: string }): Promise<Matrix>;
+
+export class ManoError extends Error {}
+/** Bad input: lengths, shapes, values (NaN), options. */
+export class InputError extends ManoError {}
+/** A file that cannot be read: truncated, corrupt, unsupported dtype or layout. */
+export class FormatError extends ManoError {}
+/** The WebAssembly module could not be loaded (no SIMD, wrong URL, not initialised). */
+export class LoadError extends ManoError {}
+
+export interface ScoreFileOptions {
+  labels?: Blob | Int32Array;
+  format?: 'npy' | 'safetensors' | 'csv';
+  key?: string;
+  labelColumn?: string | number;
+  header?: boolean;
+  chunkResults?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Promises over the Worker entry `mano-score/worker`. */
+export class ManoWorker {
+  constructor(worker: Worker);
+  init(options?: InitOptions): Promise<true>;
+  /** Transfers data's buffer to the worker unless { transfer: false }. */
+  score(data: LogitsArray, shape: Shape, options?: Options,
+    how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number }): Promise<Result>;
+  scoreFile(file: Blob, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
+  read(file: Blob, options?: CsvOptions & { key?: string }): Promise<Matrix>;
+  evaluate(sets: LabeledSet[]): Promise<Evaluation>;
+  calibrate(sets: LabeledSet[], options?: Options): Promise<Calibration>;
+  predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
+  terminate(): void;
+}

@@ -1,0 +1,467 @@
+// mano-score: estimate a classifier's accuracy on unlabeled data from its logits, in the browser,
+// a Worker or Node, with the same WebAssembly core (and the same numbers) as the native `mano`.
+import { InputError, LoadError, ManoError } from './errors.js';
+
+export { ManoError, InputError, FormatError, LoadError } from './errors.js';
+export { openNpy, openSafetensors, readCsv, readMatrix, readNpy, readSafetensors } from './loaders.js';
+export { ManoWorker } from './client.js';
+
+// Inputs cross into the WebAssembly heap in chunks of at most this many bytes (at least one row),
+// through one scratch area that stops growing once it holds a chunk.
+export const CHUNK_BYTES = 4 << 20;
+
+// (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only where the
+// engine has WebAssembly SIMD.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+const WASM_MAGIC = [0, 97, 115, 109];
+
+let core = null;
+let loading = null;
+
+export function simdSupported() {
+  return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+}
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' &&
+  typeof window === 'undefined' && typeof importScripts !== 'function';
+
+async function nodeReadFile(url) {
+  const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
+  return readFile(url);
+}
+
+async function fetchWasm(url) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: 'same-origin' });
+  } catch (cause) {
+    throw new LoadError(`could not fetch ${url} (${cause.message}): serve mano.wasm next to the bundle or pass ` +
+      'init({ wasmUrl }) or init({ wasmBinary })', { cause });
+  }
+  if (!response.ok) {
+    throw new LoadError(`could not fetch ${url}: the server answered ${response.status} ${response.statusText}; ` +
+      'serve mano.wasm next to the bundle or pass init({ wasmUrl }) or init({ wasmBinary })');
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (!WASM_MAGIC.every((b, i) => bytes[i] === b)) {
+    const type = response.headers.get('content-type') || 'no content type';
+    throw new LoadError(`${url} is not a WebAssembly module (the server answered ${type}): serve mano.wasm ` +
+      'next to the bundle or pass init({ wasmUrl })');
+  }
+  return bytes;
+}
+
+async function wasmBytes({ wasmUrl, wasmBinary }) {
+  if (wasmBinary !== undefined) {
+    const bytes = wasmBinary instanceof ArrayBuffer ? new Uint8Array(wasmBinary)
+      : ArrayBuffer.isView(wasmBinary) ? new Uint8Array(wasmBinary.buffer, wasmBinary.byteOffset, wasmBinary.byteLength)
+        : null;
+    if (!bytes || !WASM_MAGIC.every((b, i) => bytes[i] === b))
+      throw new LoadError('init({ wasmBinary }) must be the bytes of mano.wasm (an ArrayBuffer or Uint8Array)');
+    return bytes;
+  }
+  const url = wasmUrl === undefined ? new URL('./mano.wasm', import.meta.url) : new URL(wasmUrl, import.meta.url);
+  if (isNode && url.protocol === 'file:') {
+    try {
+      return new Uint8Array(await nodeReadFile(url));
+    } catch (cause) {
+      throw new LoadError(`could not read ${url.pathname} (${cause.code || cause.message}): pass init({ wasmUrl }) ` +
+        'or init({ wasmBinary })', { cause });
+    }
+  }
+  return fetchWasm(url.href);
+}
+
+// Loads the WebAssembly core once; later calls return the same API object.
+export async function init(options = {}) {
+  if (core) return api;
+  if (!loading) {
+    loading = (async () => {
+      if (!simdSupported()) {
+        throw new LoadError('this JavaScript engine has no WebAssembly SIMD, which mano-score needs ' +
+          '(Chrome/Edge 91+, Firefox 89+, Safari 16.4+, Node 16.4+)');
+      }
+      const binary = await wasmBytes(options);
+      const { default: createManoModule } = await import('./mano.js');
+      core = await createManoModule({ wasmBinary: binary, print: () => {}, printErr: () => {} });
+      return api;
+    })().catch((e) => {
+      loading = null;
+      throw e instanceof ManoError ? e : new LoadError(`could not start the WebAssembly core: ${e.message ?? e}`, { cause: e });
+    });
+  }
+  return loading;
+}
+
+function ready() {
+  if (!core) throw new LoadError('mano-score is not initialised: await init() first');
+  return core;
+}
+
+// Runs a raw call and turns the message it left into an Error subclass.
+function call(fn) {
+  const value = fn();
+  const text = core.takeError();
+  if (text) {
+    const { kind, message } = JSON.parse(text);
+    if (kind === 'input') throw new InputError(message);
+    throw new ManoError(message);
+  }
+  return value;
+}
+
+const OPTION_KEYS = {
+  p: 'p', eta: 'eta', taylorOrder: 'taylor_order', normalization: 'normalization', batchSize: 'batch_size',
+  criterion: 'criterion', methods: 'methods', temperature: 'temperature', labelMarginal: 'label_marginal',
+};
+const EXTRA_OPTION_KEYS = ['source', 'sourceFeatures'];
+
+function dtypeOf(data, declared, what) {
+  const byArray = data instanceof Float32Array ? 'float32' : data instanceof Float64Array ? 'float64'
+    : data instanceof Uint16Array ? (declared ?? 'float16') : null;
+  if (!byArray) {
+    throw new InputError(`${what} must be a Float32Array, a Float64Array or a Uint16Array of float16/bfloat16 bits ` +
+      `(got ${data?.constructor?.name ?? typeof data})`);
+  }
+  if (declared !== undefined && declared !== byArray) {
+    throw new InputError(`${what}: dtype '${declared}' does not match a ${data.constructor.name}` +
+      (data instanceof Uint16Array ? " (use 'float16' or 'bfloat16')" : ''));
+  }
+  return byArray;
+}
+
+function bytesOf(view) {
+  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+}
+
+function int32Labels(labels, rows, what) {
+  if (labels instanceof Int32Array) {
+    if (labels.length !== rows) throw new InputError(`${what}: ${labels.length} labels for ${rows} rows`);
+    return labels;
+  }
+  if (!Array.isArray(labels) && !ArrayBuffer.isView(labels))
+    throw new InputError(`${what} must be an Int32Array or an array of integers`);
+  if (labels.length !== rows) throw new InputError(`${what}: ${labels.length} labels for ${rows} rows`);
+  const out = new Int32Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const v = Number(labels[i]);
+    if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647)
+      throw new InputError(`${what}: label ${i} is ${labels[i]}, not an integer class index`);
+    out[i] = v;
+  }
+  return out;
+}
+
+function wholeNumber(value, what) {
+  if (!Number.isSafeInteger(value) || value < 0) throw new InputError(`${what} must be a whole number >= 0 (got ${value})`);
+  return value;
+}
+
+// The core's options JSON from the JS option object (camelCase keys), with what a labeled source
+// set teaches (temperature, ATC/DoC thresholds) fitted by the core.
+function coreOptions(options, cols) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new InputError('options must be an object');
+  const partial = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    if (key in OPTION_KEYS) partial[OPTION_KEYS[key]] = value;
+    else if (!EXTRA_OPTION_KEYS.includes(key)) {
+      throw new InputError(`unknown option '${key}'; the options are ${[...Object.keys(OPTION_KEYS), ...EXTRA_OPTION_KEYS].join(', ')}`);
+    }
+  }
+  const fitTemperature = partial.temperature === 'fit';
+  if (fitTemperature) delete partial.temperature;
+  if (partial.label_marginal === 'uniform') delete partial.label_marginal;
+  let sourceLogits = null, sourceLabels = null, sourceRows = 0, sourceType = 'float32';
+  const source = options.source;
+  if (source !== undefined) {
+    if (source === null || typeof source !== 'object' || !source.logits || !source.labels)
+      throw new InputError('options.source must be { logits, labels } (labeled source validation logits)');
+    sourceType = dtypeOf(source.logits, source.dtype, 'options.source.logits');
+    if (source.logits.length % cols !== 0)
+      throw new InputError(`options.source.logits has ${source.logits.length} values, not a multiple of ${cols} classes`);
+    sourceRows = source.logits.length / cols;
+    sourceLogits = bytesOf(source.logits);
+    sourceLabels = bytesOf(int32Labels(source.labels, sourceRows, 'options.source.labels'));
+    if (partial.label_marginal === 'source') {
+      const counts = new Float64Array(cols);
+      const labels = new Int32Array(sourceLabels.buffer, sourceLabels.byteOffset, sourceRows);
+      for (const c of labels) {
+        if (c < 0 || c >= cols) throw new InputError(`options.source.labels: label ${c} is outside [0, ${cols})`);
+        counts[c] += 1;
+      }
+      partial.label_marginal = Array.from(counts, (c) => c / sourceRows);
+    }
+  }
+  if (partial.label_marginal === 'source') throw new InputError("labelMarginal 'source' needs options.source");
+  let features = null, featureCols = 0;
+  if (options.sourceFeatures !== undefined) {
+    const f = options.sourceFeatures;
+    if (!f || !(f.data instanceof Float64Array || f.data instanceof Float32Array) || !Number.isSafeInteger(f.cols) || f.cols < 1)
+      throw new InputError('options.sourceFeatures must be { data: Float32Array | Float64Array, cols }');
+    if (f.data.length % f.cols !== 0) throw new InputError(`options.sourceFeatures.data is not a multiple of ${f.cols} columns`);
+    features = bytesOf(Float64Array.from(f.data));
+    featureCols = f.cols;
+  }
+  return call(() => core.prepareOptions(JSON.stringify(partial), sourceLogits, sourceRows, cols, sourceType,
+    sourceLabels, fitTemperature, features, featureCols));
+}
+
+const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((raw) => raw.delete()) : null;
+
+// A streaming estimator: push row chunks (any length), merge others, read the result any time.
+export class Accumulator {
+  #raw;
+  #cols;
+
+  constructor(raw, cols) {
+    this.#raw = raw;
+    this.#cols = cols;
+    registry?.register(this, raw, this);
+  }
+
+  get cols() { return this.#cols; }
+  get rows() { return this.#live().rows(); }
+  // The SIMD kernel the core runs ("wasm-simd128").
+  get architecture() { return this.#live().architecture(); }
+
+  #live() {
+    ready();
+    if (!this.#raw) throw new InputError('this accumulator was disposed');
+    return this.#raw;
+  }
+
+  // data: rows x cols logits, row-major. extras: { dtype, labels, second, features, featureCols }.
+  push(data, extras = {}) {
+    const raw = this.#live();
+    const k = this.#cols;
+    const dtype = dtypeOf(data, extras.dtype, 'logits');
+    if (data.length % k !== 0)
+      throw new InputError(`logits have ${data.length} values, which is not a whole number of rows of ${k} classes`);
+    const rows = data.length / k;
+    const labels = extras.labels === undefined ? null : int32Labels(extras.labels, rows, 'labels');
+    let second = null;
+    if (extras.second !== undefined) {
+      second = extras.second;
+      if (dtypeOf(second, extras.dtype, 'second') !== dtype || second.length !== data.length)
+        throw new InputError('second must have the same type and length as the logits (a second model on the same rows)');
+    }
+    let features = null, featureCols = 0;
+    if (extras.features !== undefined) {
+      featureCols = wholeNumber(extras.featureCols, 'featureCols');
+      if (!(extras.features instanceof Float64Array || extras.features instanceof Float32Array) || featureCols < 1 ||
+          extras.features.length !== rows * featureCols)
+        throw new InputError(`features must be a Float32Array or Float64Array of rows x featureCols = ${rows} x ${featureCols} values`);
+      features = extras.features;
+    }
+    const rowBytes = k * data.BYTES_PER_ELEMENT * (second ? 2 : 1) + featureCols * 8 + (labels ? 4 : 0);
+    const step = Math.max(1, Math.floor(CHUNK_BYTES / rowBytes));
+    const base = raw.rows();
+    // All or nothing across chunks: push into a copy and keep it only when every chunk went in.
+    const target = rows > step ? call(() => raw.clone()) : raw;
+    try {
+      for (let first = 0; first < rows; first += step) {
+        const count = Math.min(step, rows - first);
+        const slice = (a, width) => bytesOf(a.subarray(first * width, (first + count) * width));
+        call(() => target.push(slice(data, k), count, dtype, labels && slice(labels, 1), second && slice(second, k),
+          features && bytesOf(Float64Array.from(features.subarray(first * featureCols, (first + count) * featureCols))),
+          featureCols, base + first));
+      }
+    } catch (e) {
+      if (target !== raw) target.delete();
+      throw e;
+    }
+    if (target !== raw) {
+      registry?.unregister(this);
+      raw.delete();
+      this.#raw = target;
+      registry?.register(this, target, this);
+    }
+    return this;
+  }
+
+  // Appends another accumulator's rows (an Accumulator, or a state from toJSON()).
+  merge(other) {
+    const raw = this.#live();
+    if (other instanceof Accumulator) {
+      call(() => raw.merge(other.#live()));
+    } else {
+      const restored = call(() => core.accumulatorFromState(JSON.stringify(other)));
+      try {
+        call(() => raw.merge(restored));
+      } finally {
+        restored.delete();
+      }
+    }
+    return this;
+  }
+
+  // The JSON result of DESIGN.md section 5 (plus "accuracy" when labels were pushed).
+  result() {
+    return JSON.parse(call(() => this.#live().result()));
+  }
+
+  // The serializable state: merge it elsewhere, or restore it with accumulatorFromJSON().
+  toJSON() {
+    return JSON.parse(call(() => this.#live().state()));
+  }
+
+  // Frees the WebAssembly memory now instead of when the object is garbage collected.
+  dispose() {
+    if (!this.#raw) return;
+    registry?.unregister(this);
+    this.#raw.delete();
+    this.#raw = null;
+  }
+}
+
+// The methods computed when options.methods is not given, as the native CLI picks them: every
+// method that needs only the logits (COT only up to 2e6 logits when the row count is known), plus
+// those whose inputs were given (source set, second model, features).
+function withDefaultMethods(options, cols, rows, extras = {}) {
+  if (options?.methods !== undefined || !Number.isSafeInteger(cols) || cols < 2) return options;
+  const methods = JSON.parse(core.defaultMethods(cols, rows ?? 0));
+  if (options.source) methods.push('atc_mc', 'atc_ne', 'doc');
+  if (extras.second) methods.push('agreement');
+  if (extras.features) methods.push('dispersion');
+  if (extras.features && options.sourceFeatures) methods.push('frechet');
+  return { ...options, methods };
+}
+
+// An accumulator of rows with `cols` classes. Without options.methods it computes every method
+// that needs only the logits, COT included (which keeps every row: name the methods for long
+// streams), and ATC/DoC when options.source is given.
+export function accumulator(cols, options = {}) {
+  ready();
+  wholeNumber(cols, 'cols');
+  const json = coreOptions(withDefaultMethods(options, cols), cols);
+  return new Accumulator(call(() => core.makeAccumulator(cols, json)), cols);
+}
+
+export function accumulatorFromJSON(state) {
+  ready();
+  const raw = call(() => core.accumulatorFromState(typeof state === 'string' ? state : JSON.stringify(state)));
+  return new Accumulator(raw, raw.cols());
+}
+
+function checkShape(data, shape) {
+  if (!shape || typeof shape !== 'object') throw new InputError('score(data, { rows, cols }, options): the shape is missing');
+  const rows = wholeNumber(shape.rows, 'rows');
+  const cols = wholeNumber(shape.cols, 'cols');
+  const count = rows * cols;
+  if (!Number.isSafeInteger(count)) throw new InputError(`rows x cols = ${rows} x ${cols} is too large to address`);
+  if (!data || typeof data.length !== 'number') dtypeOf(data, shape.dtype, 'data');
+  if (data.length !== count)
+    throw new InputError(`data has ${data.length} values but rows x cols = ${rows} x ${cols} = ${count}`);
+  return { rows, cols };
+}
+
+// Scores rows x cols logits at once. shape: { rows, cols, dtype?, labels?, second?, features?, featureCols? }.
+export function score(data, shape, options = {}) {
+  ready();
+  const { rows, cols } = checkShape(data, shape);
+  const acc = accumulator(cols, withDefaultMethods(options, cols, rows, shape));
+  try {
+    acc.push(data, shape);
+    return acc.result();
+  } finally {
+    acc.dispose();
+  }
+}
+
+// Scores a MatrixSource (openNpy/openSafetensors) or a Matrix chunk by chunk, without holding
+// the whole matrix. { chunkRows, labels, onProgress(done, total), chunkResults } -> the result,
+// with `chunks: [{ first, rows, result }]` when chunkResults is a number of rows per chunk.
+export async function scoreSource(source, options = {}, { chunkRows, labels, onProgress, chunkResults } = {}) {
+  ready();
+  const rows = wholeNumber(source?.rows, 'source.rows');
+  const cols = wholeNumber(source?.cols, 'source.cols');
+  if (typeof source.read !== 'function' && source.data?.length !== rows * cols)
+    throw new InputError(`data has ${source.data?.length} values but rows x cols = ${rows} x ${cols} = ${rows * cols}`);
+  const read = typeof source.read === 'function' ? (first, count) => source.read(first, count)
+    : async (first, count) => source.data.subarray(first * cols, (first + count) * cols);
+  const labelsAll = labels ?? source.labels;
+  const step = chunkResults ? wholeNumber(chunkResults, 'chunkResults')
+    : chunkRows ? wholeNumber(chunkRows, 'chunkRows') : Math.max(1, Math.floor(CHUNK_BYTES / (cols * 4)));
+  if (step < 1) throw new InputError('chunk rows must be at least 1');
+  options = withDefaultMethods(options, cols, rows);
+  const total = accumulator(cols, options);
+  const chunks = [];
+  try {
+    for (let first = 0; first < rows; first += step) {
+      const count = Math.min(step, rows - first);
+      const data = await read(first, count);
+      const extras = { dtype: source.dtype };
+      if (labelsAll) extras.labels = labelsAll.subarray ? labelsAll.subarray(first, first + count) : labelsAll.slice(first, first + count);
+      if (chunkResults) {
+        const part = accumulator(cols, options);
+        try {
+          part.push(data, extras);
+          chunks.push({ first, rows: count, result: part.result() });
+          total.merge(part);
+        } finally {
+          part.dispose();
+        }
+      } else {
+        total.push(data, extras);
+      }
+      onProgress?.(first + count, rows);
+    }
+    const out = total.result();
+    if (chunkResults) out.chunks = chunks;
+    return out;
+  } finally {
+    total.dispose();
+  }
+}
+
+function setsJson(sets) {
+  if (!Array.isArray(sets)) throw new InputError('sets must be an array of { name, group?, result }');
+  return JSON.stringify(sets.map((s, i) => {
+    if (!s || typeof s.name !== 'string' || !s.result) throw new InputError(`set ${i} must be { name, group?, result }`);
+    return s.group === undefined ? { name: s.name, result: s.result } : { name: s.name, group: String(s.group), result: s.result };
+  }));
+}
+
+// The paper's protocol over labeled sets: per set and per method R2, Pearson, Spearman, Kendall, LOO MAE.
+export function evaluate(sets) {
+  ready();
+  return JSON.parse(call(() => core.evaluate(setsJson(sets))));
+}
+
+// A per-method linear calibration score -> accuracy, fitted on >= 3 labeled sets scored with
+// `options`; the object is what `mano calibrate` writes (JSON.stringify it to save it), with the
+// notes on methods left out in a non-enumerable `notes`.
+export function calibrate(sets, options = {}) {
+  ready();
+  const probe = sets?.[0]?.result?.k;
+  const json = coreOptions(options, wholeNumber(probe, 'sets[0].result.k'));
+  const { calibration, notes } = JSON.parse(call(() => core.calibrate(setsJson(sets), json)));
+  Object.defineProperty(calibration, 'notes', { value: notes, enumerable: false });
+  return calibration;
+}
+
+// Estimated accuracy with a prediction interval for every calibrated method present in `result`.
+export function predict(calibration, result, { level = 0.9 } = {}) {
+  ready();
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  return JSON.parse(call(() => core.predict(JSON.stringify(calibration), JSON.stringify(result), level)));
+}
+
+// The methods computed from logits alone for `rows` rows of `cols` classes.
+export function defaultMethods(cols, rows = 0) {
+  ready();
+  return JSON.parse(core.defaultMethods(wholeNumber(cols, 'cols'), wholeNumber(rows, 'rows')));
+}
+
+export function version() {
+  return ready().version();
+}
+
+const api = {
+  init, score, scoreSource, accumulator, accumulatorFromJSON, evaluate, calibrate, predict, defaultMethods, version,
+  simdSupported,
+};

@@ -1,0 +1,866 @@
+// Readers for the files logits and labels come in: NumPy .npy, .safetensors and CSV/TSV text.
+//
+// A Matrix is { name, rows, cols, dtype, data, labels? }: data is row-major in host byte order,
+// a Float32Array/Float64Array for float32/float64, a Uint16Array of the raw bit patterns for
+// float16/bfloat16, an Int32Array for integer arrays (dtype 'int32').
+// A MatrixSource is { name, rows, cols, dtype, read(first, count) } for reading a big file a
+// block of rows at a time; from a Blob/File only the requested bytes are read.
+import { FormatError, InputError } from './errors.js';
+
+const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const INT32_MAX = 2147483647;
+const MAX_NPY_HEADER = 1 << 20;
+const MAX_SAFETENSORS_HEADER = 100_000_000;
+const CSV_CHUNK = 1 << 20;
+const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+
+export async function openNpy(input, opts) {
+  opts = checkOpts(opts);
+  const name = displayName(input, opts);
+  const src = byteSource(input, name);
+  return makeSource(src, name, await parseNpyHeader(src, name));
+}
+
+export async function openSafetensors(input, opts) {
+  opts = checkOpts(opts);
+  const name = displayName(input, opts);
+  if (opts.key !== undefined && typeof opts.key !== 'string') {
+    throw new InputError(`${name}: opts.key must be a string`);
+  }
+  const src = byteSource(input, name);
+  return makeSource(src, name, await parseSafetensorsHeader(src, name, opts.key));
+}
+
+export async function readNpy(input, opts) {
+  return readAll(await openNpy(input, opts));
+}
+
+export async function readSafetensors(input, opts) {
+  return readAll(await openSafetensors(input, opts));
+}
+
+export async function readCsv(input, opts) {
+  opts = checkOpts(opts);
+  const name = displayName(input, opts);
+  const src = byteSource(input, name); // validates the input's type
+  const parser = new CsvParser(name, csvOptions(name, opts));
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const decode = (chunk, stream) => {
+    try {
+      return decoder.decode(chunk, { stream });
+    } catch {
+      throw new FormatError(`${name}: is not valid UTF-8 text`);
+    }
+  };
+  // Only the unfinished last line of each chunk is carried over, so the whole text is never
+  // held as one string.
+  let carry = '';
+  for await (const chunk of byteChunks(input, src, name)) {
+    carry = parser.feed(carry + decode(chunk, true));
+  }
+  return parser.finish(parser.feed(carry + decode(new Uint8Array(0), false)));
+}
+
+export async function readMatrix(input, opts) {
+  opts = checkOpts(opts);
+  const name = displayName(input, opts);
+  const src = byteSource(input, name);
+  const head = await src.read(0, Math.min(src.size, 16));
+  if (hasNpyMagic(head)) return readNpy(input, { ...opts, name });
+  if (looksLikeSafetensors(head, src.size)) return readSafetensors(input, { ...opts, name });
+  const lower = name.toLowerCase();
+  if (lower.endsWith('.csv') || lower.endsWith('.tsv')) return readCsv(input, { ...opts, name });
+  // A broken file with a telling extension gets that reader's specific complaint.
+  if (lower.endsWith('.npy')) return readNpy(input, { ...opts, name });
+  if (lower.endsWith('.safetensors')) return readSafetensors(input, { ...opts, name });
+  throw new FormatError(
+    `${name}: is not a format this package reads; it knows .npy (NumPy), .safetensors, ` +
+      `and CSV/TSV text (by the extension .csv or .tsv)`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+function checkOpts(opts) {
+  if (opts === undefined) return {};
+  if (opts === null || typeof opts !== 'object') throw new InputError('options must be an object');
+  return opts;
+}
+
+function isBlob(x) {
+  return (
+    x !== null &&
+    typeof x === 'object' &&
+    typeof x.size === 'number' &&
+    typeof x.slice === 'function' &&
+    typeof x.arrayBuffer === 'function'
+  );
+}
+
+function isArrayBuffer(x) {
+  return (
+    x instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer !== 'undefined' && x instanceof SharedArrayBuffer)
+  );
+}
+
+function displayName(input, opts) {
+  if (opts.name !== undefined) {
+    if (typeof opts.name !== 'string') throw new InputError('opts.name must be a string');
+    return opts.name;
+  }
+  if (isBlob(input) && typeof input.name === 'string' && input.name !== '') return input.name;
+  return 'input';
+}
+
+// { size, read(a, b) -> Promise<Uint8Array> }; read returns a copy the caller owns, starting at
+// offset 0 of its buffer, so it can be byte-swapped in place and viewed as any typed array.
+function byteSource(input, name) {
+  let bytes = null;
+  if (isArrayBuffer(input)) bytes = new Uint8Array(input);
+  else if (ArrayBuffer.isView(input)) {
+    bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  }
+  if (bytes) return { size: bytes.length, bytes, read: async (a, b) => bytes.slice(a, b) };
+  if (isBlob(input)) {
+    return {
+      size: input.size,
+      async read(a, b) {
+        let buffer;
+        try {
+          buffer = await input.slice(a, b).arrayBuffer();
+        } catch (e) {
+          throw new FormatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
+        }
+        if (buffer.byteLength !== b - a) {
+          throw new FormatError(`${name}: changed size while it was being read`);
+        }
+        return new Uint8Array(buffer);
+      },
+    };
+  }
+  throw new InputError(
+    `${name}: expected an ArrayBuffer, a typed array, a Blob or a File, got ${describe(input)}`,
+  );
+}
+
+function describe(x) {
+  if (x === null) return 'null';
+  if (typeof x !== 'object') return typeof x;
+  return x.constructor?.name ?? 'an object';
+}
+
+async function* byteChunks(input, src, name) {
+  if (src.bytes) {
+    for (let a = 0; a < src.size; a += CSV_CHUNK) yield src.bytes.subarray(a, a + CSV_CHUNK);
+    return;
+  }
+  if (typeof input.stream !== 'function') {
+    for (let a = 0; a < src.size; a += CSV_CHUNK) yield await src.read(a, Math.min(src.size, a + CSV_CHUNK));
+    return;
+  }
+  let reader;
+  try {
+    reader = input.stream().getReader();
+  } catch (e) {
+    throw new FormatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
+  }
+  let done = false;
+  try {
+    while (!done) {
+      let step;
+      try {
+        step = await reader.read();
+      } catch (e) {
+        done = true;
+        throw new FormatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
+      }
+      done = step.done;
+      if (!done) yield step.value;
+    }
+  } finally {
+    // A parse error stops the reading early; let the stream release the file.
+    if (!done) reader.cancel().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources and decoding
+
+// layout: { rows, cols, dtype, kind: 'f'|'i'|'u', itemsize, little, dataStart, fortran }
+function makeSource(src, name, layout) {
+  const { rows, cols, itemsize, dataStart } = layout;
+  const rowBytes = cols * itemsize;
+  let whole = null;
+  return {
+    name,
+    rows,
+    cols,
+    dtype: layout.dtype,
+    async read(first, count) {
+      checkRange(name, first, count, rows);
+      if (layout.fortran && rows > 1 && cols > 1) {
+        // A Fortran-order file stores each column contiguously, so any block of rows is
+        // scattered over the whole file: read and transpose the whole array once, keep it.
+        whole ??= readFortran(src, name, layout);
+        return (await whole).slice(first * cols, (first + count) * cols);
+      }
+      const bytes = await src.read(dataStart + first * rowBytes, dataStart + (first + count) * rowBytes);
+      return decode(bytes, layout, name, (i) => first + Math.floor(i / cols));
+    },
+  };
+}
+
+function checkRange(name, first, count, rows) {
+  const ok =
+    Number.isSafeInteger(first) && Number.isSafeInteger(count) && first >= 0 && count >= 0 &&
+    first + count <= rows;
+  if (!ok) {
+    throw new InputError(
+      `${name}: read(${first}, ${count}) asks for rows outside the ${rows} rows [0, ${rows}) it has`,
+    );
+  }
+}
+
+async function readFortran(src, name, layout) {
+  const { rows, cols } = layout;
+  const bytes = await src.read(layout.dataStart, layout.dataStart + rows * cols * layout.itemsize);
+  const byColumn = decode(bytes, layout, name, (i) => i % rows);
+  const out = new byColumn.constructor(rows * cols);
+  for (let j = 0; j < cols; j++) {
+    const column = j * rows;
+    for (let i = 0; i < rows; i++) out[i * cols + j] = byColumn[column + i];
+  }
+  return out;
+}
+
+async function readAll(source) {
+  const data = await source.read(0, source.rows);
+  return { name: source.name, rows: source.rows, cols: source.cols, dtype: source.dtype, data };
+}
+
+// bytes: an owned copy (see byteSource); rowOf maps an element index to its row, for errors.
+function decode(bytes, layout, name, rowOf) {
+  const { kind, itemsize, little } = layout;
+  if (kind !== 'f') return decodeIntegers(bytes, layout, name, rowOf);
+  if (bytes.byteOffset % itemsize !== 0) bytes = bytes.slice();
+  if (little !== HOST_LITTLE_ENDIAN) swapBytes(bytes, itemsize);
+  const n = bytes.length / itemsize;
+  if (itemsize === 2) return new Uint16Array(bytes.buffer, bytes.byteOffset, n);
+  if (itemsize === 4) return new Float32Array(bytes.buffer, bytes.byteOffset, n);
+  return new Float64Array(bytes.buffer, bytes.byteOffset, n);
+}
+
+function swapBytes(bytes, itemsize) {
+  for (let p = 0; p < bytes.length; p += itemsize) {
+    for (let a = p, b = p + itemsize - 1; a < b; a++, b--) {
+      const t = bytes[a];
+      bytes[a] = bytes[b];
+      bytes[b] = t;
+    }
+  }
+}
+
+function decodeIntegers(bytes, layout, name, rowOf) {
+  const { kind, itemsize, little } = layout;
+  const n = bytes.length / itemsize;
+  const out = new Int32Array(n);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tooBig = (i, value) =>
+    new FormatError(`${name}: the value ${value} in row ${rowOf(i)} does not fit in int32`);
+  const type = kind + itemsize;
+  for (let i = 0; i < n; i++) {
+    switch (type) {
+      case 'i1': out[i] = dv.getInt8(i); break;
+      case 'u1': out[i] = bytes[i]; break;
+      case 'i2': out[i] = dv.getInt16(2 * i, little); break;
+      case 'u2': out[i] = dv.getUint16(2 * i, little); break;
+      case 'i4': out[i] = dv.getInt32(4 * i, little); break;
+      case 'u4': {
+        const v = dv.getUint32(4 * i, little);
+        if (v > INT32_MAX) throw tooBig(i, v);
+        out[i] = v;
+        break;
+      }
+      default: { // i8, u8: split into 32-bit halves to avoid BigInt on the common path
+        const lo = dv.getUint32(8 * i + (little ? 0 : 4), little);
+        const hi = dv.getInt32(8 * i + (little ? 4 : 0), little);
+        const fits = kind === 'i'
+          ? (hi === 0 && lo <= INT32_MAX) || (hi === -1 && lo > INT32_MAX)
+          : hi === 0 && lo <= INT32_MAX;
+        if (!fits) {
+          const v = (BigInt(hi) << 32n) | BigInt(lo);
+          throw tooBig(i, kind === 'i' ? v : BigInt.asUintN(64, v));
+        }
+        out[i] = lo | 0;
+      }
+    }
+  }
+  return out;
+}
+
+// NumPy's spelling of a shape: (), (3,), (3, 4).
+function shapeText(dims) {
+  return `(${dims.join(', ')}${dims.length === 1 ? ',' : ''})`;
+}
+
+// rows, cols and the byte count of a shape, or a FormatError. subject starts the messages
+// ("logits.npy:" or "model.safetensors: tensor 'logits'"); shown is the shape as NumPy prints it.
+function matrixShape(subject, dims, itemsize, dtypeText, shown = shapeText(dims)) {
+  if (dims.length < 1 || dims.length > 2) {
+    throw new FormatError(`${subject} has shape ${shown}; logits and labels must be 1-D or 2-D arrays`);
+  }
+  const rows = dims[0];
+  const cols = dims.length === 2 ? dims[1] : 1;
+  if (cols === 0) throw new FormatError(`${subject} has no columns (its shape is ${shown})`);
+  // Products of integers <= 2^53 that land above MAX_SAFE_INTEGER stay above it when rounded.
+  const bytes = rows * cols * itemsize;
+  if (!Number.isSafeInteger(rows) || !Number.isSafeInteger(cols) || bytes > Number.MAX_SAFE_INTEGER) {
+    throw new FormatError(`${subject} has shape ${shown} of ${dtypeText}, which is too large`);
+  }
+  return { rows, cols, bytes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// .npy
+
+function hasNpyMagic(head) {
+  return head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b);
+}
+
+async function parseNpyHeader(src, name) {
+  const fail = (why) => new FormatError(`${name}: ${why}`);
+  const cutShort = () => fail('the .npy header is cut short');
+  const head = await src.read(0, Math.min(src.size, 12));
+  if (!hasNpyMagic(head)) throw fail('is not a .npy file (it does not start with \\x93NUMPY)');
+  if (head.length < 8) throw cutShort();
+  const [major, minor] = [head[6], head[7]];
+  if (major < 1 || major > 3 || minor !== 0) {
+    throw fail(`has .npy format version ${major}.${minor}; the versions this reader knows are 1.0, 2.0 and 3.0`);
+  }
+  const start = major === 1 ? 10 : 12;
+  if (head.length < start) throw cutShort();
+  const dv = new DataView(head.buffer, head.byteOffset, head.length);
+  const headerLength = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
+  if (start + headerLength > src.size) throw cutShort();
+  if (headerLength > MAX_NPY_HEADER) {
+    throw fail(`has a ${headerLength}-byte .npy header, longer than the ${MAX_NPY_HEADER} bytes this reader accepts`);
+  }
+  const raw = await src.read(start, start + headerLength);
+  let text;
+  if (major === 3) {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    } catch {
+      throw fail('the .npy header is not valid UTF-8');
+    }
+  } else {
+    text = latin1(raw);
+  }
+
+  let literal;
+  try {
+    literal = parsePythonLiteral(text);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    throw fail(`the .npy header is not a valid Python dict literal (${e.message})`);
+  }
+  if (literal === null || typeof literal !== 'object' || !literal.dict) {
+    throw fail('the .npy header is not a Python dict literal');
+  }
+  const header = new Map();
+  for (const [key, value] of literal.dict) {
+    if (typeof key !== 'string') throw fail('the .npy header has a key that is not a string');
+    header.set(key, value);
+  }
+  for (const key of ['descr', 'fortran_order', 'shape']) {
+    if (!header.has(key)) throw fail(`the .npy header has no '${key}' key`);
+  }
+  if (header.size !== 3) {
+    const extra = [...header.keys()].filter((k) => !['descr', 'fortran_order', 'shape'].includes(k));
+    throw fail(`the .npy header has unexpected keys: ${extra.map((k) => `'${k}'`).join(', ')}`);
+  }
+  const descr = header.get('descr');
+  const fortran = header.get('fortran_order');
+  const shape = header.get('shape');
+  if (typeof fortran !== 'boolean') throw fail("the .npy header's 'fortran_order' is not True or False");
+  if (!shape?.tuple || !shape.tuple.every((d) => typeof d === 'bigint' && d >= 0n)) {
+    throw fail("the .npy header's 'shape' is not a tuple of non-negative integers");
+  }
+  const dtype = npyDtype(name, descr);
+  // Dimensions beyond MAX_SAFE_INTEGER become inexact Numbers, which matrixShape rejects.
+  const dims = shape.tuple.map(Number);
+  const shown = shapeText(shape.tuple.map(String));
+  const { rows, cols, bytes } = matrixShape(`${name}:`, dims, dtype.itemsize, descr, shown);
+  const dataStart = start + headerLength;
+  const have = src.size - dataStart;
+  if (have !== bytes) {
+    throw fail(`holds ${have} bytes of data but its shape ${shown} of ${descr} needs ${bytes}`);
+  }
+  return { rows, cols, fortran, dataStart, ...dtype };
+}
+
+function npyDtype(name, descr) {
+  const unsupported = () =>
+    new FormatError(
+      `${name}: has ${typeof descr === 'string' ? `dtype ${descr}` : 'a structured dtype'}; ` +
+        'logits must be float16, float32 or float64 and labels integers',
+    );
+  if (typeof descr !== 'string') throw unsupported();
+  const m = /^([<>|=])([fiu])([1248])$/.exec(descr);
+  if (!m) throw unsupported();
+  const [, order, kind] = m;
+  const itemsize = Number(m[3]);
+  if (kind === 'f' && itemsize === 1) throw unsupported();
+  if (order === '|' && itemsize !== 1) throw unsupported();
+  const little = order === '>' ? false : order === '=' ? HOST_LITTLE_ENDIAN : true;
+  const dtype = kind === 'f' ? { 2: 'float16', 4: 'float32', 8: 'float64' }[itemsize] : 'int32';
+  return { kind, itemsize, little, dtype };
+}
+
+function latin1(bytes) {
+  let s = '';
+  for (let a = 0; a < bytes.length; a += 8192) {
+    s += String.fromCharCode.apply(null, bytes.subarray(a, a + 8192));
+  }
+  return s;
+}
+
+// The subset of Python literals an .npy header uses: dicts, tuples, lists, strings, integers,
+// True/False/None. Integers come back as BigInt, tuples as { tuple }, lists as { list }, dicts
+// as { dict: [[key, value], ...] }. Throws SyntaxError.
+function parsePythonLiteral(text) {
+  let i = 0;
+  let depth = 0;
+  const fail = (why) => {
+    throw new SyntaxError(`${why} at character ${i + 1}`);
+  };
+  const space = () => {
+    while (i < text.length && ' \t\r\n'.includes(text[i])) i++;
+  };
+  const integer = /-?[0-9]+L?/y;
+  const word = /[A-Za-z_][A-Za-z_0-9]*/y;
+
+  function value() {
+    space();
+    if (i >= text.length) fail('unexpected end');
+    const c = text[i];
+    if (c === '{') return container('}', true);
+    if (c === '(' || c === '[') return container(c === '(' ? ')' : ']', false);
+    if (c === "'" || c === '"') return string(c);
+    integer.lastIndex = i;
+    let m = integer.exec(text);
+    if (m) {
+      i += m[0].length;
+      return BigInt(m[0].replace('L', ''));
+    }
+    word.lastIndex = i;
+    m = word.exec(text);
+    if (m) {
+      const names = { True: true, False: false, None: null };
+      if (!(m[0] in names)) fail(`unexpected name '${m[0].slice(0, 20)}'`);
+      i += m[0].length;
+      return names[m[0]];
+    }
+    fail(`unexpected character '${c}'`);
+  }
+
+  function string(quote) {
+    let s = '';
+    for (i++; ; i++) {
+      if (i >= text.length || text[i] === '\n') fail('unterminated string');
+      const c = text[i];
+      if (c === quote) {
+        i++;
+        return s;
+      }
+      if (c === '\\') {
+        i++;
+        if (i >= text.length) fail('unterminated string');
+      }
+      s += text[i];
+    }
+  }
+
+  function container(close, isDict) {
+    const open = text[i];
+    if (++depth > 32) fail('nesting too deep');
+    i++;
+    const items = [];
+    let comma = false;
+    for (;;) {
+      space();
+      if (i >= text.length) fail(`missing '${close}'`);
+      if (text[i] === close) break;
+      const item = value();
+      if (isDict) {
+        space();
+        if (text[i] !== ':') fail("expected ':'");
+        i++;
+        items.push([item, value()]);
+      } else {
+        items.push(item);
+      }
+      space();
+      if (text[i] === ',') {
+        i++;
+        comma = true;
+      } else if (text[i] !== close) {
+        fail(`expected ',' or '${close}'`);
+      }
+    }
+    i++;
+    depth--;
+    if (isDict) return { dict: items };
+    if (open === '[') return { list: items };
+    // (x) is just x in Python; a one-element tuple needs its comma.
+    return items.length === 1 && !comma ? items[0] : { tuple: items };
+  }
+
+  const result = value();
+  space();
+  if (i < text.length) fail('unexpected text after the value');
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// .safetensors
+
+const SAFETENSORS_DTYPES = {
+  F16: { kind: 'f', itemsize: 2, dtype: 'float16' },
+  BF16: { kind: 'f', itemsize: 2, dtype: 'bfloat16' },
+  F32: { kind: 'f', itemsize: 4, dtype: 'float32' },
+  F64: { kind: 'f', itemsize: 8, dtype: 'float64' },
+  I8: { kind: 'i', itemsize: 1, dtype: 'int32' },
+  I16: { kind: 'i', itemsize: 2, dtype: 'int32' },
+  I32: { kind: 'i', itemsize: 4, dtype: 'int32' },
+  I64: { kind: 'i', itemsize: 8, dtype: 'int32' },
+  U8: { kind: 'u', itemsize: 1, dtype: 'int32' },
+  U16: { kind: 'u', itemsize: 2, dtype: 'int32' },
+  U32: { kind: 'u', itemsize: 4, dtype: 'int32' },
+  U64: { kind: 'u', itemsize: 8, dtype: 'int32' },
+};
+
+function looksLikeSafetensors(head, size) {
+  if (head.length < 9 || head[8] !== 0x7b) return false; // '{'
+  const dv = new DataView(head.buffer, head.byteOffset, head.length);
+  const length = dv.getUint32(0, true);
+  return dv.getUint32(4, true) === 0 && length >= 2 && length <= size - 8;
+}
+
+async function parseSafetensorsHeader(src, name, key) {
+  const invalid = (why) => new FormatError(`${name}: is not a valid .safetensors file: ${why}`);
+  if (src.size < 8) throw invalid('it is shorter than the 8-byte length its header starts with');
+  const head = await src.read(0, 8);
+  const dv = new DataView(head.buffer, head.byteOffset, 8);
+  const lo = dv.getUint32(0, true);
+  const hi = dv.getUint32(4, true);
+  const headerLength = hi * 2 ** 32 + lo; // inexact above 2^53, which is far beyond any limit
+  if (headerLength > src.size - 8) {
+    const exact = (BigInt(hi) << 32n) | BigInt(lo);
+    throw invalid(`its header length ${exact} is larger than the file (${src.size} bytes)`);
+  }
+  if (headerLength > MAX_SAFETENSORS_HEADER) {
+    throw invalid(`its header is ${headerLength} bytes, more than the ${MAX_SAFETENSORS_HEADER} allowed`);
+  }
+  const raw = await src.read(8, 8 + headerLength);
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+  } catch (e) {
+    throw invalid(`its header is not valid JSON (${e.message})`);
+  }
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) {
+    throw invalid('its header is not a JSON object');
+  }
+  const names = Object.keys(header).filter((k) => k !== '__metadata__');
+  const list = names.map((k) => `'${k}'`).join(', ');
+  let chosen;
+  if (key !== undefined) {
+    if (!names.includes(key)) {
+      throw new FormatError(
+        `${name}: has no tensor named '${key}' (${names.length ? `it has ${list}` : 'it has none'})`,
+      );
+    }
+    chosen = key;
+  } else if (names.length === 0) {
+    throw new FormatError(`${name}: holds no tensors`);
+  } else if (names.length === 1) {
+    chosen = names[0];
+  } else if (names.includes('logits')) {
+    chosen = 'logits';
+  } else {
+    throw new FormatError(`${name}: holds several tensors (${list}); pass { key } to choose one`);
+  }
+
+  const tensor = header[chosen];
+  const what = `tensor '${chosen}'`;
+  if (tensor === null || typeof tensor !== 'object' || Array.isArray(tensor)) {
+    throw invalid(`${what} is not described by a JSON object`);
+  }
+  const { dtype, shape, data_offsets: offsets } = tensor;
+  const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
+  if (typeof dtype !== 'string') throw invalid(`${what} has no dtype string`);
+  if (!Array.isArray(shape) || !shape.every(isCount)) {
+    throw invalid(`${what} has a shape that is not a list of non-negative integers`);
+  }
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount) || offsets[0] > offsets[1]) {
+    throw invalid(`${what} has data_offsets that are not [begin, end] with 0 <= begin <= end`);
+  }
+  const type = Object.hasOwn(SAFETENSORS_DTYPES, dtype) ? SAFETENSORS_DTYPES[dtype] : null;
+  if (!type) {
+    throw new FormatError(
+      `${name}: ${what} has dtype ${dtype}; logits must be F16, BF16, F32 or F64 and labels ` +
+        'integers (I8 to I64, U8 to U64)',
+    );
+  }
+  const { rows, cols, bytes } = matrixShape(`${name}: ${what}`, shape, type.itemsize, dtype);
+  const dataStart = 8 + headerLength;
+  const dataSize = src.size - dataStart;
+  const [begin, end] = offsets;
+  if (end > dataSize) {
+    throw invalid(`${what} has data_offsets [${begin}, ${end}] beyond the ${dataSize} bytes of data`);
+  }
+  if (end - begin !== bytes) {
+    throw invalid(`${what} holds ${end - begin} bytes but its shape ${shapeText(shape)} of ${dtype} needs ${bytes}`);
+  }
+  return { rows, cols, fortran: false, little: true, dataStart: dataStart + begin, ...type };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV / TSV
+
+function csvOptions(name, opts) {
+  let delimiter = opts.delimiter;
+  if (delimiter === undefined) delimiter = name.toLowerCase().endsWith('.tsv') ? '\t' : ',';
+  if (typeof delimiter !== 'string' || delimiter.length !== 1 || ' "\r\n'.includes(delimiter)) {
+    throw new InputError(`${name}: opts.delimiter must be one character such as ',' or '\\t'`);
+  }
+  const header = opts.header;
+  if (header !== undefined && typeof header !== 'boolean') {
+    throw new InputError(`${name}: opts.header must be true, false or undefined (detect)`);
+  }
+  const labelColumn = opts.labelColumn;
+  const validLabel =
+    labelColumn === undefined ||
+    typeof labelColumn === 'string' ||
+    (Number.isSafeInteger(labelColumn) && labelColumn >= 0);
+  if (!validLabel) {
+    throw new InputError(`${name}: opts.labelColumn must be a column name or a 0-based column index`);
+  }
+  return { delimiter, header, labelColumn };
+}
+
+const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+const SPECIAL = {
+  nan: NaN, '+nan': NaN, '-nan': NaN,
+  inf: Infinity, '+inf': Infinity, '-inf': -Infinity,
+  infinity: Infinity, '+infinity': Infinity, '-infinity': -Infinity,
+};
+
+// The number a field spells (as strtod/NumPy read it), or undefined.
+function parseNumber(field) {
+  const s = field.trim();
+  if (DECIMAL.test(s)) return Number(s);
+  const lower = s.toLowerCase();
+  return Object.hasOwn(SPECIAL, lower) ? SPECIAL[lower] : undefined;
+}
+
+class CsvParser {
+  constructor(name, { delimiter, header, labelColumn }) {
+    this.name = name;
+    this.delimiter = delimiter;
+    this.header = header;
+    this.labelColumn = labelColumn;
+    this.line = 0;
+    this.pending = null; // a record whose quoted field continues on the next line
+    this.pendingLine = 0;
+    this.fieldCount = -1;
+    this.firstLine = 0;
+    this.labelIndex = -1;
+    this.cols = 0;
+    this.rows = 0;
+    this.data = new Float64Array(1024);
+    this.labels = new Int32Array(256);
+  }
+
+  // Parses the complete lines of text and returns the unfinished rest.
+  feed(text) {
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      this.onLine(text.slice(start, nl));
+      start = nl + 1;
+    }
+    return text.slice(start);
+  }
+
+  // rest: the last line when the text does not end with a newline.
+  finish(rest) {
+    if (rest !== '') this.onLine(rest);
+    return this.end();
+  }
+
+  onLine(line) {
+    this.line++;
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (this.pending !== null) {
+      this.record(`${this.pending}\n${line}`, this.pendingLine);
+    } else if (line.trim() !== '') {
+      this.record(line, this.line);
+    }
+  }
+
+  record(text, line) {
+    const fields = text.includes('"') ? this.splitQuoted(text, line) : text.split(this.delimiter);
+    if (fields === null) {
+      this.pending = text;
+      this.pendingLine = line;
+      return;
+    }
+    this.pending = null;
+    this.onRecord(fields, line);
+  }
+
+  // Splits a line with quoted fields; null when a quoted field runs past the end of the line.
+  splitQuoted(text, line) {
+    const d = this.delimiter;
+    const fields = [];
+    let i = 0;
+    for (;;) {
+      let j = i;
+      while (text[j] === ' ') j++;
+      if (text[j] !== '"') {
+        const next = text.indexOf(d, i);
+        if (next < 0) {
+          fields.push(text.slice(i));
+          return fields;
+        }
+        fields.push(text.slice(i, next));
+        i = next + 1;
+        continue;
+      }
+      let value = '';
+      let k = j + 1;
+      for (;;) {
+        const quote = text.indexOf('"', k);
+        if (quote < 0) return null;
+        value += text.slice(k, quote);
+        if (text[quote + 1] === '"') {
+          value += '"';
+          k = quote + 2;
+        } else {
+          k = quote + 1;
+          break;
+        }
+      }
+      while (text[k] === ' ') k++;
+      fields.push(value);
+      if (k >= text.length) return fields;
+      if (text[k] !== d) {
+        throw new FormatError(
+          `${this.name}: line ${line}, column ${fields.length}: unexpected text after a closing quote`,
+        );
+      }
+      i = k + 1;
+    }
+  }
+
+  onRecord(fields, line) {
+    if (this.fieldCount < 0) {
+      this.fieldCount = fields.length;
+      this.firstLine = line;
+      const isHeader = this.header ?? fields.some((f) => parseNumber(f) === undefined);
+      this.resolveLabelColumn(isHeader ? fields.map((f) => f.trim()) : null);
+      if (isHeader) return;
+    }
+    const { name, labelIndex } = this;
+    if (fields.length !== this.fieldCount) {
+      throw new FormatError(
+        `${name}: line ${line} has ${plural(fields.length, 'field')} but line ${this.firstLine} has ${this.fieldCount}`,
+      );
+    }
+    if (this.data.length < (this.rows + 1) * this.cols) {
+      this.data = grow(this.data, (this.rows + 1) * this.cols);
+    }
+    let p = this.rows * this.cols;
+    for (let j = 0; j < fields.length; j++) {
+      const field = fields[j];
+      const value = parseNumber(field);
+      if (j === labelIndex) {
+        if (!(Number.isInteger(value) && value >= 0 && value <= INT32_MAX)) {
+          throw new FormatError(
+            `${name}: line ${line}, column ${j + 1}: the label ${quoteField(field)} is not an integer from 0 to ${INT32_MAX}`,
+          );
+        }
+        if (this.labels.length <= this.rows) this.labels = grow(this.labels, this.rows + 1);
+        this.labels[this.rows] = value;
+      } else {
+        if (value === undefined) {
+          const why = field.trim() === '' ? 'the field is empty' : `${quoteField(field)} is not a number`;
+          throw new FormatError(`${name}: line ${line}, column ${j + 1}: ${why}`);
+        }
+        this.data[p++] = value;
+      }
+    }
+    this.rows++;
+  }
+
+  resolveLabelColumn(headerNames) {
+    const { name, labelColumn } = this;
+    if (typeof labelColumn === 'string') {
+      if (!headerNames) {
+        throw new FormatError(`${name}: has no header row, so no column is named '${labelColumn}'`);
+      }
+      this.labelIndex = headerNames.indexOf(labelColumn);
+      if (this.labelIndex < 0) {
+        throw new FormatError(
+          `${name}: has no column named '${labelColumn}' (its columns are ${headerNames.map((h) => `'${h}'`).join(', ')})`,
+        );
+      }
+    } else if (labelColumn !== undefined) {
+      if (labelColumn >= this.fieldCount) {
+        throw new FormatError(
+          `${name}: has no column ${labelColumn} (its ${this.fieldCount} columns are numbered from 0)`,
+        );
+      }
+      this.labelIndex = labelColumn;
+    }
+    this.cols = this.fieldCount - (this.labelIndex >= 0 ? 1 : 0);
+    if (this.cols === 0) throw new FormatError(`${name}: has no columns of logits besides the labels`);
+  }
+
+  end() {
+    if (this.pending !== null) {
+      throw new FormatError(`${this.name}: line ${this.pendingLine}: a quoted field is never closed`);
+    }
+    if (this.fieldCount < 0) throw new FormatError(`${this.name}: is empty`);
+    const matrix = {
+      name: this.name,
+      rows: this.rows,
+      cols: this.cols,
+      dtype: 'float64',
+      data: this.data.slice(0, this.rows * this.cols),
+    };
+    if (this.labelIndex >= 0) matrix.labels = this.labels.slice(0, this.rows);
+    return matrix;
+  }
+}
+
+function plural(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function grow(array, atLeast) {
+  const bigger = new array.constructor(Math.max(atLeast, array.length * 2));
+  bigger.set(array);
+  return bigger;
+}
+
+function quoteField(field) {
+  const shown = field.length > 40 ? `${field.slice(0, 40)}…` : field;
+  return `'${shown}'`;
+}

@@ -1,0 +1,87 @@
+// The Worker entry (`mano-score/worker`): scoring, file reading and calibration off the page's
+// main thread. Talk to it with ManoWorker (from 'mano-score'), or post { id, op, args } yourself:
+// replies are { id, type: 'progress', done, total }, { id, type: 'result', value } and
+// { id, type: 'error', name, message }. Typed arrays in args may be transferred.
+import {
+  calibrate, evaluate, init, openNpy, openSafetensors, predict, readCsv, readMatrix, scoreSource,
+} from './index.js';
+import { InputError, ManoError } from './errors.js';
+
+const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59];
+
+async function isNpy(blob) {
+  const head = new Uint8Array(await blob.slice(0, 6).arrayBuffer());
+  return NPY_MAGIC.every((b, i) => head[i] === b);
+}
+
+// A File/Blob as something scoreSource streams: .npy and .safetensors rows are read chunk by
+// chunk; CSV (which has no row index) is parsed once.
+async function openFile(file, { format, key, labelColumn, header } = {}) {
+  const name = file.name ?? 'input';
+  const kind = format ?? (/\.(csv|tsv)$/i.test(name) ? 'csv' : (await isNpy(file)) ? 'npy' : 'safetensors');
+  if (kind === 'csv') return readCsv(file, { labelColumn, header });
+  if (kind === 'npy') return openNpy(file);
+  if (kind === 'safetensors') return openSafetensors(file, { key });
+  throw new InputError(`${name}: unknown format '${kind}' (npy, safetensors or csv)`);
+}
+
+const ops = {
+  init: (args) => init(args ?? {}).then(() => true),
+  // args: { data, shape: { rows, cols, dtype? , labels? }, options, chunkRows? }
+  score: ({ data, shape, options, chunkRows }, progress) => scoreSource(
+    { rows: shape.rows, cols: shape.cols, dtype: shape.dtype, data, labels: shape.labels },
+    options, { chunkRows, onProgress: progress }),
+  // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
+  scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress) => {
+    const source = await openFile(file, how);
+    let labelArray;
+    if (labels !== undefined && labels !== null) {
+      labelArray = ArrayBuffer.isView(labels) ? labels : (await readMatrix(labels)).data;
+      if (!(labelArray instanceof Int32Array))
+        throw new InputError(`${labels.name ?? 'labels'}: labels must be integers (got ${labelArray.constructor.name})`);
+    }
+    const result = await scoreSource(source, options, { labels: labelArray, chunkResults, onProgress: progress });
+    return { name: source.name, result };
+  },
+  read: ({ file, ...opts }) => readMatrix(file, opts),
+  evaluate: ({ sets }) => evaluate(sets),
+  calibrate: ({ sets, options }) => {
+    const calibration = calibrate(sets, options);
+    return { calibration, notes: calibration.notes };
+  },
+  predict: ({ calibration, result, level }) => predict(calibration, result, { level }),
+};
+
+function transferables(value) {
+  const out = [];
+  if (value && ArrayBuffer.isView(value.data)) out.push(value.data.buffer);
+  if (value && ArrayBuffer.isView(value.labels)) out.push(value.labels.buffer);
+  return out;
+}
+
+// Handles one request; `post(message, transfer)` sends a reply. Exported for tests.
+export async function handleMessage(message, post) {
+  const { id, op, args } = message ?? {};
+  try {
+    if (!(op in ops)) throw new InputError(`unknown operation '${op}'; the operations are ${Object.keys(ops).join(', ')}`);
+    if (op !== 'init') await init();
+    let last = 0;
+    const progress = (done, total) => {
+      const now = Date.now();
+      if (now - last >= 50 || done === total) {
+        last = now;
+        post({ id, type: 'progress', done, total });
+      }
+    };
+    const value = await ops[op](args ?? {}, progress);
+    post({ id, type: 'result', value }, transferables(value));
+  } catch (e) {
+    const name = e instanceof ManoError ? e.name : 'ManoError';
+    const text = e instanceof ManoError ? e.message : `internal error: ${e?.message ?? e}`;
+    post({ id, type: 'error', name, message: text });
+  }
+}
+
+if (typeof self === 'object' && typeof self.postMessage === 'function' && typeof window === 'undefined') {
+  self.onmessage = (event) => handleMessage(event.data, (reply, transfer) => self.postMessage(reply, transfer ?? []));
+}

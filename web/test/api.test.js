@@ -1,0 +1,298 @@
+// The JS API against the golden vectors the native tests use (tests/golden, from the NumPy/POT
+// reference) and against the native CLI on the bundled example (within 1e-6 relative: the WASM
+// kernel's float exp rounds differently from the native AVX kernels'); every kind of bad input
+// gives a typed error and leaves the module usable.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { compareDeep, loadPackage, nativeMano, normalLogits, root, runNative, tempDir, writeNpy } from './support.js';
+
+let mano;
+before(async () => {
+  mano = await loadPackage();
+});
+
+const golden = (name) => JSON.parse(fs.readFileSync(path.join(root, 'tests/golden', name), 'utf8')).cases;
+const readTestNpy = (relative) => mano.readNpy(fs.readFileSync(path.join(root, 'tests', relative)));
+
+function goldenOptions(o) {
+  const out = {};
+  if (o.p !== undefined) out.p = o.p;
+  if (o.eta !== undefined) out.eta = o.eta;
+  if (o.taylor_order !== undefined) out.taylorOrder = o.taylor_order;
+  if (o.normalization !== undefined) out.normalization = o.normalization;
+  if (o.batch_size !== undefined) out.batchSize = o.batch_size;
+  if (o.fixed_criterion !== undefined) out.criterion = o.fixed_criterion;
+  return out;
+}
+
+// Asserts the module still works after an error.
+function stillWorks() {
+  const r = mano.score(new Float32Array([1, 2, 3, 3, 2, 1]), { rows: 2, cols: 3 }, { methods: ['mano'] });
+  assert.ok(r.methods.mano.score > 0 && r.methods.mano.score < 1);
+}
+
+describe('init', () => {
+  test('is idempotent and reports the SIMD kernel', async () => {
+    const again = await mano.init();
+    assert.equal(typeof again.score, 'function');
+    assert.equal(mano.simdSupported(), true);
+    assert.equal(mano.accumulator(4).architecture, 'wasm-simd128');
+    assert.match(mano.version(), /^\d+\.\d+\.\d+$/);
+  });
+  test('a wrong wasmBinary is a LoadError that says what to pass', async () => {
+    // A fresh copy of the module (its own init state) through a query string.
+    const fresh = await import(`${path.join(root, 'dist/index.js')}?fresh=1`);
+    await assert.rejects(fresh.init({ wasmBinary: new Uint8Array([1, 2, 3, 4]) }),
+      (e) => e instanceof fresh.LoadError && /bytes of mano\.wasm/.test(e.message));
+    assert.throws(() => fresh.score(new Float32Array(4), { rows: 2, cols: 2 }),
+      (e) => e instanceof fresh.LoadError && /await init\(\) first/.test(e.message));
+    await assert.rejects(fresh.init({ wasmUrl: new URL('file:///nonexistent/mano.wasm') }),
+      (e) => e instanceof fresh.LoadError && /nonexistent/.test(e.message));
+    const api = await fresh.init({ wasmBinary: fs.readFileSync(path.join(root, 'dist/mano.wasm')) });
+    assert.equal(typeof api.score, 'function');
+  });
+});
+
+describe('golden vectors (tests/golden, NumPy reference)', () => {
+  test('MaNo: every case of mano.json within 1e-6 relative', async () => {
+    const cases = golden('mano.json');
+    assert.ok(cases.length >= 40);
+    for (const c of cases) {
+      const m = await readTestNpy(c.file);
+      const r = mano.score(m.data, m, { ...goldenOptions(c.options), methods: ['mano'] });
+      const e = c.expected;
+      assert.equal(r.methods.mano.normalization, e.normalization, c.name);
+      assert.deepEqual(compareDeep(r.methods.mano.score, e.score, 1e-6, `${c.name} score`), []);
+      assert.deepEqual(compareDeep(r.methods.mano.criterion, e.criterion, 1e-6, `${c.name} criterion`), []);
+      if (e.batches !== undefined) assert.equal(r.methods.mano.batches, e.batches, c.name);
+    }
+  });
+  test('baselines: every case of baselines.json within 1e-6 relative (1e-9 absolute near 0)', async () => {
+    const cases = golden('baselines.json');
+    assert.ok(cases.length >= 20);
+    for (const c of cases) {
+      const m = await readTestNpy(c.file);
+      const r = mano.score(m.data, m, { temperature: c.temperature });
+      for (const [method, values] of Object.entries(c.expected)) {
+        for (const [key, want] of Object.entries(values)) {
+          const got = r.methods[method]?.[key];
+          assert.ok(Math.abs(got - want) <= 1e-6 * Math.max(Math.abs(want), 1e-3),
+            `${c.name} ${method}.${key}: ${got} vs ${want}`);
+        }
+      }
+    }
+  });
+});
+
+describe('inputs', () => {
+  test('float64, float16 and bfloat16 bits give the numbers of their float32 values', () => {
+    const rows = 300, cols = 7;
+    const f32 = normalLogits(rows, cols, 2, 5);
+    // values exactly representable in bfloat16 (8 significant bits) are exact in every type
+    const exact = f32.map((x) => Math.round(x * 16) / 16);
+    const bits = new Uint16Array(exact.buffer.slice(0).byteLength / 2);
+    const u32 = new Uint32Array(exact.buffer);
+    const bf16 = Uint16Array.from(u32, (x) => x >>> 16);
+    const f16 = Uint16Array.from(exact, (x) => {
+      const view = new DataView(new ArrayBuffer(4));
+      view.setFloat32(0, x);
+      const b = view.getUint32(0);
+      const sign = (b >>> 16) & 0x8000, exp = ((b >>> 23) & 0xff) - 127 + 15, mant = (b >>> 13) & 0x3ff;
+      return x === 0 ? sign : sign | (exp << 10) | mant;
+    });
+    void bits;
+    const want = mano.score(exact, { rows, cols });
+    for (const [data, dtype] of [[Float64Array.from(exact), undefined], [f16, 'float16'], [bf16, 'bfloat16']]) {
+      const got = mano.score(data, { rows, cols, dtype });
+      assert.deepEqual(compareDeep(got, want, 1e-12), [], dtype ?? 'float64');
+    }
+  });
+  test('an accumulator fed in pieces equals one score(); state round-trips and merges', () => {
+    const rows = 1000, cols = 12;
+    const q = normalLogits(rows, cols, 3, 9);
+    const options = { methods: ['mano', 'confscore', 'entropy', 'nuclear', 'mde', 'cot'] };
+    const whole = mano.score(q, { rows, cols }, options);
+    const a = mano.accumulator(cols, options);
+    a.push(q.subarray(0, 37 * cols)).push(q.subarray(37 * cols, 400 * cols));
+    const b = mano.accumulatorFromJSON(JSON.parse(JSON.stringify(mano.accumulator(cols, options).push(q.subarray(400 * cols)).toJSON())));
+    a.merge(b);
+    assert.equal(a.rows, rows);
+    assert.deepEqual(compareDeep(a.result(), whole, 1e-12), []);
+    const c = mano.accumulator(cols, options).push(q.subarray(0, 400 * cols)).merge(b.toJSON());
+    assert.deepEqual(compareDeep(c.result(), whole, 1e-12), []);
+    a.dispose();
+    assert.throws(() => a.result(), (e) => e instanceof mano.InputError && /disposed/.test(e.message));
+  });
+  test('inputs larger than the scratch buffer go through in chunks (all or nothing)', () => {
+    const cols = 10;
+    const rows = Math.ceil((3 * mano.CHUNK_BYTES) / (cols * 4)) + 17;
+    const q = normalLogits(rows, cols, 2, 11);
+    const labels = Int32Array.from({ length: rows }, (_, i) => i % cols);
+    const options = { methods: ['mano', 'confscore', 'entropy'] };
+    const r = mano.score(q, { rows, cols, labels }, options);
+    assert.equal(r.n, rows);
+    let correct = 0;
+    for (let i = 0; i < rows; i++) {
+      let best = 0;
+      for (let j = 1; j < cols; j++) if (q[i * cols + j] > q[i * cols + best]) best = j;
+      correct += best === labels[i];
+    }
+    assert.equal(r.accuracy, correct / rows);
+    const acc = mano.accumulator(cols, options);
+    acc.push(q.subarray(0, 100 * cols));
+    const bad = q.slice();
+    bad[(rows - 5) * cols + 3] = NaN;
+    assert.throws(() => acc.push(bad), (e) => e instanceof mano.InputError && new RegExp(`row ${100 + rows - 5}, column 3`).test(e.message));
+    assert.equal(acc.rows, 100, 'a failed push leaves the accumulator as it was');
+    const fine = mano.score(q.subarray(0, 100 * cols), { rows: 100, cols }, options);
+    assert.deepEqual(compareDeep(acc.result(), fine, 0), []);
+  });
+  test('source set: ATC, DoC and a fitted temperature match the native CLI', async () => {
+    const dir = path.join(root, 'tests/data/example');
+    const source = await mano.readNpy(fs.readFileSync(path.join(dir, 'source_logits.npy')));
+    const labels = (await mano.readNpy(fs.readFileSync(path.join(dir, 'source_labels.npy')))).data;
+    const target = await mano.readNpy(fs.readFileSync(path.join(dir, 'blend_2_logits.npy')));
+    const got = mano.score(target.data, target, { source: { logits: source.data, labels }, temperature: 'fit', labelMarginal: 'source' });
+    const want = runNative(['score', '--json', '--quiet', path.join(dir, 'blend_2_logits.npy'), '--source-logits',
+      path.join(dir, 'source_logits.npy'), '--source-labels', path.join(dir, 'source_labels.npy'), '--temperature', 'fit',
+      '--label-marginal', 'source']);
+    delete want.file;
+    assert.deepEqual(compareDeep(got, want, 1e-6), []);
+  });
+});
+
+describe('evaluate, calibrate, predict (the CLI semantics)', () => {
+  test('on the bundled example they equal mano eval / calibrate / predict', async () => {
+    const dir = path.join(root, 'tests/data/example');
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    const load = async (f) => mano.readNpy(fs.readFileSync(path.join(dir, f)));
+    const source = { logits: (await load(manifest.source.logits)).data, labels: (await load(manifest.source.labels)).data };
+    const sets = [];
+    for (const s of manifest.sets) {
+      const m = await load(s.logits);
+      const labels = (await load(s.labels)).data;
+      sets.push({ name: s.name, group: s.group, result: mano.score(m.data, { rows: m.rows, cols: m.cols, labels }, { source }) });
+    }
+    const evaluation = mano.evaluate(sets);
+    const nativeEval = runNative(['eval', '--json', path.join(dir, 'manifest.json')]);
+    assert.deepEqual(compareDeep(evaluation.summary, nativeEval.summary, 1e-6), []);
+    assert.deepEqual(compareDeep(evaluation.groups, nativeEval.groups, 1e-6), []);
+    assert.deepEqual(compareDeep(evaluation.sets.map((s) => s.methods), nativeEval.sets.map((s) => s.methods), 1e-6), []);
+
+    const tmp = tempDir('mano-cal-');
+    const calFile = path.join(tmp, 'cal.json');
+    execFileSync(nativeMano, ['calibrate', path.join(dir, 'manifest.json'), '-o', calFile, '--group', 'contrast']);
+    const nativeCal = JSON.parse(fs.readFileSync(calFile, 'utf8'));
+    const contrast = sets.filter((s) => s.group === 'contrast');
+    const calibration = mano.calibrate(contrast, { source });
+    assert.deepEqual(compareDeep(JSON.parse(JSON.stringify(calibration)), nativeCal, 1e-6), []);
+    assert.ok(Array.isArray(calibration.notes));
+
+    const nativePredict = runNative(['predict', '--calibration', calFile, '--manifest', path.join(dir, 'manifest.json'),
+      '--group', 'blend', '--json', '--level', '0.8']);
+    const blend = sets.filter((s) => s.group === 'blend');
+    blend.forEach((s, i) => {
+      const p = mano.predict(calibration, s.result, { level: 0.8 });
+      const want = { ...nativePredict.sets[i] };
+      delete want.name;
+      delete want.group;
+      assert.deepEqual(compareDeep(p, want, 1e-6), [], s.name);
+    });
+    // the JS calibration file is one the CLI reads
+    fs.writeFileSync(path.join(tmp, 'js_cal.json'), JSON.stringify(calibration));
+    const again = runNative(['predict', '--calibration', path.join(tmp, 'js_cal.json'), '--manifest',
+      path.join(dir, 'manifest.json'), '--group', 'blend', '--json', '--level', '0.8']);
+    assert.deepEqual(compareDeep(again, nativePredict, 1e-6), []);
+    fs.rmSync(tmp, { recursive: true });
+  });
+});
+
+describe('bad input: a typed error with a clear message, and the module stays usable', () => {
+  const q = new Float32Array([1, 2, 3, 4, 5, 6]);
+  const cases = [
+    ['wrong length', () => mano.score(q, { rows: 4, cols: 3 }), 'InputError', /6 values but rows x cols = 4 x 3 = 12/],
+    ['rows x cols overflow', () => mano.score(q, { rows: 2 ** 40, cols: 2 ** 20 }), 'InputError', /too large/],
+    ['negative rows', () => mano.score(q, { rows: -2, cols: 3 }), 'InputError', /rows must be a whole number/],
+    ['missing shape', () => mano.score(q), 'InputError', /shape is missing/],
+    ['not a typed array', () => mano.score([1, 2, 3, 4], { rows: 2, cols: 2 }), 'InputError', /Float32Array/],
+    ['Int32Array logits', () => mano.score(new Int32Array(4), { rows: 2, cols: 2 }), 'InputError', /Float32Array/],
+    ['one class', () => mano.score(q, { rows: 6, cols: 1 }), 'InputError', /at least 2 columns/],
+    ['NaN', () => mano.score(new Float32Array([1, NaN, 3, 4]), { rows: 2, cols: 2 }), 'InputError', /row 0, column 1: logit is NaN/],
+    ['infinity', () => mano.score(new Float64Array([1, 2, Infinity, 4]), { rows: 2, cols: 2 }), 'InputError', /row 1, column 0/],
+    ['unknown option', () => mano.score(q, { rows: 2, cols: 3 }, { pp: 3 }), 'InputError', /unknown option 'pp'/],
+    ['p <= 1', () => mano.score(q, { rows: 2, cols: 3 }, { p: 0.5 }), 'InputError', /p/],
+    ['unknown method', () => mano.score(q, { rows: 2, cols: 3 }, { methods: ['mano', 'magic'] }), 'InputError', /unknown method 'magic'/],
+    ['labels of the wrong length', () => mano.score(q, { rows: 2, cols: 3, labels: [0] }), 'InputError', /1 labels for 2 rows/],
+    ['label out of range', () => mano.score(q, { rows: 2, cols: 3, labels: [0, 7] }), 'InputError', /label/],
+    ['fractional label', () => mano.score(q, { rows: 2, cols: 3, labels: [0, 1.5] }), 'InputError', /label 1 is 1.5/],
+    ['temperature fit without source', () => mano.score(q, { rows: 2, cols: 3 }, { temperature: 'fit' }), 'InputError', /needs labeled source/],
+    ['dtype mismatch', () => mano.score(q, { rows: 2, cols: 3, dtype: 'float16' }), 'InputError', /does not match/],
+    ['bad state', () => mano.accumulatorFromJSON({ format: 'nope' }), 'InputError', /./],
+    ['merge of another K', () => mano.accumulator(3).merge(mano.accumulator(4)), 'InputError', /./],
+    ['evaluate with 2 sets', () => mano.evaluate([{ name: 'a', result: { n: 1, k: 2, accuracy: 1, methods: {} } }]), 'InputError', /./],
+    ['evaluate without accuracy', () => mano.evaluate([1, 2, 3].map((i) => ({ name: `s${i}`, result: mano.score(q, { rows: 2, cols: 3 }) }))),
+      'InputError', /accuracy/],
+    ['predict with a bad calibration', () => mano.predict({ format: 'x' }, mano.score(q, { rows: 2, cols: 3 })), 'InputError', /calibration/],
+    ['predict level', () => mano.predict({}, {}, { level: 2 }), 'InputError', /level must be in \(0, 1\)/],
+  ];
+  for (const [name, fn, typeName, pattern] of cases) {
+    test(name, () => {
+      assert.throws(fn, (e) => {
+        assert.ok(e instanceof mano[typeName], `${name}: ${e?.name}: ${e?.message}`);
+        assert.ok(e instanceof Error);
+        assert.match(e.message, pattern);
+        assert.ok(!e.message.includes('\n'), 'one line');
+        return true;
+      });
+      stillWorks();
+    });
+  }
+  test('corrupt .npy and .safetensors files are FormatErrors', async () => {
+    const good = fs.readFileSync(path.join(root, 'tests/data/example/contrast_0_logits.npy'));
+    await assert.rejects(mano.readNpy(good.subarray(0, 200), { name: 'cut.npy' }), (e) => e instanceof mano.FormatError && /cut\.npy/.test(e.message));
+    const st = Buffer.alloc(16);
+    st.writeBigUInt64LE(1000n, 0);
+    await assert.rejects(mano.readSafetensors(st, { name: 'bad.safetensors' }),
+      (e) => e instanceof mano.FormatError && /bad\.safetensors/.test(e.message));
+    stillWorks();
+  });
+});
+
+describe('worker protocol (handleMessage, as the Worker runs it)', () => {
+  test('score reports progress then the result; errors come back typed', async () => {
+    const { handleMessage } = await import(path.join(root, 'dist/worker.js'));
+    const rows = 20000, cols = 100;
+    const q = normalLogits(rows, cols, 2, 3);
+    const replies = [];
+    await handleMessage({ id: 7, op: 'score', args: { data: q, shape: { rows, cols }, options: { methods: ['mano'] }, chunkRows: 1000 } },
+      (m) => replies.push(m));
+    const last = replies.at(-1);
+    assert.equal(last.type, 'result');
+    assert.ok(replies.some((m) => m.type === 'progress' && m.done === rows && m.total === rows));
+    assert.deepEqual(compareDeep(last.value, mano.score(q, { rows, cols }, { methods: ['mano'] }), 1e-12), []);
+    const errors = [];
+    await handleMessage({ id: 8, op: 'score', args: { data: q, shape: { rows: 3, cols }, options: {} } }, (m) => errors.push(m));
+    assert.equal(errors.at(-1).type, 'error');
+    assert.equal(errors.at(-1).name, 'InputError');
+    const file = new File([fs.readFileSync(path.join(root, 'tests/data/example/blend_0_logits.npy'))], 'blend_0_logits.npy');
+    const labels = new File([fs.readFileSync(path.join(root, 'tests/data/example/blend_0_labels.npy'))], 'blend_0_labels.npy');
+    const fileReplies = [];
+    await handleMessage({ id: 9, op: 'scoreFile', args: { file, labels, options: {}, chunkResults: 500 } }, (m) => fileReplies.push(m));
+    const value = fileReplies.at(-1).value;
+    assert.equal(fileReplies.at(-1).type, 'result', JSON.stringify(fileReplies.at(-1)));
+    assert.equal(value.name, 'blend_0_logits.npy');
+    assert.equal(value.result.chunks.length, 4);
+    assert.ok(value.result.accuracy > 0.5);
+    const want = runNative(['score', '--json', '--quiet', path.join(root, 'tests/data/example/blend_0_logits.npy')]);
+    assert.deepEqual(compareDeep(value.result.methods, want.methods, 1e-6), []);
+  });
+});
+
+test('the native CLI used for references exists', () => {
+  assert.ok(fs.existsSync(nativeMano), `${nativeMano}: build the native tree first (npm run build)`);
+  void writeNpy;
+});

@@ -1,0 +1,242 @@
+"""Writes the fixtures of web/test/loaders.test.js into the directory given as argv[1].
+
+NumPy is the independent reference: it writes the .npy files, packs the .safetensors data, and
+parses the CSV numbers. expected.json maps each file (or "file#key" for a safetensors tensor)
+to {shape, dtype, values | bits, labels?}: float values as float64 numbers, with "nan", "inf",
+"-inf" and "-0" as strings because JSON has no spelling for them; float16/bfloat16 as the raw
+uint16 bit patterns.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+out = sys.argv[1]
+rng = np.random.default_rng(20240917)
+expected = {}
+
+
+def floats(a):
+    res = []
+    for x in np.asarray(a).astype(np.float64).ravel(order="C"):
+        if np.isnan(x):
+            res.append("nan")
+        elif np.isinf(x):
+            res.append("inf" if x > 0 else "-inf")
+        elif x == 0 and np.signbit(x):
+            res.append("-0")
+        else:
+            res.append(float(x))
+    return res
+
+
+def describe(a, bits=None):
+    kind = a.dtype.kind
+    entry = {"shape": list(a.shape)}
+    if kind == "f":
+        entry["dtype"] = {2: "float16", 4: "float32", 8: "float64"}[a.dtype.itemsize]
+        if a.dtype.itemsize == 2:
+            entry["bits"] = a.astype("<f2").view("<u2").ravel(order="C").tolist()
+        else:
+            entry["values"] = floats(a)
+    else:
+        entry["dtype"] = "int32"
+        entry["values"] = [int(v) for v in a.ravel(order="C")]
+    if bits is not None:
+        entry["bits"] = bits
+    return entry
+
+
+def save_npy(fname, a, version=None, record=True):
+    with open(os.path.join(out, fname), "wb") as f:
+        np.lib.format.write_array(f, a, version=version)
+    if record:
+        expected[fname] = describe(a)
+
+
+# --- .npy ---------------------------------------------------------------------------------
+
+f32 = (rng.normal(size=(6, 4)) * 10).astype(np.float32)
+f32[0, 0] = np.nan
+f32[1, 1] = np.inf
+f32[2, 2] = -np.inf
+f32[3, 3] = -0.0
+f32[4, 0] = np.float32(1e-40)  # subnormal
+save_npy("f32_le.npy", f32.astype("<f4"))
+save_npy("f32_be.npy", f32.astype(">f4"))
+save_npy("f32_v2.npy", f32.astype("<f4"), version=(2, 0))
+save_npy("f32_v3.npy", f32.astype("<f4"), version=(3, 0))
+
+f64 = rng.normal(size=(5, 3)) * 1e3
+f64[0, 1] = 1e-310
+f64[1, 2] = -0.0
+f64[2, 0] = np.nan
+save_npy("f64_le.npy", f64.astype("<f8"))
+save_npy("f64_be.npy", f64.astype(">f8"))
+
+f16 = (rng.normal(size=(4, 5)) * 100).astype("<f2")
+f16[0, 0] = np.nan
+f16[0, 1] = -np.inf
+f16[1, 0] = np.float16(6e-8)  # subnormal
+save_npy("f16_le.npy", f16)
+save_npy("f16_be.npy", f16.astype(">f2"))
+
+fortran32 = np.asfortranarray(rng.normal(size=(7, 3)).astype("<f4"))
+save_npy("f32_fortran.npy", fortran32)
+fortran64be = np.asfortranarray(rng.normal(size=(50, 7)).astype(">f8"))
+save_npy("f64_be_fortran.npy", fortran64be)
+save_npy("i64_fortran.npy", np.asfortranarray(rng.integers(0, 1000, size=(4, 3)).astype("<i8")))
+
+save_npy("f32_1d.npy", rng.normal(size=7).astype("<f4"))
+save_npy("f32_empty.npy", np.zeros((0, 5), "<f4"))
+save_npy("i64_empty.npy", np.zeros((0,), "<i8"))
+save_npy("f32_big.npy", rng.normal(size=(1000, 10)).astype("<f4"))
+
+save_npy("i64_labels.npy", rng.integers(0, 10, size=10).astype("<i8"))
+save_npy("u8_labels.npy", rng.integers(0, 256, size=10).astype("|u1"))
+save_npy("i32_labels.npy", rng.integers(-2**31, 2**31 - 1, size=10).astype("<i4"))
+save_npy("i1_labels.npy", np.array([-128, -1, 0, 5, 127], "|i1"))
+save_npy("i2_be_labels.npy", np.array([-32768, -2, 0, 300, 32767], ">i2"))
+save_npy("u2_labels.npy", np.array([0, 1, 65535], "<u2"))
+save_npy("u4_be_labels.npy", np.array([0, 7, 2**31 - 1], ">u4"))
+save_npy("u8_64_labels.npy", np.array([0, 9, 2**31 - 1], "<u8"))
+save_npy("i8_be_labels.npy", np.array([-2**31, -1, 0, 2**31 - 1], ">i8"))
+
+# Files the loaders must refuse.
+save_npy("i64_too_big.npy", np.array([0, 1, 2**40, 3], "<i8"), record=False)
+save_npy("u4_too_big.npy", np.array([5, 2**31], "<u4"), record=False)
+save_npy("c8.npy", np.zeros((2, 2), np.complex64), record=False)
+save_npy("shape3d.npy", np.zeros((2, 3, 4), "<f4"), record=False)
+save_npy("scalar.npy", np.array(1.5, np.float32), record=False)
+save_npy("nocols.npy", np.zeros((3, 0), "<f4"), record=False)
+save_npy("bool.npy", np.zeros(3, "|b1"), record=False)
+save_npy("structured.npy", np.zeros(3, dtype=[("a", "<f4"), ("b", "<i4")]), record=False)
+
+
+# --- .safetensors -------------------------------------------------------------------------
+
+ST_CODES = {"<f2": "F16", "<f4": "F32", "<f8": "F64", "|i1": "I8", "<i2": "I16", "<i4": "I32",
+            "<i8": "I64", "|u1": "U8", "<u2": "U16", "<u4": "U32", "<u8": "U64"}
+
+
+def save_st(fname, tensors, metadata=None):
+    """tensors: list of (name, safetensors dtype, shape, raw little-endian bytes)."""
+    header = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    offset = 0
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)  # safetensors pads its header to 8 bytes
+    with open(os.path.join(out, fname), "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for _, _, _, raw in tensors:
+            f.write(raw)
+
+
+def tensor(name, a):
+    a = np.ascontiguousarray(a)
+    return (name, ST_CODES[a.dtype.str], a.shape, a.tobytes())
+
+
+st32 = (rng.normal(size=(5, 4)) * 3).astype("<f4")
+st32[0, 0] = np.inf
+st32[1, 1] = -0.0
+save_st("st_f32.safetensors", [tensor("logits", st32)])
+expected["st_f32.safetensors"] = describe(st32)
+
+st16 = (rng.normal(size=(3, 4)) * 10).astype("<f2")
+save_st("st_f16.safetensors", [tensor("logits", st16)])
+expected["st_f16.safetensors"] = describe(st16)
+
+bf_source = (rng.normal(size=(4, 3)) * 5).astype("<f4")
+bf_bits = (bf_source.view("<u4") >> 16).astype("<u2")
+save_st("st_bf16.safetensors", [("scores", "BF16", bf_bits.shape, bf_bits.tobytes())])
+expected["st_bf16.safetensors"] = {"shape": [4, 3], "dtype": "bfloat16",
+                                   "bits": bf_bits.ravel().tolist()}
+
+st64 = rng.normal(size=(3, 2)) * 1e5
+save_st("st_f64.safetensors", [tensor("logits", st64.astype("<f8"))])
+expected["st_f64.safetensors"] = describe(st64)
+
+# labels first and a 3-byte tensor before the logits, so their data starts unaligned.
+multi_logits = rng.normal(size=(6, 3)).astype("<f4")
+multi_labels = rng.integers(0, 3, size=6).astype("<i8")
+multi_pad = np.array([1, 2, 255], "|u1")
+save_st("st_multi.safetensors",
+        [tensor("labels", multi_labels), tensor("pad", multi_pad), tensor("logits", multi_logits)],
+        metadata={"format": "pt", "note": "logits and labels"})
+expected["st_multi.safetensors"] = describe(multi_logits)
+expected["st_multi.safetensors#logits"] = describe(multi_logits)
+expected["st_multi.safetensors#labels"] = describe(multi_labels)
+expected["st_multi.safetensors#pad"] = describe(multi_pad)
+
+ints = {
+    "i8": np.array([-128, 0, 127], "|i1"),
+    "i16": np.array([-32768, 5, 32767], "<i2"),
+    "i32": rng.integers(-2**31, 2**31 - 1, size=(2, 3)).astype("<i4"),
+    "i64": np.array([[-2**31, 2**31 - 1], [0, 42]], "<i8"),
+    "u8": np.array([0, 200, 255], "|u1"),
+    "u16": np.array([0, 65535], "<u2"),
+    "u32": np.array([0, 2**31 - 1], "<u4"),
+    "u64": np.array([3, 2**31 - 1], "<u8"),
+}
+save_st("st_ints.safetensors", [tensor(k, v) for k, v in ints.items()])
+for k, v in ints.items():
+    expected[f"st_ints.safetensors#{k}"] = describe(v)
+
+save_st("st_no_choice.safetensors", [tensor("a", np.zeros((2, 2), "<f4")), tensor("b", np.ones((2, 2), "<f4"))])
+save_st("st_bool.safetensors", [("logits", "BOOL", (4,), b"\x00\x01\x00\x01")])
+save_st("st_3d.safetensors", [tensor("logits", np.zeros((2, 3, 4), "<f4"))])
+save_st("st_i64_too_big.safetensors", [tensor("labels", np.array([1, -2**35], "<i8"))])
+
+
+# --- CSV ----------------------------------------------------------------------------------
+
+spellings = [
+    lambda x: repr(float(x)),
+    lambda x: "%.3e" % x,
+    lambda x: "%g" % x,
+    lambda x: "%.17g" % x,
+    lambda x: "%+.5f" % x,
+]
+specials = ["nan", "NaN", "inf", "-inf", "Infinity", "-Infinity", "1.", ".5", "-0", "+3", "1e3",
+            "-2.5E-3", "  7.25 "]
+rows, labels = [], []
+for r in range(30):
+    fields = []
+    for c in range(4):
+        if (r * 4 + c) % 7 == 3:
+            fields.append(specials[(r * 4 + c) % len(specials)])
+        else:
+            x = rng.normal() * 10 ** int(rng.integers(-5, 6))
+            fields.append(spellings[(r + c) % len(spellings)](x))
+    rows.append(fields)
+    labels.append(int(rng.integers(0, 4)))
+values = np.array([[float(f) for f in fields] for fields in rows])  # Python's float is strtod
+csv_expected = {"shape": [30, 4], "dtype": "float64", "values": floats(values), "labels": labels}
+
+
+def write_text(fname, text):
+    with open(os.path.join(out, fname), "w", newline="") as f:
+        f.write(text)
+
+
+write_text("ref.csv", "a,b,c,d,label\n" + "".join(",".join(f + [str(l)]) + "\n" for f, l in zip(rows, labels)))
+write_text("ref.tsv", "a\tb\tc\td\tlabel\n" + "".join("\t".join(f + [str(l)]) + "\n" for f, l in zip(rows, labels)))
+write_text("ref_crlf_noheader.csv", "".join(",".join([str(l)] + f) + "\r\n" for f, l in zip(rows, labels)))
+expected["ref.csv"] = csv_expected
+expected["ref.tsv"] = csv_expected
+expected["ref_crlf_noheader.csv"] = csv_expected
+# np.loadtxt agrees with float() on these spellings; check it so the reference is NumPy's.
+loaded = np.loadtxt(os.path.join(out, "ref.csv"), delimiter=",", skiprows=1)
+assert np.array_equal(loaded[:, :4], values, equal_nan=True)
+assert loaded[:, 4].astype(int).tolist() == labels
+
+with open(os.path.join(out, "expected.json"), "w") as f:
+    json.dump(expected, f, allow_nan=False)

@@ -1,0 +1,82 @@
+// Shared by the node:test suites: paths, the built package, the native CLI, seeded random logits
+// and a .npy writer (the files the native CLI reads in the parity tests).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const dist = path.join(root, 'dist');
+export const nativeMano = process.env.MANO_BIN ?? path.join(root, 'build/release/native/mano');
+
+export async function loadPackage() {
+  const mano = await import(path.join(dist, 'index.js'));
+  await mano.init();
+  return mano;
+}
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+// mulberry32 + Box-Muller: the same numbers on every run.
+export function normalLogits(rows, cols, scale, seed) {
+  let a = seed >>> 0;
+  const uniform = () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = new Float32Array(rows * cols);
+  for (let i = 0; i < out.length; i++) {
+    const u = Math.max(uniform(), 1e-12), v = uniform();
+    out[i] = scale * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  }
+  // a class signal so that rows are not all alike: the row's "true" class gets a boost
+  for (let r = 0; r < rows; r++) out[r * cols + (r % cols)] += scale;
+  return out;
+}
+
+export function writeNpy(file, data, shape) {
+  const descr = data instanceof Float64Array ? '<f8' : data instanceof Float32Array ? '<f4'
+    : data instanceof Uint16Array ? '<f2' : data instanceof Int32Array ? '<i4' : null;
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+  header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
+  const head = Buffer.alloc(10);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1;
+  head[7] = 0;
+  head.writeUInt16LE(header.length, 8);
+  fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
+}
+
+export function runNative(args) {
+  return JSON.parse(execFileSync(nativeMano, args, { encoding: 'utf8', maxBuffer: 1 << 28 }));
+}
+
+export function relClose(a, b, rel, abs = 0) {
+  return Math.abs(a - b) <= Math.max(rel * Math.max(Math.abs(a), Math.abs(b)), abs);
+}
+
+// Every number in `got` within rel of `want` (same keys, recursively); returns the mismatches.
+export function compareDeep(got, want, rel, where = '', abs = 0) {
+  const out = [];
+  if (typeof want === 'number') {
+    if (typeof got !== 'number' || !relClose(got, want, rel, abs)) out.push(`${where}: ${got} vs ${want}`);
+  } else if (Array.isArray(want)) {
+    if (!Array.isArray(got) || got.length !== want.length) out.push(`${where}: length ${got?.length} vs ${want.length}`);
+    else want.forEach((w, i) => out.push(...compareDeep(got[i], w, rel, `${where}[${i}]`, abs)));
+  } else if (want && typeof want === 'object') {
+    const keys = new Set([...Object.keys(want), ...Object.keys(got ?? {})]);
+    for (const k of keys) {
+      if (!(k in (got ?? {})) || !(k in want)) out.push(`${where}.${k}: present in only one`);
+      else out.push(...compareDeep(got[k], want[k], rel, `${where}.${k}`, abs));
+    }
+  } else if (got !== want) {
+    out.push(`${where}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+  }
+  return out;
+}
