@@ -37,11 +37,18 @@ export class ManoWorker {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onProgress });
-      this.#worker.postMessage({ id, op, args }, transfer);
+      try {
+        this.#worker.postMessage({ id, op, args }, transfer);
+      } catch (e) {
+        this.#pending.delete(id);
+        reject(new InputError(`${op}: its arguments cannot be sent to the worker (${e.message})`));
+      }
     });
   }
 
-  init(options = {}) { return this.#call('init', options); }
+  init({ wasmUrl, ...rest } = {}) {
+    return this.#call('init', wasmUrl === undefined ? rest : { ...rest, wasmUrl: String(wasmUrl) });
+  }
 
   // The data's buffer is transferred to the worker (the array is unusable afterwards) unless
   // { transfer: false }.

@@ -7,7 +7,7 @@ export type MethodName =
 export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
 /** Logits: float32, float64, or the 16-bit patterns of float16/bfloat16 in a Uint16Array. */
 export type LogitsArray = Float32Array | Float64Array | Uint16Array;
-export type LabelsArray = Int32Array | ArrayLike<number>;
+export type LabelsArray = Int32Array | readonly number[];
 
 export interface Options {
   /** The L_p norm, any p > 1 (default 4). */
@@ -118,7 +118,7 @@ export interface LabeledSet {
 
 export interface SummaryStats { r2: number; pearson: number; spearman: number; kendall: number; mae: number; n: number }
 export interface Evaluation {
-  sets: { name: string; group?: string; n: number; k: number; accuracy: number; methods: Record<string, number> }[];
+  sets: { name: string; group?: string; n: number; k: number; accuracy: number; methods: Result['methods'] }[];
   summary: Partial<Record<MethodName, SummaryStats>>;
   groups?: Record<string, Partial<Record<MethodName, SummaryStats>>>;
   notes: string[];
@@ -239,9 +239,16 @@ export interface ScoreFileOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
+/** What ManoWorker needs of a Worker (a DOM Worker is one). */
+export interface WorkerLike {
+  postMessage(message: unknown, transfer: Transferable[]): void;
+  addEventListener(type: 'message' | 'error', listener: (event: any) => void): void;
+  terminate(): void;
+}
+
 /** Promises over the Worker entry `mano-score/worker`. */
 export class ManoWorker {
-  constructor(worker: Worker);
+  constructor(worker: WorkerLike);
   init(options?: InitOptions): Promise<true>;
   /** Transfers data's buffer to the worker unless { transfer: false }. */
   score(data: LogitsArray, shape: Shape, options?: Options,

@@ -395,7 +395,7 @@ export async function scoreSource(source, options = {}, { chunkRows, labels, onP
       const count = Math.min(step, rows - first);
       const data = await read(first, count);
       const extras = { dtype: source.dtype };
-      if (labelsAll) extras.labels = labelsAll.subarray ? labelsAll.subarray(first, first + count) : labelsAll.slice(first, first + count);
+      if (labelsAll) extras.labels = labelsAll.subarray ? labelsAll.subarray(first, first + count) : Array.prototype.slice.call(labelsAll, first, first + count);
       if (chunkResults) {
         const part = accumulator(cols, options);
         try {

@@ -166,7 +166,7 @@ describe('inputs', () => {
 });
 
 describe('evaluate, calibrate, predict (the CLI semantics)', () => {
-  test('on the bundled example they equal mano eval / calibrate / predict', async () => {
+  test('on the bundled example they equal mano eval / calibrate / predict', async (t) => {
     const dir = path.join(root, 'tests/data/example');
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     const load = async (f) => mano.readNpy(fs.readFileSync(path.join(dir, f)));
@@ -184,6 +184,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.deepEqual(compareDeep(evaluation.sets.map((s) => s.methods), nativeEval.sets.map((s) => s.methods), 1e-6), []);
 
     const tmp = tempDir('mano-cal-');
+    t.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
     const calFile = path.join(tmp, 'cal.json');
     execFileSync(nativeMano, ['calibrate', path.join(dir, 'manifest.json'), '-o', calFile, '--group', 'contrast']);
     const nativeCal = JSON.parse(fs.readFileSync(calFile, 'utf8'));
@@ -207,7 +208,6 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const again = runNative(['predict', '--calibration', path.join(tmp, 'js_cal.json'), '--manifest',
       path.join(dir, 'manifest.json'), '--group', 'blend', '--json', '--level', '0.8']);
     assert.deepEqual(compareDeep(again, nativePredict, 1e-6), []);
-    fs.rmSync(tmp, { recursive: true });
   });
 });
 

@@ -1,0 +1,126 @@
+// `npm pack` smoke test: the tarball holds only package.json, README/LICENSE and dist/*; it
+// installs offline into an empty project (no runtime dependencies); a consumer script there
+// imports 'mano-score' by name, resolves 'mano-score/worker' and 'mano-score/mano.wasm', scores
+// the bundled example and matches the native CLI (1e-6 relative); the gzipped .wasm stays small.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+
+import { relClose, root, runNative, tempDir } from './support.js';
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const example = path.join(root, 'tests/data/example/contrast_0_logits.npy');
+const MAX_WASM_GZ = 300 * 1024;
+
+// npm with a private cache and no network chatter, so the test leaves the user's setup alone.
+function runNpm(args, cwd, cache) {
+  const res = spawnSync(npm, args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      npm_config_cache: cache,
+      npm_config_update_notifier: 'false',
+      npm_config_fund: 'false',
+      npm_config_audit: 'false',
+      npm_config_loglevel: 'warn',
+    },
+  });
+  return res;
+}
+
+describe('npm pack', () => {
+  let work;
+  let tarball;
+  let project;
+  let installMode = 'offline';
+
+  before(() => {
+    work = tempDir('mano-pack-');
+    const cache = path.join(work, 'npm-cache');
+    const dest = path.join(work, 'pack');
+    fs.mkdirSync(dest);
+    const packed = runNpm(['pack', '--ignore-scripts', '--json', '--pack-destination', dest], root, cache);
+    assert.equal(packed.status, 0, `npm pack failed:\n${packed.stdout}\n${packed.stderr}`);
+    const [info] = JSON.parse(packed.stdout);
+    tarball = path.join(dest, info.filename);
+    assert.ok(fs.existsSync(tarball), `no tarball at ${tarball}`);
+
+    project = path.join(work, 'consumer');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }, null, 2));
+    const install = ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarball];
+    let res = runNpm(['install', '--offline', ...install.slice(1)], project, cache);
+    if (res.status !== 0) {
+      installMode = 'online (--offline failed)';
+      res = runNpm(install, project, cache);
+    }
+    assert.equal(res.status, 0, `npm install failed:\n${res.stdout}\n${res.stderr}`);
+  });
+
+  after(() => {
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the tarball holds only package.json, README/LICENSE and dist/*', (t) => {
+    const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean)
+      .map((e) => e.replace(/^package\//, ''));
+    const allowed = /^(package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|dist\/[^/]+)$/i;
+    assert.deepEqual(entries.filter((e) => !allowed.test(e)), [], 'unexpected files in the tarball');
+    for (const needed of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'dist/worker.d.ts',
+      'dist/mano.js', 'dist/mano.wasm', 'dist/errors.js', 'dist/loaders.js', 'dist/client.js']) {
+      assert.ok(entries.includes(needed), `${needed} is missing from the tarball`);
+    }
+    const wasm = fs.readFileSync(path.join(project, 'node_modules/mano-score/dist/mano.wasm'));
+    assert.deepEqual(wasm, fs.readFileSync(path.join(root, 'dist/mano.wasm')), 'the installed mano.wasm differs from dist/');
+    const gz = gzipSync(wasm, { level: 9 }).length;
+    const size = fs.statSync(tarball).size;
+    t.diagnostic(`tarball ${path.basename(tarball)}: ${size} bytes (${(size / 1024).toFixed(1)} KiB), ` +
+      `${entries.length} files, installed ${installMode}; dist/mano.wasm ${wasm.length} bytes, gzip -9 ${gz} bytes (${(gz / 1024).toFixed(1)} KiB)`);
+    assert.ok(gz <= MAX_WASM_GZ, `gzipped mano.wasm is ${gz} bytes, over ${MAX_WASM_GZ}`);
+  });
+
+  test('a consumer imports it by name and gets the native CLI\'s MaNo score', () => {
+    const file = path.join(project, 'contrast_0_logits.npy');
+    fs.copyFileSync(example, file);
+    fs.writeFileSync(path.join(project, 'use.mjs'), `
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { init, readNpy, score, ManoWorker, InputError } from 'mano-score';
+import { handleMessage } from 'mano-score/worker';
+
+const wasm = fileURLToPath(import.meta.resolve('mano-score/mano.wasm'));
+const workerEntry = fileURLToPath(import.meta.resolve('mano-score/worker'));
+const api = await init();
+const m = await readNpy(await readFile('contrast_0_logits.npy'));
+const r = score(m.data, m);
+let typedError = false;
+try { score(new Float32Array(3), { rows: 2, cols: 2 }); } catch (e) { typedError = e instanceof InputError; }
+console.log(JSON.stringify({
+  wasm, workerEntry, version: api.version(), rows: m.rows, cols: m.cols, result: r, typedError,
+  manoWorker: typeof ManoWorker, handleMessage: typeof handleMessage,
+}));
+`);
+    const out = execFileSync(process.execPath, ['use.mjs'], { cwd: project, encoding: 'utf8' });
+    const got = JSON.parse(out.trim().split('\n').pop());
+    const installed = fs.realpathSync(path.join(project, 'node_modules/mano-score'));
+    assert.equal(fs.realpathSync(got.wasm), path.join(installed, 'dist/mano.wasm'));
+    assert.equal(fs.realpathSync(got.workerEntry), path.join(installed, 'dist/worker.js'));
+    assert.ok(!got.wasm.startsWith(path.join(root, 'dist')), 'resolved to the repo, not the installed copy');
+    assert.equal(got.manoWorker, 'function');
+    assert.equal(got.handleMessage, 'function');
+    assert.equal(got.typedError, true);
+    assert.match(got.version, /^\d+\.\d+\.\d+$/);
+    assert.equal(got.result.n, got.rows);
+    assert.equal(got.result.k, got.cols);
+
+    const native = runNative(['score', '--json', '--quiet', file]);
+    const a = got.result.methods.mano.score;
+    const b = native.methods.mano.score;
+    assert.ok(relClose(a, b, 1e-6), `MaNo ${a} (installed package) vs ${b} (native CLI)`);
+    assert.ok(relClose(got.result.methods.mano.criterion, native.methods.mano.criterion, 1e-6));
+  });
+});
