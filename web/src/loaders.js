@@ -14,7 +14,6 @@ const MAX_SAFETENSORS_HEADER = 100_000_000;
 const CSV_CHUNK = 1 << 20;
 const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 
-// ---------------------------------------------------------------------------------------------
 // Public API
 
 export async function openNpy(input, opts) {
@@ -82,7 +81,6 @@ export async function readMatrix(input, opts) {
   );
 }
 
-// ---------------------------------------------------------------------------------------------
 // Inputs
 
 function checkOpts(opts) {
@@ -188,7 +186,6 @@ async function* byteChunks(input, src, name) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // Sources and decoding
 
 // layout: { rows, cols, dtype, kind: 'f'|'i'|'u', itemsize, little, dataStart, fortran }
@@ -325,7 +322,6 @@ function matrixShape(subject, dims, itemsize, dtypeText, shown = shapeText(dims)
   return { rows, cols, bytes };
 }
 
-// ---------------------------------------------------------------------------------------------
 // .npy
 
 function hasNpyMagic(head) {
@@ -527,7 +523,6 @@ function parsePythonLiteral(text) {
   return result;
 }
 
-// ---------------------------------------------------------------------------------------------
 // .safetensors
 
 const SAFETENSORS_DTYPES = {
@@ -631,7 +626,6 @@ async function parseSafetensorsHeader(src, name, key) {
   return { rows, cols, fortran: false, little: true, dataStart: dataStart + begin, ...type };
 }
 
-// ---------------------------------------------------------------------------------------------
 // CSV / TSV
 
 function csvOptions(name, opts) {

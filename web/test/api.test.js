@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 
@@ -54,6 +55,30 @@ describe('init', () => {
       (e) => e instanceof fresh.LoadError && /nonexistent/.test(e.message));
     const api = await fresh.init({ wasmBinary: fs.readFileSync(path.join(root, 'dist/mano.wasm')) });
     assert.equal(typeof api.score, 'function');
+  });
+  test('an engine without WebAssembly SIMD gets a LoadError saying so', async () => {
+    const fresh = await import(`${path.join(root, 'dist/index.js')}?nosimd=1`);
+    const validate = WebAssembly.validate;
+    WebAssembly.validate = () => false;
+    try {
+      await assert.rejects(fresh.init(), (e) => e instanceof fresh.LoadError && /no WebAssembly SIMD/.test(e.message));
+    } finally {
+      WebAssembly.validate = validate;
+    }
+  });
+  test('a URL that serves HTML or 404 is a LoadError naming what the server answered', async (t) => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/page.wasm') res.writeHead(200, { 'content-type': 'text/html' }).end('<html>index</html>');
+      else res.writeHead(404, 'Not Found').end();
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const fresh = await import(`${path.join(root, 'dist/index.js')}?url=1`);
+    await assert.rejects(fresh.init({ wasmUrl: `${base}/page.wasm` }),
+      (e) => e instanceof fresh.LoadError && /not a WebAssembly module \(the server answered text\/html\)/.test(e.message));
+    await assert.rejects(fresh.init({ wasmUrl: `${base}/missing.wasm` }),
+      (e) => e instanceof fresh.LoadError && /answered 404/.test(e.message) && /wasmUrl/.test(e.message));
   });
 });
 

@@ -35,7 +35,6 @@ const needsNumpy = { skip: noNumpy };
 
 const fixture = (file) => readFileSync(join(dir, file));
 
-// ---------------------------------------------------------------------------------------------
 // Helpers
 
 // The same bytes as each kind of input: [label, input, opts, display name].
@@ -171,7 +170,6 @@ function chunkedBlob(bytes, name, chunk = 3) {
 
 const text = (s) => new TextEncoder().encode(s);
 
-// ---------------------------------------------------------------------------------------------
 // .npy
 
 describe('readNpy', needsNumpy, () => {
@@ -362,7 +360,6 @@ describe('readNpy refuses broken files', needsNumpy, () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
 // .safetensors
 
 describe('readSafetensors', needsNumpy, () => {
@@ -486,7 +483,6 @@ describe('readSafetensors refuses broken files', needsNumpy, () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
 // CSV / TSV
 
 describe('readCsv', () => {
@@ -610,7 +606,6 @@ describe('readCsv', () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
 // readMatrix and inputs
 
 describe('readMatrix', () => {
@@ -646,7 +641,6 @@ describe('readMatrix', () => {
   });
 });
 
-// ---------------------------------------------------------------------------------------------
 // Random damage: every damaged file reads as a matrix of the right shape or is a FormatError.
 
 // mulberry32: a small seeded generator, so a failure can be replayed.
