@@ -5,6 +5,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -218,6 +219,25 @@ std::string predict(const std::string& calibration_json, const std::string& resu
     });
 }
 
+// The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
+// [{"accuracy", "interval", "extrapolated"}], the calibration's own uncertainty only (e.g. to
+// draw its prediction band).
+std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
+                           const std::string& scores, double level) {
+    return guarded([&] {
+        const auto c = mano::calibration::from_json(json::parse(calibration_json));
+        const mano::method m = mano::parse_method(method_name);
+        const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const auto& x) { return x.m == m; });
+        if (found == c.methods.end()) throw mano::error("the calibration has no method '" + method_name + "'");
+        json out = json::array();
+        for (const auto& score : json::parse(scores)) {
+            const auto p = mano::predict(*found, score.get<double>(), std::nullopt, level);
+            out.push_back({{"accuracy", p.accuracy}, {"interval", {p.lower, p.upper}}, {"extrapolated", p.extrapolated}});
+        }
+        return out.dump();
+    });
+}
+
 // The methods computed when none are named, for n rows of k classes.
 std::string default_methods(std::size_t k, double n) {
     json names = json::array();
@@ -245,6 +265,7 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("evaluate", &evaluate);
     emscripten::function("calibrate", &calibrate);
     emscripten::function("predict", &predict);
+    emscripten::function("predictScores", &predict_scores);
     emscripten::function("defaultMethods", &default_methods);
     emscripten::function("takeError", &take_error);
     emscripten::function("version", &version);

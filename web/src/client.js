@@ -76,6 +76,10 @@ export class ManoWorker {
     return this.#call('predict', { calibration, result, level });
   }
 
+  predictScores(calibration, method, scores, { level = 0.9 } = {}) {
+    return this.#call('predictScores', { calibration, method, scores, level });
+  }
+
   terminate() {
     this.#worker.terminate();
     this.#failAll(new LoadError('the mano-score worker was terminated'));

@@ -196,6 +196,7 @@ export interface Api {
   evaluate: typeof evaluate;
   calibrate: typeof calibrate;
   predict: typeof predict;
+  predictScores: typeof predictScores;
   defaultMethods: typeof defaultMethods;
   version: typeof version;
   simdSupported: typeof simdSupported;
@@ -211,6 +212,10 @@ export function accumulatorFromJSON(state: AccumulatorState | string): Accumulat
 export function evaluate(sets: LabeledSet[]): Evaluation;
 export function calibrate(sets: LabeledSet[], options?: Options): Calibration;
 export function predict(calibration: Calibration, result: Result, options?: { level?: number }): Prediction;
+export interface ScorePrediction { accuracy: number; interval: [number, number]; extrapolated: boolean }
+/** The accuracy a calibration implies for each score of one method (its prediction band). */
+export function predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
+  options?: { level?: number }): ScorePrediction[];
 export function defaultMethods(cols: number, rows?: number): MethodName[];
 export function version(): string;
 
@@ -258,5 +263,7 @@ export class ManoWorker {
   evaluate(sets: LabeledSet[]): Promise<Evaluation>;
   calibrate(sets: LabeledSet[], options?: Options): Promise<Calibration>;
   predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
+  predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
+    options?: { level?: number }): Promise<ScorePrediction[]>;
   terminate(): void;
 }

@@ -451,6 +451,16 @@ export function predict(calibration, result, { level = 0.9 } = {}) {
   return JSON.parse(call(() => core.predict(JSON.stringify(calibration), JSON.stringify(result), level)));
 }
 
+// The accuracy the calibration implies for each of `scores` of one method, with the interval
+// from the calibration's own uncertainty: [{ accuracy, interval: [lo, hi], extrapolated }].
+export function predictScores(calibration, method, scores, { level = 0.9 } = {}) {
+  ready();
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!Array.isArray(scores) && !ArrayBuffer.isView(scores)) throw new InputError('scores must be an array of numbers');
+  return JSON.parse(call(() => core.predictScores(JSON.stringify(calibration), String(method),
+    JSON.stringify(Array.from(scores, Number)), level)));
+}
+
 // The methods computed from logits alone for `rows` rows of `cols` classes.
 export function defaultMethods(cols, rows = 0) {
   ready();
@@ -462,6 +472,7 @@ export function version() {
 }
 
 const api = {
-  init, score, scoreSource, accumulator, accumulatorFromJSON, evaluate, calibrate, predict, defaultMethods, version,
+  init, score, scoreSource, accumulator, accumulatorFromJSON, evaluate, calibrate, predict, predictScores, defaultMethods,
+  version,
   simdSupported,
 };

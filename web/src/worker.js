@@ -3,7 +3,7 @@
 // replies are { id, type: 'progress', done, total }, { id, type: 'result', value } and
 // { id, type: 'error', name, message }. Typed arrays in args may be transferred.
 import {
-  calibrate, evaluate, init, openNpy, openSafetensors, predict, readCsv, readMatrix, scoreSource,
+  calibrate, evaluate, init, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix, scoreSource,
 } from './index.js';
 import { InputError, ManoError } from './errors.js';
 
@@ -18,7 +18,8 @@ async function isNpy(blob) {
 // chunk; CSV (which has no row index) is parsed once.
 async function openFile(file, { format, key, labelColumn, header } = {}) {
   const name = file.name ?? 'input';
-  const kind = format ?? (/\.(csv|tsv)$/i.test(name) ? 'csv' : (await isNpy(file)) ? 'npy' : 'safetensors');
+  // The magic bytes decide, then the name; a damaged file is reported as what its name says.
+  const kind = format ?? ((await isNpy(file)) ? 'npy' : /\.(csv|tsv)$/i.test(name) ? 'csv' : /\.npy$/i.test(name) ? 'npy' : 'safetensors');
   if (kind === 'csv') return readCsv(file, { labelColumn, header });
   if (kind === 'npy') return openNpy(file);
   if (kind === 'safetensors') return openSafetensors(file, { key });
@@ -50,6 +51,7 @@ const ops = {
     return { calibration, notes: calibration.notes };
   },
   predict: ({ calibration, result, level }) => predict(calibration, result, { level }),
+  predictScores: ({ calibration, method, scores, level }) => predictScores(calibration, method, scores, { level }),
 };
 
 function transferables(value) {

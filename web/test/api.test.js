@@ -228,6 +228,12 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
       delete want.group;
       assert.deepEqual(compareDeep(p, want, 1e-6), [], s.name);
     });
+    // predictScores is predict without the score's own standard error
+    const noSe = JSON.parse(JSON.stringify(blend[0].result, (key, value) => (key === 'se' ? undefined : value)));
+    const byScore = mano.predictScores(calibration, 'mano', [noSe.methods.mano.score], { level: 0.8 })[0];
+    const full = mano.predict(calibration, noSe, { level: 0.8 }).methods.mano;
+    assert.deepEqual(compareDeep(byScore, { accuracy: full.accuracy, interval: full.interval, extrapolated: full.extrapolated }, 1e-15), []);
+    assert.throws(() => mano.predictScores(calibration, 'frechet', [1]), (e) => e instanceof mano.InputError && /no method 'frechet'/.test(e.message));
     // the JS calibration file is one the CLI reads
     fs.writeFileSync(path.join(tmp, 'js_cal.json'), JSON.stringify(calibration));
     const again = runNative(['predict', '--calibration', path.join(tmp, 'js_cal.json'), '--manifest',

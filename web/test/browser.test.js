@@ -5,15 +5,13 @@
 // error that leaves the page able to score; the page loads nothing from any other origin and logs
 // no errors.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, relClose, root, runNative, tempDir } from './support.js';
+import {
+  CHROMIUM, compareDeep, foreignRequests, haveChromium, launchChromium, loadPackage, relClose, root, runNative, serveDirectory,
+} from './support.js';
 
-const CHROMIUM = process.env.MANO_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = fs.existsSync(CHROMIUM);
 const ROWS = 500;
 const COLS = 10;
 const EXAMPLE = 'tests/data/example/contrast_0_logits.npy';
@@ -26,14 +24,6 @@ const logitsSource = `(rows, cols) => {
 }`;
 // eslint-disable-next-line no-new-func
 const makeLogits = new Function(`return ${logitsSource}`)();
-
-const TYPES = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.html': 'text/html; charset=utf-8',
-  '.npy': 'application/octet-stream',
-};
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>mano-score smoke</title><link rel="icon" href="data:,"></head>
@@ -89,36 +79,10 @@ window.__results = out;
 </body></html>
 `;
 
-// Serves the repo root (and the generated /smoke.html) on 127.0.0.1; logs every path asked for.
-function startServer(served) {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://127.0.0.1');
-    served.push(url.pathname);
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405).end();
-      return;
-    }
-    if (url.pathname === '/smoke.html') {
-      res.writeHead(200, { 'Content-Type': TYPES['.html'], 'Cache-Control': 'no-store' }).end(PAGE);
-      return;
-    }
-    const file = path.join(root, decodeURIComponent(url.pathname));
-    const type = TYPES[path.extname(file)];
-    if (!type || !file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store' });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
 describe('browser (chromium)', { skip: !haveChromium && `${CHROMIUM} does not exist: no browser to test in` }, () => {
   let browser;
   let server;
   let origin;
-  let profile;
   let results;
   let nodeResult;
   const served = [];
@@ -128,37 +92,16 @@ describe('browser (chromium)', { skip: !haveChromium && `${CHROMIUM} does not ex
   before(async () => {
     const mano = await loadPackage();
     nodeResult = mano.score(makeLogits(ROWS, COLS), { rows: ROWS, cols: COLS });
-
-    server = await startServer(served);
-    origin = `http://127.0.0.1:${server.address().port}/`;
-    const { chromium } = await import('playwright-core');
-    profile = tempDir('mano-chromium-');
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
-    });
-    browser = context;
-    context.on('request', (r) => requests.push(r.url()));
-    const page = context.pages()[0] ?? await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('worker', (w) => w.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`worker console.error: ${m.text()}`);
-    }));
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
-    await page.goto(`${origin}smoke.html`);
-    await page.waitForFunction(() => window.__results !== undefined, null, { timeout: 30_000 });
-    results = await page.evaluate(() => window.__results);
+    ({ server, origin } = await serveDirectory(root, { pages: { '/smoke.html': PAGE }, served }));
+    browser = await launchChromium({ requests, problems });
+    await browser.page.goto(`${origin}smoke.html`);
+    await browser.page.waitForFunction(() => window.__results !== undefined, null, { timeout: 30_000 });
+    results = await browser.page.evaluate(() => window.__results);
   });
 
   after(async () => {
     await browser?.close();
     await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
   });
 
   test('the page ran to the end without errors', () => {
@@ -222,8 +165,7 @@ describe('browser (chromium)', { skip: !haveChromium && `${CHROMIUM} does not ex
     // the recorder sees the worker's requests too (its module graph, its own mano.wasm fetch)
     assert.ok(requests.includes(`${origin}dist/worker.js`), `requests seen: ${requests.join(', ')}`);
     assert.ok(requests.filter((u) => u === `${origin}dist/mano.wasm`).length >= 2, 'the worker\'s mano.wasm fetch was not seen');
-    const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
-    assert.deepEqual(foreign, [], 'requests to other origins');
+    assert.deepEqual(foreignRequests(requests, origin), [], 'requests to other origins');
     for (const p of ['/smoke.html', '/dist/index.js', '/dist/mano.js', '/dist/mano.wasm', '/dist/worker.js', `/${EXAMPLE}`])
       assert.ok(served.includes(p), `the server never served ${p} (served: ${served.join(', ')})`);
   });

@@ -80,3 +80,77 @@ export function compareDeep(got, want, rel, where = '', abs = 0) {
   }
   return out;
 }
+
+export const CHROMIUM = process.env.MANO_CHROMIUM ?? '/usr/bin/chromium';
+export const haveChromium = fs.existsSync(CHROMIUM);
+
+const TYPES = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.html': 'text/html; charset=utf-8',
+  '.npy': 'application/octet-stream',
+};
+
+// A static server on 127.0.0.1 (port 0) for the files under `dir` and the generated `pages`
+// ({ '/path': html }); every path asked for is pushed onto `served`.
+export async function serveDirectory(dir, { pages = {}, served = [] } = {}) {
+  const http = await import('node:http');
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    served.push(url.pathname);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405).end();
+      return;
+    }
+    if (url.pathname in pages) {
+      res.writeHead(200, { 'Content-Type': TYPES['.html'], 'Cache-Control': 'no-store' }).end(pages[url.pathname]);
+      return;
+    }
+    const file = path.join(dir, decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname));
+    const type = TYPES[path.extname(file)];
+    if (!type || !file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${server.address().port}/` };
+}
+
+// Debian's Chromium through playwright-core with the flags DEVELOPERS.md asks for, in a fresh
+// profile; records every request and every console error, page error and failed request.
+export async function launchChromium({ requests = [], problems = [] } = {}) {
+  const { chromium } = await import('playwright-core');
+  const profile = tempDir('mano-chromium-');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+  });
+  context.on('request', (r) => requests.push(r.url()));
+  const page = context.pages()[0] ?? await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('worker', (w) => w.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`worker console.error: ${m.text()}`);
+  }));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+  const close = async () => {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, page, close };
+}
+
+// The URLs that left `origin` (data: and blob: URLs stay in the page).
+export const foreignRequests = (requests, origin) =>
+  requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));

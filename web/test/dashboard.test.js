@@ -1,0 +1,187 @@
+// The dashboard (build/dashboard, built by `npm run build`) in Debian's Chromium: the bundled
+// example's files go in through the file input (contrast sets with labels, blend sets without,
+// the source set); the exported JSON and the displayed numbers must equal the native CLI's for
+// the same files (1e-6 relative): scores (`mano score`/`mano eval`), the calibration
+// (`mano calibrate`), the estimates (`mano predict`) and a timeline (`mano score --chunk-size`).
+// A malformed file gets a clear message and the page stays usable; no request leaves
+// 127.0.0.1; a full-page screenshot is saved to build/artifacts/dashboard.png.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import {
+  CHROMIUM, compareDeep, foreignRequests, haveChromium, launchChromium, nativeMano, root, runNative, serveDirectory, tempDir,
+} from './support.js';
+
+const site = path.join(root, 'build/dashboard');
+const example = path.join(root, 'tests/data/example');
+const artifacts = path.join(root, 'build/artifacts');
+const contrast = [0, 1, 2, 3, 4, 5].map((i) => `contrast_${i}`);
+const blend = [0, 1, 2, 3, 4, 5].map((i) => `blend_${i}`);
+const file = (name) => path.join(example, name);
+const sourceFlags = ['--source-logits', file('source_logits.npy'), '--source-labels', file('source_labels.npy')];
+
+const ready = (page) => page.waitForFunction(
+  () => document.querySelector('[data-testid="status"]').dataset.state === 'ready', null, { timeout: 60_000 });
+
+async function exported(page) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-json"]')]);
+  return JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+}
+
+const skip = !haveChromium ? `${CHROMIUM} does not exist: no browser to test in`
+  : !fs.existsSync(path.join(site, 'index.html')) ? 'build/dashboard is missing: run npm run build' : false;
+
+describe('dashboard (chromium)', { skip }, () => {
+  let browser;
+  let server;
+  let origin;
+  let page;
+  let report;
+  let tmp;
+  const requests = [];
+  const problems = [];
+
+  before(async () => {
+    ({ server, origin } = await serveDirectory(site));
+    browser = await launchChromium({ requests, problems });
+    page = browser.page;
+    await page.setViewportSize({ width: 1360, height: 900 });
+    await page.goto(origin);
+    tmp = tempDir('mano-dashboard-');
+    const files = [...contrast.flatMap((s) => [`${s}_logits.npy`, `${s}_labels.npy`]), ...blend.map((s) => `${s}_logits.npy`),
+      'source_logits.npy', 'source_labels.npy'].map(file);
+    await page.setInputFiles('[data-testid="file-input"]', files);
+    await ready(page);
+    report = await exported(page);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('every set is scored as the native CLI scores it', () => {
+    assert.deepEqual(report.sets.map((s) => s.name).sort(), [...contrast, ...blend].sort());
+    const manifest = path.join(tmp, 'contrast.json');
+    fs.writeFileSync(manifest, JSON.stringify({
+      source: { logits: file('source_logits.npy'), labels: file('source_labels.npy') },
+      sets: contrast.map((name) => ({ name, logits: file(`${name}_logits.npy`), labels: file(`${name}_labels.npy`) })),
+    }));
+    const evaluation = runNative(['eval', '--json', manifest]);
+    for (const want of evaluation.sets) {
+      const got = report.sets.find((s) => s.name === want.name);
+      assert.deepEqual(compareDeep({ n: got.n, k: got.k, accuracy: got.accuracy, methods: got.methods },
+        { n: want.n, k: want.k, accuracy: want.accuracy, methods: want.methods }, 1e-6, want.name), []);
+    }
+    assert.deepEqual(compareDeep(report.evaluation.summary, evaluation.summary, 1e-6, 'summary'), []);
+    const scored = execFileSync(nativeMano, ['score', '--json', '--quiet', ...sourceFlags, ...blend.map((s) => file(`${s}_logits.npy`))],
+      { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    blend.forEach((name, i) => {
+      const got = report.sets.find((s) => s.name === name);
+      assert.equal(got.accuracy, undefined, `${name} was loaded without labels`);
+      assert.deepEqual(compareDeep(got.methods, scored[i].methods, 1e-6, name), []);
+    });
+  });
+
+  test('the calibration and the estimates equal mano calibrate / mano predict', () => {
+    const manifest = path.join(tmp, 'contrast.json');
+    const cal = path.join(tmp, 'cal.json');
+    execFileSync(nativeMano, ['calibrate', manifest, '-o', cal, '--quiet']);
+    assert.deepEqual(compareDeep(report.calibration, JSON.parse(fs.readFileSync(cal, 'utf8')), 1e-6, 'calibration'), []);
+    const list = execFileSync(nativeMano, ['predict', '--calibration', cal, '--json', '--quiet', ...blend.map((s) => file(`${s}_logits.npy`))],
+      { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    blend.forEach((name, i) => {
+      const got = report.sets.find((s) => s.name === name).prediction;
+      assert.deepEqual(compareDeep(got, list[i].methods, 1e-6, name), []);
+    });
+  });
+
+  test('the page shows the same numbers', async () => {
+    const row = page.locator('[data-testid="set-row"][data-name="blend_2"]');
+    const cells = await row.locator('td').allTextContents();
+    const set = report.sets.find((s) => s.name === 'blend_2');
+    const est = set.prediction.mano;
+    assert.ok(cells.includes(`${(100 * est.accuracy).toFixed(1)}% [${(100 * est.interval[0]).toFixed(1)}%, ${(100 * est.interval[1]).toFixed(1)}%]`),
+      `blend_2 row: ${cells.join(' | ')}`);
+    assert.ok(cells.includes(set.methods.mano.score.toFixed(4)), `MaNo score of blend_2 not shown: ${cells.join(' | ')}`);
+    const headline = await page.locator('[data-testid="headline"]').textContent();
+    assert.match(headline, /Estimated accuracy · blend_0/);
+    assert.ok(headline.includes(`${(100 * report.sets.find((s) => s.name === 'blend_0').prediction.mano.accuracy).toFixed(1)}%`));
+    assert.equal(await page.locator('[data-testid="scatter"] canvas').count() > 0, true, 'the calibration scatter is drawn');
+  });
+
+  test('a timeline of one file equals mano score --chunk-size', async () => {
+    await page.selectOption('[data-testid="timeline-file"]', 'blend_1');
+    await page.fill('[data-testid="chunk-rows"]', '500');
+    await page.fill('[data-testid="threshold"]', '0.9');
+    await page.click('[data-testid="build-timeline"]');
+    await ready(page);
+    await page.waitForSelector('[data-testid="timeline"] canvas');
+    const { timeline } = await exported(page);
+    const chunks = execFileSync(nativeMano, ['score', '--json', '--quiet', '--chunk-size', '500', ...sourceFlags, file('blend_1_logits.npy')],
+      { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(timeline.chunks.length, chunks.length);
+    timeline.chunks.forEach((c, i) => {
+      assert.equal(c.first, i * 500);
+      assert.deepEqual(compareDeep(c.methods, chunks[i].methods, 1e-6, `chunk ${i}`), []);
+      assert.ok(c.prediction.mano.interval[0] <= c.prediction.mano.accuracy);
+    });
+    const note = await page.locator('[data-testid="timeline-note"]').textContent();
+    const below = timeline.chunks.filter((c) => c.prediction.mano.accuracy < 0.9).length;
+    assert.match(note, new RegExp(`${below} chunks? below 0\\.9`));
+  });
+
+  test('the CSV export has one line per set', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-csv"]')]);
+    const lines = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
+    assert.equal(lines.length, 1 + 12);
+    assert.match(lines[0], /^set,n,k,accuracy,mano,/);
+  });
+
+  test('a malformed file gets a clear message and the page stays usable', async () => {
+    await page.setInputFiles('[data-testid="file-input"]', { name: 'broken_logits.npy', mimeType: 'application/octet-stream',
+      buffer: Buffer.from('\x93NUMPY\x01\x00garbage that is not a header', 'latin1') });
+    await ready(page);
+    const errors = await page.locator('[data-testid="errors"] li').allTextContents();
+    assert.ok(errors.some((e) => /broken_logits\.npy/.test(e) && /header/.test(e)), `errors shown: ${errors.join(' / ')}`);
+    assert.equal(await page.locator('[data-testid="set-row"]').count(), 12, 'the 12 scored sets are still there');
+    await page.setInputFiles('[data-testid="file-input"]', file('blend_5_labels.npy'));
+    await ready(page);
+    const after = await exported(page);
+    const set = after.sets.find((s) => s.name === 'blend_5');
+    const truth = runNative(['score', '--json', '--quiet', file('blend_5_logits.npy')]);
+    assert.ok(set.accuracy > 0 && set.accuracy <= 1, 'labels added later give blend_5 its true accuracy');
+    assert.deepEqual(compareDeep(set.methods.mano, truth.methods.mano, 1e-6), []);
+  });
+
+  test('nothing was fetched from anywhere but the page\'s own origin; no errors logged', async () => {
+    assert.deepEqual(foreignRequests(requests, origin), []);
+    assert.deepEqual(problems, []);
+    const privacy = await page.locator('[data-testid="privacy"]').textContent();
+    assert.match(privacy, /never uploaded/);
+  });
+
+  test('a full-page screenshot is saved', async (t) => {
+    fs.mkdirSync(artifacts, { recursive: true });
+    await page.click('[data-testid="clear"]');
+    await page.click('[data-testid="load-example"]');
+    await page.waitForFunction(() => /12 sets scored/.test(document.querySelector('[data-testid="status"]').textContent) &&
+      document.querySelector('[data-testid="status"]').dataset.state === 'ready', null, { timeout: 60_000 });
+    assert.equal(await page.locator('[data-testid="set-row"]').count(), 12, 'Load example gives the 12 example sets');
+    await page.waitForSelector('[data-testid="scatter"] canvas');
+    await page.fill('[data-testid="threshold"]', '0.8');
+    await page.selectOption('[data-testid="timeline-file"]', 'blend_1');
+    await page.fill('[data-testid="chunk-rows"]', '200');
+    await page.click('[data-testid="build-timeline"]');
+    await page.waitForFunction(() => /10 chunks of 200 rows/.test(document.querySelector('[data-testid="timeline-note"]').textContent),
+      null, { timeout: 60_000 });
+    const shot = path.join(artifacts, 'dashboard.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    assert.ok(fs.statSync(shot).size > 10_000);
+    t.diagnostic(`screenshot: ${shot}`);
+  });
+});
