@@ -22,6 +22,29 @@ if(MANO_BUILD_CLI)
   # .npz members written by numpy.savez_compressed are deflated.
   mano_require(ZLIB zlib1g-dev)
 endif()
+# The LibTorch front end (native/torch, `mano infer`): AUTO builds it when LibTorch and stb are
+# found, ON requires them, OFF leaves it out. A CUDA LibTorch (e.g. a PyTorch install's, through
+# -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')) runs it on GPUs.
+set(MANO_TORCH_ENABLED OFF)
+if(MANO_BUILD_CLI AND NOT MANO_WITH_TORCH STREQUAL "OFF")
+  find_package(Torch QUIET)
+  find_path(MANO_STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb)
+  if(Torch_FOUND AND MANO_STB_INCLUDE_DIR)
+    set(MANO_TORCH_ENABLED ON)
+    message(STATUS "mano: LibTorch front end on (Torch ${Torch_VERSION}, stb in ${MANO_STB_INCLUDE_DIR})")
+    # A LibTorch built with the old libstdc++ string ABI (older PyTorch wheels) needs every
+    # translation unit built the same way, or strings cannot cross between them.
+    if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
+      add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=0)
+    endif()
+  elseif(MANO_WITH_TORCH STREQUAL "ON")
+    message(FATAL_ERROR "MANO_WITH_TORCH=ON but LibTorch or stb_image.h was not found: install the Debian packages "
+                        "libtorch-dev and libstb-dev (apt-get install libtorch-dev libstb-dev), or point "
+                        "CMAKE_PREFIX_PATH at a LibTorch; configure with -DMANO_WITH_TORCH=OFF to build without it")
+  else()
+    message(STATUS "mano: LibTorch front end off (install libtorch-dev and libstb-dev for `mano infer`)")
+  endif()
+endif()
 if(MANO_BUILD_TESTS)
   mano_require(Catch2 catch2)
   mano_require(xtensor libxtensor-dev)

@@ -18,8 +18,6 @@
 namespace mano {
 namespace cli {
 
-namespace {
-
 using json = nlohmann::json;
 
 std::string fixed(double x, int digits) {
@@ -30,7 +28,6 @@ std::string fixed(double x, int digits) {
 
 void warn(const std::string& message) { std::cerr << "mano: warning: " << message << '\n'; }
 
-// A plain text table: first column left-aligned, the others right-aligned.
 void print_table(const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> width;
     for (const auto& row : rows)
@@ -48,6 +45,8 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
         std::cout << line << '\n';
     }
 }
+
+namespace {
 
 void print_markdown(const std::vector<std::vector<std::string>>& rows) {
     for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -73,6 +72,8 @@ const char* value_note =
     "(scores for mano, confscore, entropy, nuclear, mde, dispersion, frechet and the softrun variants; "
     "estimated accuracy for cot, atc_mc, atc_ne, doc, agreement)";
 
+}  // namespace
+
 void print_results(const std::vector<std::string>& names, const std::vector<result>& results) {
     const auto methods = columns(results.front());
     std::vector<std::vector<std::string>> rows;
@@ -94,6 +95,8 @@ void print_results(const std::vector<std::string>& names, const std::vector<resu
     print_table(rows);
     std::cout << value_note << '\n';
 }
+
+namespace {
 
 std::pair<std::size_t, std::size_t> parse_rows(const std::string& text, std::size_t total, const std::string& path) {
     if (text.empty()) return {0, total};
@@ -121,6 +124,8 @@ std::pair<std::size_t, std::size_t> parse_rows(const std::string& text, std::siz
     return {first, end};
 }
 
+}  // namespace
+
 calibration read_calibration(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw error(path + ": cannot open the calibration file");
@@ -133,6 +138,8 @@ calibration read_calibration(const std::string& path) {
     }
 }
 
+namespace {
+
 void write_json(const std::string& path, const json& j) { write_file(path, j.dump() + '\n'); }
 
 // "0.873 [0.841, 0.902]" with a '*' when the score lies outside the calibration's range.
@@ -140,6 +147,8 @@ std::string estimate_cell(const json& m) {
     return fixed(m.at("accuracy").get<double>(), 3) + " [" + fixed(m.at("interval")[0].get<double>(), 3) + ", " +
            fixed(m.at("interval")[1].get<double>(), 3) + "]" + (m.at("extrapolated").get<bool>() ? "*" : "");
 }
+
+}  // namespace
 
 void print_predictions(const std::vector<std::string>& names, const std::vector<json>& predictions, double level) {
     std::vector<std::string> methods;
@@ -182,6 +191,8 @@ void warn_extrapolation(const std::vector<std::string>& names, const std::vector
     }
     for (const auto& [set, methods] : outside) warn(set + ": the scores of " + methods + tail);
 }
+
+namespace {
 
 // Scores one labeled (or unlabeled) set of a manifest.
 result score_set(const io::manifest_set& set, option_resolver& resolver, const input_args& input,
@@ -450,6 +461,14 @@ int run_eval(eval_command& c) {
 }
 
 int run_calibrate(calibrate_command& c) {
+    if (!c.run.model.empty() || c.synthesize) {
+        if (!c.manifest.empty())
+            throw error("give a manifest of labeled logits, or --model with --input and --synthesize; not both");
+        return run_calibrate_synthesized(c);
+    }
+    if (c.manifest.empty())
+        throw error("calibrate needs a manifest of labeled logit sets (mano calibrate MANIFEST.json), or --model M.pt "
+                    "--input VAL_DIR --synthesize to build shifted sets from labeled images");
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest);
     options used;
@@ -457,18 +476,24 @@ int run_calibrate(calibrate_command& c) {
     std::vector<std::string> notes;
     const calibration cal = calibrate(sets, used, &notes);
     for (const auto& note : notes) warn(note);
-    if (c.output.empty()) {
-        std::cout << cal.to_json().dump(2) << '\n';
-        return 0;
+    report_calibration(cal, c.output);
+    return 0;
+}
+
+void report_calibration(const calibration& cal, const std::string& output, const json& extra) {
+    json file = cal.to_json();
+    file.update(extra);
+    if (output.empty()) {
+        std::cout << file.dump(2) << '\n';
+        return;
     }
-    write_json(c.output, cal.to_json());
+    write_json(output, file);
     std::vector<std::vector<std::string>> rows{{"method", "slope", "intercept", "residual se", "sets", "score range"}};
     for (const auto& mc : cal.methods)
         rows.push_back({method_name(mc.m), fixed(mc.fit.slope, 4), fixed(mc.fit.intercept, 4), fixed(mc.fit.residual_se, 4),
                         std::to_string(mc.fit.n), "[" + fixed(mc.fit.x_min, 4) + ", " + fixed(mc.fit.x_max, 4) + "]"});
     print_table(rows);
-    std::cout << "(accuracy ~ slope * score + intercept; written to " << c.output << ")\n";
-    return 0;
+    std::cout << "(accuracy ~ slope * score + intercept; written to " << output << ")\n";
 }
 
 int run_predict(predict_command& c) {
@@ -573,6 +598,19 @@ int run_predict(predict_command& c) {
         print_table(rows);
     }
     return 0;
+}
+
+void model_args::add_to(CLI::App* app, const std::string& batch_flag) {
+    app->add_option("--model", model, "a TorchScript model file (torch.jit.script(m).save(path))");
+    app->add_option("--input", input, "an image folder (one subfolder per class gives labels) or an N x C x H x W float32 .npy");
+    app->add_option("--device", device, "auto | cpu | cuda | cuda:INDEX")->capture_default_str();
+    app->add_option("--amp", amp, "off | fp16 | bf16: autocast the model to this type")->capture_default_str();
+    app->add_option(batch_flag, batch_size, "images per model call")->capture_default_str();
+    app->add_option("--workers", workers, "image decoding threads (default: every core but one, at least one)");
+    preprocessing.push_back(app->add_option("--resize", resize, "resize images so that their shorter side is S pixels"));
+    preprocessing.push_back(app->add_option("--crop", crop, "then center-crop C x C pixels"));
+    preprocessing.push_back(app->add_option("--mean", mean, "m,m,m: per-channel mean subtracted from pixels in [0, 1] (default 0,0,0)"));
+    preprocessing.push_back(app->add_option("--std", std, "s,s,s: per-channel divisor after the mean (default 1,1,1)"));
 }
 
 }  // namespace cli

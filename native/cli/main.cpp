@@ -14,8 +14,11 @@ constexpr const char* formats = ".npy, .npz, .csv, .tsv, .safetensors, or raw fl
 
 }  // namespace
 
+char** mano::cli::command_line = nullptr;
+
 int main(int argc, char** argv) {
     using namespace mano::cli;
+    command_line = argv;
     CLI::App app{"mano: estimate a classifier's accuracy on unlabeled data from its logits (MaNo, NeurIPS 2024)"};
     app.set_version_flag("--version", std::string("mano ") + mano::version_string);
     app.require_subcommand(1);
@@ -56,11 +59,33 @@ int main(int argc, char** argv) {
 
     calibrate_command cal_args;
     auto* cal = app.add_subcommand("calibrate", "Fit accuracy ~ a * score + b per method on the labeled sets of a manifest");
-    cal->add_option("manifest", cal_args.manifest, "manifest.json (as for eval)")->required()->check(CLI::ExistingFile);
+    cal->add_option("manifest", cal_args.manifest, "manifest.json (as for eval)")->check(CLI::ExistingFile);
     cal->add_option("-o,--output", cal_args.output, "write the calibration here (default: print it)");
     cal->add_option("--group", cal_args.groups, "fit on the sets of this group only (repeatable)");
     cal_args.methods.add_to(cal, false);
     cal_args.input.add_to(cal);
+    cal->add_flag("--synthesize", cal_args.synthesize,
+                  "with --model and --input VAL_DIR: fit on synthetic shifts (9 corruptions x 5 severities) of a labeled "
+                  "image folder");
+    cal->add_option("--seed", cal_args.seed, "with --synthesize: the seed of the corruptions' random draws")
+        ->capture_default_str();
+    cal_args.run.add_to(cal, "--infer-batch-size");
+
+    infer_command infer_args;
+    auto* infer = app.add_subcommand("infer", "Run a TorchScript model over images or a tensor and estimate its accuracy "
+                                              "(LibTorch; GPU when present)");
+    infer_args.run.add_to(infer, "--batch-size");
+    infer->add_option("--labels", infer_args.labels, "integer labels of a .npy input (an image folder's come from its "
+                                                     "class subfolders)")
+        ->check(CLI::ExistingFile);
+    infer->add_option("--out", infer_args.out, "also write the logits to this .npy file (N x K float32, written as they come)");
+    infer->add_flag("--json", infer_args.json, "print the result as JSON");
+    infer->add_option("--calibration", infer_args.calibration,
+                      "a calibration (mano calibrate): print the estimated accuracy with its interval")
+        ->check(CLI::ExistingFile);
+    infer->add_option("--level", infer_args.level, "prediction interval level with --calibration")->capture_default_str();
+    infer->add_flag("--quiet", infer_args.quiet, "no progress or speed line on stderr");
+    infer_args.methods.add_to(infer, false, "--mano-batch-size");
 
     predict_command predict_args;
     auto* predict = app.add_subcommand("predict", "Estimate accuracy with a prediction interval from a calibration");
@@ -82,6 +107,7 @@ int main(int argc, char** argv) {
         if (eval->parsed()) return run_eval(eval_args);
         if (cal->parsed()) return run_calibrate(cal_args);
         if (predict->parsed()) return run_predict(predict_args);
+        if (infer->parsed()) return run_infer(infer_args);
         return 1;
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);

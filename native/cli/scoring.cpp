@@ -198,7 +198,7 @@ io::read_options input_args::labels_options() const {
     return o;
 }
 
-void method_args::add_to(CLI::App* app, bool row_extras) {
+void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batch_flag) {
     const auto keep = [&](CLI::Option* o) {
         given.push_back(o);
         return o;
@@ -210,7 +210,7 @@ void method_args::add_to(CLI::App* app, bool row_extras) {
     keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
              ->capture_default_str()
              ->check(CLI::IsMember({"softrun", "softmax", "taylor"})));
-    keep(app->add_option("--batch-size", opts.batch_size,
+    keep(app->add_option(batch_flag, opts.batch_size,
                          "official-code mode: average the scores of batches of B rows (0 = whole set)")
              ->capture_default_str());
     criterion = keep(app->add_option("--criterion", criterion_value,
@@ -382,7 +382,8 @@ options option_resolver::build(std::size_t k, bool with_cot) const {
 
 // ---- progress -------------------------------------------------------------------------------
 
-progress::progress(std::string label, std::size_t total_rows, bool quiet) : label_(std::move(label)), total_(total_rows) {
+progress::progress(std::string label, std::size_t total_rows, bool quiet, std::string unit)
+    : label_(std::move(label)), total_(total_rows), unit_(std::move(unit)) {
     if (!quiet && isatty(STDERR_FILENO)) thread_ = std::thread([this] { run(); });
 }
 
@@ -407,8 +408,8 @@ void progress::run() {
         const std::size_t done = done_.load(std::memory_order_relaxed);
         const double rate = done / std::max(seconds, 1e-9);
         const double eta = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
-        std::fprintf(stderr, "\r\033[Kmano: %s  %zu / %zu rows (%.0f%%)  %.3g rows/s  ETA %.0f s", label_.c_str(), done,
-                     total_, total_ ? 100.0 * done / total_ : 100.0, rate, eta);
+        std::fprintf(stderr, "\r\033[Kmano: %s  %zu / %zu %s (%.0f%%)  %.3g %s/s  ETA %.0f s", label_.c_str(), done,
+                     total_, unit_.c_str(), total_ ? 100.0 * done / total_ : 100.0, rate, unit_.c_str(), eta);
         std::fflush(stderr);
         shown_ = true;
     } while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; }));

@@ -52,7 +52,8 @@ struct method_args {
     CLI::Option* criterion = nullptr;
     double criterion_value = 0;
 
-    void add_to(CLI::App* app, bool row_extras);
+    // `batch_flag` names MaNo's official-code batch mode (infer keeps --batch-size for the model).
+    void add_to(CLI::App* app, bool row_extras, const std::string& batch_flag = "--batch-size");
     bool any_given() const;
     // Validates the plain options; throws mano::error.
     void finish();
@@ -73,10 +74,10 @@ private:
 };
 
 // A progress line on stderr (rows, rows/s, ETA) for work that lasts more than ~2 s, only when
-// stderr is a terminal and not --quiet.
+// stderr is a terminal and not --quiet. `unit` names what is counted ("rows", "images").
 class progress {
 public:
-    progress(std::string label, std::size_t total_rows, bool quiet);
+    progress(std::string label, std::size_t total_rows, bool quiet, std::string unit = "rows");
     ~progress();
     void add(std::size_t rows) { done_.fetch_add(rows, std::memory_order_relaxed); }
 
@@ -84,6 +85,7 @@ private:
     void run();
     std::string label_;
     std::size_t total_;
+    std::string unit_;
     std::atomic<std::size_t> done_{0};
     bool stop_ = false;
     bool shown_ = false;

@@ -67,5 +67,32 @@ std::unique_ptr<matrix_reader> open_matrix(const std::string& path, const read_o
 // or a CSV/TSV column (opts.label_column, or the only column of a one-column file).
 std::vector<std::int64_t> read_labels(const std::string& path, const read_options& opts = {});
 
+namespace detail {
+class file_handle;
+}
+
+// A float32 C-order .npy array of any rank >= 1 (e.g. N x C x H x W model inputs), read one
+// sample (slice along the first axis) at a time; safe to share between threads.
+class tensor_reader {
+public:
+    explicit tensor_reader(const std::string& path);
+
+    const std::string& path() const noexcept { return path_; }
+    const std::vector<std::size_t>& shape() const noexcept { return shape_; }
+    std::size_t samples() const noexcept { return shape_[0]; }
+    // Floats per sample: the product of every extent but the first.
+    std::size_t sample_size() const noexcept { return sample_size_; }
+    // Samples [first, first + count) into out (count * sample_size() floats, native byte order).
+    void read(std::size_t first, std::size_t count, float* out) const;
+
+private:
+    std::string path_;
+    std::shared_ptr<const detail::file_handle> file_;
+    std::vector<std::size_t> shape_;
+    std::size_t sample_size_ = 0;
+    std::uint64_t offset_ = 0;
+    bool swap_ = false;
+};
+
 }  // namespace io
 }  // namespace mano

@@ -1,0 +1,10 @@
+# A mano built without LibTorch: `mano infer` exits 2 with one line that says how to get it.
+execute_process(COMMAND ${MANO} infer --model m.pt --input x RESULT_VARIABLE code ERROR_VARIABLE err OUTPUT_QUIET)
+string(STRIP "${err}" err)
+if(NOT code EQUAL 2 OR NOT err MATCHES "^mano: error: infer: this mano was built without LibTorch \\(install libtorch-dev" OR err MATCHES "\n")
+  message(FATAL_ERROR "expected exit 2 and one line naming libtorch-dev, got ${code}: ${err}")
+endif()
+execute_process(COMMAND ${MANO} calibrate --model m.pt --input x --synthesize RESULT_VARIABLE code ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT code EQUAL 2 OR NOT err MATCHES "built without LibTorch")
+  message(FATAL_ERROR "calibrate --synthesize: expected exit 2 naming LibTorch, got ${code}: ${err}")
+endif()
