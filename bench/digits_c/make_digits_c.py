@@ -1,0 +1,274 @@
+"""Writes Digits-C, the quality benchmark of mano: three classifiers of scikit-learn's bundled
+digits (8x8 images, 10 classes; nothing is downloaded) evaluated on 14 corruption types x 5
+severities of the test split, the clean test split, and 12 label-shifted resamples of it.
+
+For each model <m> in logreg, mlp, cnn, bench/digits_c/data/<m>/ receives float32 logits
+(<set>_logits.npy, N x 10) and int64 labels (<set>_labels.npy) for every set, a labeled source
+validation set (source_*.npy) and manifest.json in the format of `mano eval`. Deterministic
+(fixed split, seeds, one torch thread): run it twice and the files are byte-identical.
+
+    /usr/bin/python3 bench/digits_c/make_digits_c.py
+"""
+import hashlib
+import json
+import os
+import pathlib
+import sys
+
+# One BLAS thread: the order of floating-point sums, hence every byte written, stays fixed.
+for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[variable] = "1"
+
+import numpy as np
+from scipy import ndimage
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+import torch
+
+torch.set_num_threads(1)
+torch.use_deterministic_algorithms(True)
+
+OUT = pathlib.Path(__file__).resolve().parent / "data"
+K = 10
+
+# ---- data: images in [0, 1], a fixed stratified 50 / 20 / 30 split ----
+digits = load_digits()
+images = (digits.images / 16.0).astype(np.float64)
+labels = digits.target.astype(np.int64)
+idx = np.arange(len(labels))
+train_idx, rest_idx = train_test_split(idx, train_size=0.5, stratify=labels, random_state=0)
+val_idx, test_idx = train_test_split(rest_idx, test_size=0.6, stratify=labels[rest_idx], random_state=0)
+x_train, y_train = images[train_idx], labels[train_idx]
+x_val, y_val = images[val_idx], labels[val_idx]
+x_test, y_test = images[test_idx], labels[test_idx]
+
+
+# ---- models: each maps images in [0, 1] (M x 8 x 8) to logits (M x 10) ----
+def fit_logreg():
+    # Multinomial logistic regression on the 64 pixels; decision_function gives the logits.
+    model = LogisticRegression(C=1.0, max_iter=5000)
+    model.fit(x_train.reshape(len(x_train), -1), y_train)
+    return lambda x: model.decision_function(x.reshape(len(x), -1))
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                                       torch.nn.Linear(128, 64), torch.nn.ReLU(), torch.nn.Linear(64, K))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Cnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2))
+        self.head = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(32 * 4 * 4, K))
+
+    def forward(self, x):
+        return self.head(self.features(x.unsqueeze(1)))
+
+
+def fit_torch(make, seed, epochs, lr, weight_decay):
+    torch.manual_seed(seed)
+    model = make()
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    xt = torch.tensor(x_train, dtype=torch.float32)
+    yt = torch.tensor(y_train)
+    order = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        model.train()
+        for batch in torch.randperm(len(xt), generator=order).split(32):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xt[batch]), yt[batch]).backward()
+            opt.step()
+    model.eval()
+
+    def logits(x):
+        with torch.no_grad():
+            return model(torch.tensor(x, dtype=torch.float32)).numpy()
+    return logits
+
+
+# ---- corruptions of images in [0, 1]; 5 severities each, a fixed seed per (type, severity) ----
+def clip(x):
+    return np.clip(x, 0.0, 1.0)
+
+
+def per_image(x, f):
+    return np.stack([f(img, i) for i, img in enumerate(x)])
+
+
+def gaussian_noise(x, c, rng):
+    return clip(x + rng.normal(0.0, c, x.shape))
+
+
+def shot_noise(x, c, rng):
+    return clip(rng.poisson(x * c) / c)
+
+
+def impulse_noise(x, c, rng):
+    u = rng.random(x.shape)
+    out = x.copy()
+    out[u < c / 2] = 0.0
+    out[(u >= c / 2) & (u < c)] = 1.0
+    return out
+
+
+def speckle_noise(x, c, rng):
+    return clip(x + x * rng.normal(0.0, c, x.shape))
+
+
+def gaussian_blur(x, c, rng):
+    return per_image(x, lambda img, i: ndimage.gaussian_filter(img, c, mode="constant"))
+
+
+def contrast(x, c, rng):
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    return clip((x - mean) * c + mean)
+
+
+def brightness(x, c, rng):
+    return clip(x + c)
+
+
+def pixelate(x, c, rng):
+    # Down to c x c pixels (bilinear), back up to 8 x 8 by nearest neighbour.
+    def f(img, i):
+        small = ndimage.zoom(img, c / 8.0, order=1, mode="nearest", grid_mode=True)
+        return ndimage.zoom(small, 8.0 / c, order=0, mode="nearest", grid_mode=True)[:8, :8]
+    return clip(per_image(x, f))
+
+
+def rotate(x, c, rng):
+    angles = c * rng.choice([-1.0, 1.0], len(x))
+    return clip(per_image(x, lambda img, i: ndimage.rotate(img, angles[i], reshape=False, order=1)))
+
+
+def translate(x, c, rng):
+    theta = rng.uniform(0.0, 2 * np.pi, len(x))
+    return clip(per_image(x, lambda img, i: ndimage.shift(img, (c * np.sin(theta[i]), c * np.cos(theta[i])), order=1)))
+
+
+def elastic(x, c, rng):
+    # Random displacement field, smoothed (sigma 1 pixel), scaled to c pixels of RMS displacement.
+    alpha, sigma = c, 1.0
+    grid = np.mgrid[0:8, 0:8].astype(np.float64)
+
+    def f(img, i):
+        d = np.stack([ndimage.gaussian_filter(rng.uniform(-1, 1, (8, 8)), sigma) for _ in range(2)])
+        d *= alpha / max(np.sqrt((d ** 2).sum(0).mean()), 1e-12)
+        return ndimage.map_coordinates(img, grid + d, order=1, mode="constant")
+    return clip(per_image(x, f))
+
+
+def occlusion(x, c, rng):
+    # A gray c x c square at a random place.
+    out = x.copy()
+    for i in range(len(x)):
+        r, col = rng.integers(0, 8 - c + 1, 2)
+        out[i, r:r + c, col:col + c] = 0.5
+    return out
+
+
+def invert(x, c, rng):
+    return x * (1.0 - c) + (1.0 - x) * c
+
+
+def zoom(x, c, rng):
+    # Shrink (c < 1) about the centre: the digit gets smaller, the border empty.
+    def f(img, i):
+        centre = np.array([3.5, 3.5])
+        matrix = np.eye(2) / c
+        return ndimage.affine_transform(img, matrix, offset=centre - matrix @ centre, order=1, mode="constant")
+    return clip(per_image(x, f))
+
+
+# Severity 1..5 parameters, chosen so that the models' accuracies run from near-clean to degraded.
+CORRUPTIONS = {
+    "gaussian_noise": (gaussian_noise, [0.1, 0.2, 0.3, 0.45, 0.6]),
+    "shot_noise": (shot_noise, [20.0, 8.0, 4.0, 2.0, 1.0]),
+    "impulse_noise": (impulse_noise, [0.05, 0.1, 0.18, 0.27, 0.38]),
+    "speckle_noise": (speckle_noise, [0.3, 0.6, 0.9, 1.3, 1.8]),
+    "gaussian_blur": (gaussian_blur, [0.5, 0.7, 0.9, 1.1, 1.4]),
+    "contrast": (contrast, [0.5, 0.35, 0.25, 0.15, 0.08]),
+    "brightness": (brightness, [0.1, 0.2, 0.3, 0.45, 0.6]),
+    "pixelate": (pixelate, [7, 6, 5, 4, 3]),
+    "rotate": (rotate, [5.0, 10.0, 15.0, 22.0, 30.0]),
+    "translate": (translate, [0.25, 0.5, 0.75, 1.0, 1.4]),
+    "elastic": (elastic, [0.2, 0.35, 0.5, 0.7, 1.0]),
+    "occlusion": (occlusion, [2, 3, 4, 5, 6]),
+    "invert": (invert, [0.1, 0.2, 0.3, 0.38, 0.45]),
+    "zoom": (zoom, [0.95, 0.9, 0.85, 0.8, 0.75]),
+}
+LABEL_SHIFT_ALPHAS = [0.1, 0.5, 1.0, 5.0]  # three resamples each
+
+
+def build_sets():
+    """[(name, group, images, labels)]: the clean test split, every corruption, the label shifts."""
+    sets = [("clean", "clean", x_test, y_test)]
+    for t, (name, (f, params)) in enumerate(CORRUPTIONS.items()):
+        for s, c in enumerate(params, start=1):
+            rng = np.random.default_rng([t, s])
+            sets.append((f"{name}_{s}", name, f(x_test, c, rng), y_test))
+    # Label shift: class proportions ~ Dirichlet(alpha), as many rows as the test split, drawn with
+    # replacement within each class of the clean test split.
+    by_class = [np.flatnonzero(y_test == k) for k in range(K)]
+    for a, alpha in enumerate(LABEL_SHIFT_ALPHAS):
+        for r in range(3):
+            rng = np.random.default_rng([100, a, r])
+            counts = rng.multinomial(len(y_test), rng.dirichlet(np.full(K, alpha)))
+            rows = np.concatenate([rng.choice(by_class[k], counts[k]) for k in range(K)])
+            sets.append((f"label_shift_a{alpha:g}_{r}", "label_shift", x_test[rows], y_test[rows]))
+    return sets
+
+
+def main():
+    sets = build_sets()
+    models = {
+        "logreg": fit_logreg(),
+        "mlp": fit_torch(Mlp, seed=1, epochs=60, lr=1e-3, weight_decay=0.0),
+        "cnn": fit_torch(Cnn, seed=2, epochs=30, lr=1e-3, weight_decay=0.0),
+    }
+    print("| model | accuracy: source | clean test | min over sets | median | max | sets |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    summary = {}
+    for model_name, logits_of in models.items():
+        folder = OUT / model_name
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "source_logits.npy", logits_of(x_val).astype(np.float32))
+        np.save(folder / "source_labels.npy", y_val)
+        entries, accs = [], {}
+        for name, group, x, y in sets:
+            z = logits_of(x).astype(np.float32)
+            np.save(folder / f"{name}_logits.npy", z)
+            np.save(folder / f"{name}_labels.npy", y)
+            accs[name] = float(np.mean(z.argmax(1) == y))
+            entries.append({"name": name, "group": group, "logits": f"{name}_logits.npy", "labels": f"{name}_labels.npy"})
+        manifest = {"source": {"logits": "source_logits.npy", "labels": "source_labels.npy"}, "sets": entries}
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        source_acc = float(np.mean(logits_of(x_val).argmax(1) == y_val))
+        values = np.array(list(accs.values()))
+        print(f"| {model_name} | {source_acc:.3f} | {accs['clean']:.3f} | {values.min():.3f} | "
+              f"{np.median(values):.3f} | {values.max():.3f} | {len(values)} |")
+        summary[model_name] = accs
+    if "-v" in sys.argv:
+        names = [s[0] for s in sets]
+        print("set " + " ".join(f"{m:>7}" for m in models))
+        for n in names:
+            print(f"{n:24s} " + " ".join(f"{summary[m][n]:7.3f}" for m in models))
+    digest = hashlib.sha256()
+    for path in sorted(OUT.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(OUT).as_posix().encode())
+            digest.update(path.read_bytes())
+    print(f"sha256 of bench/digits_c/data: {digest.hexdigest()}")
+
+
+if __name__ == "__main__":
+    main()

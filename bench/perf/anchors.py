@@ -1,0 +1,93 @@
+"""The anchors of the speed table, timed on the same logits as the native and WASM runs:
+MaNo as the authors' code computes it (the criterion, then softmax or the Taylor rows, then the
+entry-wise p-norm) in NumPy and in PyTorch (CPU) on 1 thread and on all threads; the nuclear norm
+with numpy.linalg.svd; COT with POT's ot.emd2.
+
+  /usr/bin/python3 bench/perf/anchors.py FILE.npy [FILE.npy ...] > anchors.json
+
+Prints JSON: {file: {"rows", "cols", "numpy_1", "numpy_all", "torch_1", "torch_all", "svd"?, "emd2"?}}
+with median seconds over the repeats (fewer repeats for slow runs)."""
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def median_seconds(fn, budget=20.0, most=5):
+    times = []
+    start = time.perf_counter()
+    while len(times) < most and (len(times) < 1 or time.perf_counter() - start < budget):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def mano_numpy(q, p=4.0, eta=5.0):
+    shifted = q - q.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(shifted).sum(axis=1))
+    phi = float(np.mean(lse - shifted.mean(axis=1)))
+    if phi > eta:
+        e = np.exp(shifted)
+        sigma = e / e.sum(axis=1, keepdims=True)
+    else:
+        v = 1.0 + q + q * q / 2.0
+        v = v - v.min(axis=1, keepdims=True)
+        sigma = v / v.sum(axis=1, keepdims=True)
+    return float(np.mean(sigma ** p) ** (1.0 / p))
+
+
+def mano_torch(torch, q, p=4.0, eta=5.0):
+    with torch.no_grad():
+        log_p = torch.log_softmax(q, dim=1)
+        phi = float(-log_p.mean())
+        if phi > eta:
+            sigma = torch.softmax(q, dim=1)
+        else:
+            v = 1.0 + q + q * q / 2.0
+            v = v - v.min(dim=1, keepdim=True).values
+            sigma = v / v.sum(dim=1, keepdim=True)
+        return float(torch.norm(sigma, p=p) / q.numel() ** (1.0 / p))
+
+
+def softmax(q):
+    e = np.exp(q - q.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def main(files):
+    import torch
+
+    cores = os.cpu_count() or 1
+    out = {}
+    for path in files:
+        q = np.load(path)
+        rows, cols = q.shape
+        entry = {"rows": rows, "cols": cols}
+        q64 = q.astype(np.float64)  # the authors' NumPy code works in float64
+        entry["numpy_1"] = median_seconds(lambda: mano_numpy(q64))
+        entry["numpy_all"] = entry["numpy_1"]  # NumPy's element-wise ufuncs use one thread
+        t = torch.from_numpy(q)
+        for threads, key in ((1, "torch_1"), (cores, "torch_all")):
+            torch.set_num_threads(threads)
+            entry[key] = median_seconds(lambda: mano_torch(torch, t))
+        torch.set_num_threads(cores)
+        entry["mano_numpy"] = mano_numpy(q64)
+        if cols <= 1000:
+            probs = softmax(q64)
+            entry["svd"] = median_seconds(lambda: np.linalg.svd(probs, compute_uv=False), budget=60.0, most=3)
+        if rows * cols <= 200_000:
+            import ot
+
+            probs = softmax(q64)
+            a, b = np.full(cols, 1.0 / cols), np.full(rows, 1.0 / rows)
+            entry["emd2"] = median_seconds(lambda: ot.emd2(a, b, 1.0 - probs.T), budget=60.0, most=3)
+        out[path] = entry
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

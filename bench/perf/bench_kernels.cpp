@@ -1,0 +1,156 @@
+// The native side of `npm run bench` (bench/perf/run.mjs): times, on one .npy of float32 logits
+// held in memory, a plain memory-read kernel (the machine's limit), MaNo on every SIMD
+// architecture this CPU has on 1 thread and on all cores, the nuclear norm and COT. Prints JSON
+// with the median seconds of repeated runs.
+//   mano_bench FILE.npy [--repeats R] [--nuclear] [--cot]
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <mano/mano.hpp>
+
+#include "io/reader.hpp"
+
+namespace {
+
+double median_seconds(const std::function<void()>& run, int repeats) {
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        run();
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+// Sums every float with eight independent AVX2 accumulators: no arithmetic bound, only the
+// memory's. Falls back to a plain loop (auto-vectorized for SSE2) where AVX2 is missing.
+__attribute__((target("avx2"))) float read_avx2(const float* data, std::size_t n) {
+    float acc[8][8] = {};
+    std::size_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        for (int a = 0; a < 8; ++a)
+            for (int l = 0; l < 8; ++l) acc[a][l] += data[i + a * 8 + l];
+    float total = 0;
+    for (; i < n; ++i) total += data[i];
+    for (auto& a : acc)
+        for (float x : a) total += x;
+    return total;
+}
+
+float read_plain(const float* data, std::size_t n) {
+    float acc[4][4] = {};
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int a = 0; a < 4; ++a)
+            for (int l = 0; l < 4; ++l) acc[a][l] += data[i + a * 4 + l];
+    float total = 0;
+    for (; i < n; ++i) total += data[i];
+    for (auto& a : acc)
+        for (float x : a) total += x;
+    return total;
+}
+
+volatile float sink;
+
+float read_all(const float* data, std::size_t n) {
+    return __builtin_cpu_supports("avx2") ? read_avx2(data, n) : read_plain(data, n);
+}
+
+// Every core reads (or scores) a contiguous share of the rows, as `mano score --threads` does.
+template <class Work>
+void on_threads(unsigned threads, std::size_t rows, Work work) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+        const std::size_t first = rows * t / threads, last = rows * (t + 1) / threads;
+        pool.emplace_back([=, &work] { work(t, first, last - first); });
+    }
+    for (auto& th : pool) th.join();
+}
+
+mano::result score_threads(const mano::logits_view& all, const mano::options& opts, unsigned threads) {
+    std::vector<mano::accumulator> parts(threads, mano::accumulator(all.cols(), opts));
+    on_threads(threads, all.rows(), [&](unsigned t, std::size_t first, std::size_t count) {
+        parts[t].push(all.slice(first, count));
+    });
+    for (unsigned t = 1; t < threads; ++t) parts[0].merge(parts[t]);
+    return parts[0].finalize();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << "usage: mano_bench FILE.npy [--repeats R] [--nuclear] [--cot]\n";
+        return 64;
+    }
+    int repeats = 5;
+    bool nuclear = false, cot = false;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--nuclear") nuclear = true;
+        else if (a == "--cot") cot = true;
+    }
+    try {
+        auto reader = mano::io::open_matrix(argv[1]);
+        if (reader->type() != mano::dtype::float32) throw mano::error(std::string(argv[1]) + ": the bench wants float32 logits");
+        const std::size_t rows = reader->rows(), cols = reader->cols(), n = rows * cols;
+        std::vector<float> data(n);
+        const auto view = reader->read(0, rows);
+        std::memcpy(data.data(), view.data(), n * sizeof(float));
+        const mano::logits_view all(data.data(), rows, cols);
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+
+        nlohmann::json out = {{"rows", rows}, {"cols", cols}, {"cores", cores}};
+        out["read_1"] = median_seconds([&] { sink = read_all(data.data(), n); }, repeats);
+        out["read_all"] = median_seconds([&] {
+            std::vector<float> partial(cores);
+            on_threads(cores, rows, [&](unsigned t, std::size_t first, std::size_t count) {
+                partial[t] = read_all(data.data() + first * cols, count * cols);
+            });
+            sink = partial[0];
+        }, repeats);
+
+        mano::options opts;
+        opts.methods = {mano::method::mano};
+        nlohmann::json archs = nlohmann::json::object();
+        for (const auto& arch : mano::available_architectures()) {
+            opts.architecture = arch;
+            double score = 0;
+            archs[arch] = median_seconds([&] { score = mano::score(all, opts).mano->score; }, repeats);
+            out["mano_score"] = score;
+        }
+        out["mano_1"] = archs;
+        opts.architecture.clear();
+        out["best"] = mano::accumulator(cols, opts).architecture();
+        out["mano_all"] = median_seconds([&] { score_threads(all, opts, cores); }, repeats);
+
+        if (nuclear) {
+            mano::options o;
+            o.methods = {mano::method::nuclear};
+            out["nuclear_1"] = median_seconds([&] { mano::score(all, o); }, std::min(repeats, 3));
+            out["nuclear_all"] = median_seconds([&] { score_threads(all, o, cores); }, std::min(repeats, 3));
+        }
+        if (cot) {
+            mano::options o;
+            o.methods = {mano::method::cot};
+            out["cot_1"] = median_seconds([&] { mano::score(all, o); }, std::min(repeats, 3));
+        }
+        std::cout << out.dump() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "mano_bench: " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}

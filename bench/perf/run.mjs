@@ -1,0 +1,151 @@
+// `npm run bench`: the speed table, every number from this one run on this machine.
+// For each shape (random float32 logits, the same file for every contestant): a plain
+// memory-read kernel (the machine's limit), the native MaNo kernel per architecture on 1 thread
+// and on all cores (bench/perf/bench_kernels.cpp), the WASM build under Node and a plain-JS MaNo
+// (here), NumPy and PyTorch computing MaNo as the authors' code does (bench/perf/anchors.py);
+// then the nuclear norm against numpy.linalg.svd, COT against POT's ot.emd2, and the peak RSS of
+// `mano score` on the 200 MB file. Prints Markdown tables and the design targets, met or not.
+//   node bench/perf/run.mjs [--quick]     (after npm run build; --quick: the two small shapes)
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { loadPackage, nativeMano, normalLogits, root, tempDir, writeNpy } from '../../web/test/support.js';
+
+const quick = process.argv.includes('--quick');
+const shapes = [[10000, 10], [10000, 100], [50000, 1000], [1000, 152064]].slice(0, quick ? 2 : 4);
+const benchBin = process.env.MANO_BENCH_BIN ?? path.join(root, 'build/release/bench/perf/mano_bench');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function seconds(fn, budget = 20) {
+  const times = [];
+  const start = performance.now();
+  while (times.length < 5 && (times.length < 1 || (performance.now() - start) / 1000 < budget)) {
+    const t = performance.now();
+    fn();
+    times.push((performance.now() - t) / 1000);
+  }
+  return median(times);
+}
+
+// The authors' recipe in plain JS: the criterion, then the chosen normalization, then the p-norm.
+function plainMano(q, rows, cols, p = 4, eta = 5) {
+  let phi = 0;
+  for (let i = 0; i < rows; i++) {
+    let m = -Infinity, sum = 0;
+    for (let j = 0; j < cols; j++) { const x = q[i * cols + j]; if (x > m) m = x; sum += x; }
+    let s = 0;
+    for (let j = 0; j < cols; j++) s += Math.exp(q[i * cols + j] - m);
+    phi += m + Math.log(s) - sum / cols;
+  }
+  phi /= rows;
+  let total = 0;
+  const v = new Float64Array(cols);
+  for (let i = 0; i < rows; i++) {
+    let m = -Infinity;
+    for (let j = 0; j < cols; j++) m = Math.max(m, q[i * cols + j]);
+    let s = 0;
+    if (phi > eta) {
+      for (let j = 0; j < cols; j++) { v[j] = Math.exp(q[i * cols + j] - m); s += v[j]; }
+    } else {
+      let lo = Infinity;
+      for (let j = 0; j < cols; j++) { const x = q[i * cols + j]; v[j] = 1 + x + x * x / 2; lo = Math.min(lo, v[j]); }
+      for (let j = 0; j < cols; j++) { v[j] -= lo; s += v[j]; }
+    }
+    for (let j = 0; j < cols; j++) total += (v[j] / s) ** p;
+  }
+  return (total / (rows * cols)) ** (1 / p);
+}
+
+const dir = tempDir('mano-bench-');
+const mano = await loadPackage();
+const results = [];
+try {
+  for (const [i, [rows, cols]] of shapes.entries()) {
+    const file = path.join(dir, `logits_${rows}x${cols}.npy`);
+    const q = normalLogits(rows, cols, 2, 100 + i);
+    writeNpy(file, q, [rows, cols]);
+    const flags = [...(cols <= 1000 ? ['--nuclear'] : []), ...(rows * cols <= 1e6 ? ['--cot'] : [])];
+    const native = JSON.parse(execFileSync(benchBin, [file, ...flags], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+    const wasm = seconds(() => mano.score(q, { rows, cols }, { methods: ['mano'] }));
+    const js = seconds(() => plainMano(q, rows, cols), 30);
+    results.push({ rows, cols, file, native, wasm, js });
+    process.stderr.write(`bench: ${rows} x ${cols} native + wasm + js done\n`);
+  }
+  const anchors = JSON.parse(execFileSync('/usr/bin/python3', [path.join(root, 'bench/perf/anchors.py'), ...results.map((r) => r.file)],
+    { encoding: 'utf8', maxBuffer: 1 << 26 }));
+  process.stderr.write('bench: NumPy/PyTorch anchors done\n');
+  for (const r of results) r.anchor = anchors[r.file];
+  const big = results.find((r) => r.rows === 50000);
+  let rss;
+  if (big) {
+    try {
+      execFileSync('/usr/bin/time', ['-v', '-o', path.join(dir, 'rss.txt'), nativeMano, 'score', big.file, '--quiet'], { stdio: 'ignore' });
+      rss = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(fs.readFileSync(path.join(dir, 'rss.txt'), 'utf8'))[1]) / 1024;
+    } catch {
+      rss = undefined;
+    }
+  }
+  report(results, rss, big && fs.statSync(big.file).size / 1e6);
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+function report(results, rss, bigMB) {
+  const ns = (s, r) => ((s * 1e9) / (r.rows * r.cols));
+  const f = (x, d = 2) => (x === undefined ? '–' : x.toFixed(d));
+  const archs = ['sse2', 'sse4.2', 'avx2', 'avx512'];
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`CPU: ${cpu}, ${os.cpus().length} cores; Node ${process.versions.node}; medians of repeated runs.\n`);
+  console.log('MaNo, ns per logit (lower is better); the memory-read kernel only sums the floats: the machine\'s limit.\n');
+  console.log(`| shape | memory read (GB/s) | ${archs.join(' | ')} | all ${results[0].native.cores} cores | WASM | plain JS | NumPy | PyTorch 1 thread | PyTorch all |`);
+  console.log(`|---|---|${archs.map(() => '---').join('|')}|---|---|---|---|---|---|`);
+  for (const r of results) {
+    const gbs = (r.rows * r.cols * 4) / r.native.read_1 / 1e9;
+    const cells = [`${r.rows}×${r.cols}`, `${f(ns(r.native.read_1, r))} (${f(gbs, 1)})`,
+      ...archs.map((a) => (r.native.mano_1[a] === undefined ? '–' : f(ns(r.native.mano_1[a], r)))),
+      f(ns(r.native.mano_all, r)), f(ns(r.wasm, r)), f(ns(r.js, r), 1), f(ns(r.anchor.numpy_1, r), 1),
+      f(ns(r.anchor.torch_1, r), 1), f(ns(r.anchor.torch_all, r), 1)];
+    console.log(`| ${cells.join(' | ')} |`);
+  }
+  console.log('\nRatios from the same run: PyTorch 1 thread / native (how many times faster), native / memory read.\n');
+  console.log('| shape | best arch | PyTorch-1 / best | PyTorch-1 / AVX2 | AVX2 / memory read | best / memory read | 1 core / all cores | WASM / SSE4.2 | plain JS / WASM |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const best = r.native.mano_1[r.native.best];
+    const avx2 = r.native.mano_1.avx2;
+    const sse42 = r.native.mano_1['sse4.2'];
+    console.log(`| ${r.rows}×${r.cols} | ${r.native.best} | ${f(r.anchor.torch_1 / best, 1)}× | ${avx2 ? `${f(r.anchor.torch_1 / avx2, 1)}×` : '–'} | ` +
+      `${avx2 ? `${f(avx2 / r.native.read_1, 2)}×` : '–'} | ${f(best / r.native.read_1, 2)}× | ${f(best / r.native.mano_all, 2)}× | ` +
+      `${sse42 ? `${f(r.wasm / sse42, 2)}×` : '–'} | ${f(r.js / r.wasm, 1)}× |`);
+  }
+  console.log('\nNuclear norm (seconds) and COT (seconds).\n');
+  console.log('| shape | nuclear, 1 thread | nuclear, all cores | numpy.linalg.svd | svd / nuclear | COT | ot.emd2 |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of results.filter((x) => x.native.nuclear_1 !== undefined || x.native.cot_1 !== undefined)) {
+    console.log(`| ${r.rows}×${r.cols} | ${f(r.native.nuclear_1, 3)} | ${f(r.native.nuclear_all, 3)} | ${f(r.anchor.svd, 3)} | ` +
+      `${r.anchor.svd && r.native.nuclear_1 ? `${f(r.anchor.svd / r.native.nuclear_1, 1)}×` : '–'} | ${f(r.native.cot_1, 3)} | ${f(r.anchor.emd2, 3)} |`);
+  }
+  if (rss !== undefined) console.log(`\nPeak RSS of \`mano score\` (default methods) on the ${f(bigMB, 0)} MB file: ${f(rss, 1)} MB.`);
+
+  const target = (ok, text) => console.log(`${ok ? 'met    ' : 'NOT met'}  ${text}`);
+  console.log('\nDesign targets:');
+  const big = results.find((r) => r.rows === 50000);
+  if (big) {
+    const avx2 = big.native.mano_1.avx2;
+    if (avx2) {
+      target(big.anchor.torch_1 / avx2 >= 14, `AVX2 1 thread >= 14x PyTorch 1 thread on 50000x1000: ${f(big.anchor.torch_1 / avx2, 1)}x`);
+      target(avx2 / big.native.read_1 <= 3, `AVX2 1 thread within 3x of the memory read on 50000x1000: ${f(avx2 / big.native.read_1, 2)}x`);
+    }
+    const best = big.native.mano_1[big.native.best];
+    target(best / big.native.mano_all >= 1.8, `all cores >= 1.8x one core on 50000x1000: ${f(best / big.native.mano_all, 2)}x`);
+    if (big.native.nuclear_1 && big.anchor.svd) target(big.anchor.svd / big.native.nuclear_1 >= 5, `nuclear >= 5x numpy.linalg.svd on 50000x1000: ${f(big.anchor.svd / big.native.nuclear_1, 1)}x`);
+  }
+  for (const r of results) {
+    const sse42 = r.native.mano_1['sse4.2'];
+    if (sse42) target(r.wasm / sse42 <= 2, `WASM within 2x of native SSE4.2 on ${r.rows}x${r.cols}: ${f(r.wasm / sse42, 2)}x`);
+    target(r.js / r.wasm >= 5, `WASM >= 5x plain JS on ${r.rows}x${r.cols}: ${f(r.js / r.wasm, 1)}x`);
+  }
+  const cotShape = results.find((r) => r.rows === 10000 && r.cols === 10);
+  if (cotShape?.native.cot_1 !== undefined) target(cotShape.native.cot_1 < 1, `COT on 10000x10 under 1 s: ${f(cotShape.native.cot_1, 3)} s`);
+}
