@@ -166,7 +166,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     block_rows = std::min(block_rows, rows.rows());
 
     std::vector<double> widened(block_rows * k_), base_rows, second_rows;
-    std::vector<float> scratch(k_);
+    std::vector<float> scratch(k_ + detail::kernel_padding);
     std::vector<detail::row_stats> stats(block_rows), base_stats;
     std::vector<double> softmax_probs, taylor_probs, base_probs;
     detail::row_outputs outputs, base_outputs;

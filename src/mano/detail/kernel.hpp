@@ -38,6 +38,9 @@ struct row_stats {
     bool taylor_overflow = false; // Taylor polynomial overflowed double on this row
 };
 
+// `scratch` holds k + kernel_padding floats: rows are padded to whole vectors (16 floats at most).
+inline constexpr std::size_t kernel_padding = 16;
+
 using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k,
                             const kernel_params& params, float* scratch, row_stats* out,
                             const row_outputs& rows_out);

@@ -102,11 +102,14 @@ struct row_kernel_impl {
 
         // Pass 2: softmax. exp runs in float on q - m (in [-inf, 0], so no overflow and the
         // relative error stays ~1e-7); partial sums are flushed to double every few vectors.
-        for (std::size_t i = 0; i < k; ++i) shifted[i] = static_cast<float>(q[i] - m);
         // The maximum's terms are exact (e = 1, e * x = 0) and go in below in double: summed in a
         // float lane, a 1 would swallow every e < 6e-8, which is all of them in a confident row.
-        shifted[out.argmax] = -1000.0f;  // exp underflows to exactly 0, and 0 * -1000 = 0
-        const std::size_t fend = k - k % fsize;
+        // The same -1000 (exp underflows to exactly 0, and 0 * -1000 = 0) pads the row to whole
+        // vectors, so no element takes a scalar exp (for K = 10 most of them would).
+        const std::size_t fend = (k + fsize - 1) / fsize * fsize;
+        for (std::size_t i = 0; i < k; ++i) shifted[i] = static_cast<float>(q[i] - m);
+        std::fill(shifted + k, shifted + fend, -1000.0f);
+        shifted[out.argmax] = -1000.0f;
         const fbatch fp(static_cast<float>(kp.p));
         double s = 0, sp = 0, sx = 0;  // sum e, sum e^p, sum e * (q - m), over all but the maximum
         std::size_t i = 0;
@@ -125,13 +128,6 @@ struct row_kernel_impl {
             sp += xsimd::hadd(bsp);
             sx += xsimd::hadd(bsx);
         }
-        for (; i < k; ++i) {
-            const double x = shifted[i], e = std::exp(x);
-            s += e;
-            sx += e * x;
-            if (kp.want_softmax) sp += kp.p_int ? ipow(e, kp.p_int) : std::exp(kp.p * x);
-            if (softmax_out) shifted[i] = static_cast<float>(e);
-        }
         if (softmax_out) shifted[out.argmax] = 1.0f;
         const double log_s = std::log1p(s);  // s is still the sum without the maximum's 1
         s += 1;
@@ -141,7 +137,7 @@ struct row_kernel_impl {
         out.max_prob = 1.0 / s;  // the maximum's exp(q - m) is exactly 1
         // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
         out.entropy = std::max(0.0, log_s - sx / s);
-        if (kp.want_softmax) out.softmax = sp / std::pow(s, kp.p);
+        if (kp.want_softmax) out.softmax = sp / (kp.p_int ? ipow(s, kp.p_int) : std::pow(s, kp.p));
         if (softmax_out)
             for (std::size_t j = 0; j < k; ++j) softmax_out[j] = shifted[j] * out.max_prob;
 
@@ -177,7 +173,7 @@ struct row_kernel_impl {
                     swp += kp.p_int ? ipow(w, kp.p_int) : std::pow(w, kp.p);
                     if (taylor_out) taylor_out[j] = w;
                 }
-                out.taylor = swp / std::pow(sw, kp.p);
+                out.taylor = swp / (kp.p_int ? ipow(sw, kp.p_int) : std::pow(sw, kp.p));
                 out.taylor_max = wmax / sw;
                 if (taylor_out)
                     for (std::size_t j = 0; j < k; ++j) taylor_out[j] /= sw;
