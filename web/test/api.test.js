@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, nativeMano, normalLogits, root, runNative, tempDir, writeNpy } from './support.js';
+import { compareDeep, loadPackage, nativeMano, normalLogits, root, runNative, tempDir } from './support.js';
 
 let mano;
 before(async () => {
@@ -119,7 +119,6 @@ describe('inputs', () => {
     const f32 = normalLogits(rows, cols, 2, 5);
     // values exactly representable in bfloat16 (8 significant bits) are exact in every type
     const exact = f32.map((x) => Math.round(x * 16) / 16);
-    const bits = new Uint16Array(exact.buffer.slice(0).byteLength / 2);
     const u32 = new Uint32Array(exact.buffer);
     const bf16 = Uint16Array.from(u32, (x) => x >>> 16);
     const f16 = Uint16Array.from(exact, (x) => {
@@ -129,7 +128,6 @@ describe('inputs', () => {
       const sign = (b >>> 16) & 0x8000, exp = ((b >>> 23) & 0xff) - 127 + 15, mant = (b >>> 13) & 0x3ff;
       return x === 0 ? sign : sign | (exp << 10) | mant;
     });
-    void bits;
     const want = mano.score(exact, { rows, cols });
     for (const [data, dtype] of [[Float64Array.from(exact), undefined], [f16, 'float16'], [bf16, 'bfloat16']]) {
       const got = mano.score(data, { rows, cols, dtype });
@@ -325,5 +323,4 @@ describe('worker protocol (handleMessage, as the Worker runs it)', () => {
 
 test('the native CLI used for references exists', () => {
   assert.ok(fs.existsSync(nativeMano), `${nativeMano}: build the native tree first (npm run build)`);
-  void writeNpy;
 });
