@@ -158,7 +158,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                     std::to_string(rows.rows()) + "; both must describe the same inputs");
     if (rows.rows() == 0) return;
     const bool nuclear = opts_.wants(method::nuclear), nuclear_softrun = opts_.wants(method::nuclear_softrun);
-    const bool cot = opts_.wants(method::cot), scaled = baseline_rows_differ();
+    const bool cot = opts_.wants(method::cot), scaled = baseline_rows_differ(), mde = opts_.wants(method::mde);
     const bool need_base_probs = nuclear || cot;
     // rows per kernel call: ~32K logits, at least 256 rows when a Gram matrix is updated
     std::size_t block_rows = std::max<std::size_t>(1, block_logits / k_);
@@ -269,8 +269,10 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                 }
                 state_.max_prob.add(base[r].max_prob);
                 state_.entropy.add(base[r].entropy);
-                add_energy(state_.energy_max, state_.energy_exp_sum, -base[r].lse);
-                state_.energy_sum += -base[r].lse;
+                if (mde) {  // an exp per row: only when asked for
+                    add_energy(state_.energy_max, state_.energy_exp_sum, -base[r].lse);
+                    state_.energy_sum += -base[r].lse;
+                }
                 state_.max_sigma.softmax.add(st.max_prob);
                 state_.max_sigma.taylor.add(st.taylor_max);
                 if (source) {
