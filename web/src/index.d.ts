@@ -225,6 +225,8 @@ export function readNpy(input: FileInput, options?: { name?: string }): Promise<
 export function readSafetensors(input: FileInput, options?: { key?: string; name?: string }): Promise<Matrix>;
 export function readCsv(input: FileInput, options?: CsvOptions): Promise<Matrix>;
 export function readMatrix(input: FileInput, options?: CsvOptions & { key?: string }): Promise<Matrix>;
+/** readMatrix, but .npy and .safetensors come back as a MatrixSource that reads only the rows asked for. */
+export function openMatrix(input: FileInput, options?: CsvOptions & { key?: string }): Promise<MatrixSource | Matrix>;
 
 export class ManoError extends Error {}
 /** Bad input: lengths, shapes, values (NaN), options. */

@@ -3,7 +3,7 @@
 import { InputError, LoadError, ManoError } from './errors.js';
 
 export { ManoError, InputError, FormatError, LoadError } from './errors.js';
-export { openNpy, openSafetensors, readCsv, readMatrix, readNpy, readSafetensors } from './loaders.js';
+export { openMatrix, openNpy, openSafetensors, readCsv, readMatrix, readNpy, readSafetensors } from './loaders.js';
 export { ManoWorker } from './client.js';
 
 // Inputs cross into the WebAssembly heap in chunks of at most this many bytes (at least one row),

@@ -63,22 +63,37 @@ export async function readCsv(input, opts) {
   return parser.finish(parser.feed(carry + decode(new Uint8Array(0), false)));
 }
 
-export async function readMatrix(input, opts) {
-  opts = checkOpts(opts);
-  const name = displayName(input, opts);
+// The format of an input: the magic bytes decide, then the name's extension (so a damaged
+// file with a telling extension gets that reader's specific complaint).
+async function formatOf(input, name) {
   const src = byteSource(input, name);
   const head = await src.read(0, Math.min(src.size, 16));
-  if (hasNpyMagic(head)) return readNpy(input, { ...opts, name });
-  if (looksLikeSafetensors(head, src.size)) return readSafetensors(input, { ...opts, name });
+  if (hasNpyMagic(head)) return 'npy';
+  if (looksLikeSafetensors(head, src.size)) return 'safetensors';
   const lower = name.toLowerCase();
-  if (lower.endsWith('.csv') || lower.endsWith('.tsv')) return readCsv(input, { ...opts, name });
-  // A broken file with a telling extension gets that reader's specific complaint.
-  if (lower.endsWith('.npy')) return readNpy(input, { ...opts, name });
-  if (lower.endsWith('.safetensors')) return readSafetensors(input, { ...opts, name });
+  if (lower.endsWith('.csv') || lower.endsWith('.tsv')) return 'csv';
+  if (lower.endsWith('.npy')) return 'npy';
+  if (lower.endsWith('.safetensors')) return 'safetensors';
   throw new FormatError(
     `${name}: is not a format this package reads; it knows .npy (NumPy), .safetensors, ` +
       `and CSV/TSV text (by the extension .csv or .tsv)`,
   );
+}
+
+export async function readMatrix(input, opts) {
+  opts = checkOpts(opts);
+  const name = displayName(input, opts);
+  const read = { npy: readNpy, safetensors: readSafetensors, csv: readCsv }[await formatOf(input, name)];
+  return read(input, { ...opts, name });
+}
+
+// Like readMatrix, but .npy and .safetensors come back as a MatrixSource that reads only the
+// rows asked for; CSV (which has no row index) is parsed whole into a Matrix.
+export async function openMatrix(input, opts) {
+  opts = checkOpts(opts);
+  const name = displayName(input, opts);
+  const open = { npy: openNpy, safetensors: openSafetensors, csv: readCsv }[await formatOf(input, name)];
+  return open(input, { ...opts, name });
 }
 
 // Inputs

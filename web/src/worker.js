@@ -3,27 +3,17 @@
 // replies are { id, type: 'progress', done, total }, { id, type: 'result', value } and
 // { id, type: 'error', name, message }. Typed arrays in args may be transferred.
 import {
-  calibrate, evaluate, init, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix, scoreSource,
+  calibrate, evaluate, init, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix, scoreSource,
 } from './index.js';
 import { InputError, ManoError } from './errors.js';
 
-const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59];
+const OPENERS = { npy: openNpy, safetensors: openSafetensors, csv: readCsv };
 
-async function isNpy(blob) {
-  const head = new Uint8Array(await blob.slice(0, 6).arrayBuffer());
-  return NPY_MAGIC.every((b, i) => head[i] === b);
-}
-
-// A File/Blob as something scoreSource streams: .npy and .safetensors rows are read chunk by
-// chunk; CSV (which has no row index) is parsed once.
-async function openFile(file, { format, key, labelColumn, header } = {}) {
-  const name = file.name ?? 'input';
-  // The magic bytes decide, then the name; a damaged file is reported as what its name says.
-  const kind = format ?? ((await isNpy(file)) ? 'npy' : /\.(csv|tsv)$/i.test(name) ? 'csv' : /\.npy$/i.test(name) ? 'npy' : 'safetensors');
-  if (kind === 'csv') return readCsv(file, { labelColumn, header });
-  if (kind === 'npy') return openNpy(file);
-  if (kind === 'safetensors') return openSafetensors(file, { key });
-  throw new InputError(`${name}: unknown format '${kind}' (npy, safetensors or csv)`);
+// A File/Blob as something scoreSource streams (openMatrix), or read as the `format` given.
+function openFile(file, { format, ...how } = {}) {
+  if (format === undefined) return openMatrix(file, how);
+  if (!(format in OPENERS)) throw new InputError(`${file.name ?? 'input'}: unknown format '${format}' (npy, safetensors or csv)`);
+  return OPENERS[format](file, how);
 }
 
 const ops = {

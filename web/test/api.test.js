@@ -280,6 +280,17 @@ describe('bad input: a typed error with a clear message, and the module stays us
       stillWorks();
     });
   }
+  test('openMatrix streams .npy, parses CSV whole, and names what it cannot read', async () => {
+    const bytes = fs.readFileSync(path.join(root, 'tests/data/example/contrast_0_logits.npy'));
+    const source = await mano.openMatrix(new File([bytes], 'x.npy'));
+    const whole = await mano.readNpy(bytes);
+    assert.equal(typeof source.read, 'function');
+    assert.deepEqual(Array.from(await source.read(5, 2)), Array.from(whole.data.subarray(5 * whole.cols, 7 * whole.cols)));
+    const csv = await mano.openMatrix(new File(['a,b\n1,2\n3,4\n'], 'x.csv'));
+    assert.deepEqual(Array.from(csv.data), [1, 2, 3, 4]);
+    await assert.rejects(mano.openMatrix(new File(['hello'], 'notes.txt')),
+      (e) => e instanceof mano.FormatError && /notes\.txt: is not a format this package reads/.test(e.message));
+  });
   test('corrupt .npy and .safetensors files are FormatErrors', async () => {
     const good = fs.readFileSync(path.join(root, 'tests/data/example/contrast_0_logits.npy'));
     await assert.rejects(mano.readNpy(good.subarray(0, 200), { name: 'cut.npy' }), (e) => e instanceof mano.FormatError && /cut\.npy/.test(e.message));
