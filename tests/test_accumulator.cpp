@@ -154,7 +154,8 @@ TEST_CASE("float16, bfloat16, float64 and strided views widen to the same number
     const auto d = mano::score(mano::logits_view(from_bf.data(), n, k));
     CHECK(c.mano->score == d.mano->score);
     std::vector<double> wide(from_half.begin(), from_half.end());
-    CHECK(mano::score(mano::logits_view(wide.data(), n, k)).mano->score == b.mano->score);
+    // float64 rows take the kernel's double path (scanned in double, q - max rounded to float)
+    CHECK(mano::score(mano::logits_view(wide.data(), n, k)).mano->score == Approx(b.mano->score).epsilon(1e-7));
     std::vector<float> strided(n * (k + 5), 1e30f);  // padding that must never be read
     for (std::size_t i = 0; i < n; ++i)
         std::copy(&from_half[i * k], &from_half[i * k] + k, &strided[i * (k + 5)]);

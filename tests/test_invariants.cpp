@@ -84,7 +84,8 @@ TEST_CASE("one-hot rows give S = K^(-1/p)", "[invariant]") {
             INFO("K=" << k << " p=" << p);
             CHECK(close(mano::score(mano::logits_view(soft.data(), n, k), o).mano->score, std::pow(k, -1.0 / p), 1e-9));
             o.norm = mano::normalization::taylor;
-            CHECK(close(mano::score(mano::logits_view(taylor.data(), n, k), o).mano->score, std::pow(k, -1.0 / p), 1e-9));
+            // the Taylor values are powered in float lanes: float rounding, ~1e-9 here
+            CHECK(close(mano::score(mano::logits_view(taylor.data(), n, k), o).mano->score, std::pow(k, -1.0 / p), 1e-8));
         }
     }
 }

@@ -21,8 +21,17 @@ TEST_CASE("non-finite logits name their row and column", "[validation]") {
                           Catch::Contains("row 7, column 5") && Catch::Contains(what));
         CHECK(acc.to_json() == before);  // a failed push leaves the state as it was
     }
-    std::vector<double> huge(2 * 4, std::numeric_limits<double>::max());
-    CHECK_THROWS_WITH(mano::score(mano::logits_view(huge.data(), 2, 4)), Catch::Contains("too large"));
+    // q - max(q) overflows: the one difference the kernel cannot represent
+    const double big = std::numeric_limits<double>::max();
+    std::vector<double> huge = {big, -big, 0, 1, 2, 3, 4, 5};
+    CHECK_THROWS_WITH(mano::score(mano::logits_view(huge.data(), 2, 4)), Catch::Contains("row 0") && Catch::Contains("too large"));
+    // in float the same difference overflows, and the row goes through double instead
+    std::vector<float> huge_f = {3e38f, -3e38f, 0, 1, 2, 3, 4, 5};
+    mano::options softmax;
+    softmax.norm = mano::normalization::softmax;
+    const auto r = mano::score(mano::logits_view(huge_f.data(), 2, 4), softmax);
+    std::vector<double> huge_d(huge_f.begin(), huge_f.end());
+    CHECK(r.mano->score == Approx(mano::score(mano::logits_view(huge_d.data(), 2, 4), softmax).mano->score).epsilon(1e-12));
 }
 
 TEST_CASE("empty input and too few classes are refused", "[validation]") {

@@ -28,10 +28,12 @@ detail::row_kernel kernel_named(const std::string& name) {
     throw error("no kernel named '" + name + "'");
 }
 
-detail::kernel_params make_params(const options& o) {
+detail::kernel_params make_params(const options& o, std::size_t k) {
     detail::kernel_params kp;
     kp.p = o.p;
     kp.p_int = (o.p == std::floor(o.p) && o.p >= 2 && o.p <= 64) ? static_cast<int>(o.p) : 0;
+    kp.power_limit = std::pow(1e36, 1.0 / o.p);
+    kp.power_floor = std::pow(static_cast<double>(k), 1.0 - o.p);
     kp.taylor_order = o.taylor_order;
     double factorial = 1;
     for (int j = 0; j <= o.taylor_order; ++j) {
@@ -70,7 +72,7 @@ accumulator::accumulator(std::size_t k, const options& opts)
     }
     arch_ = resolve_architecture(opts_.architecture);
     kernel_ = kernel_named(arch_);
-    params_ = std::make_unique<detail::kernel_params>(make_params(opts_));
+    params_ = std::make_unique<detail::kernel_params>(make_params(opts_, k_));
     // sum_k p^p is MaNo's alone; the Taylor rows also serve the softrun variants
     params_->want_softmax = params_->want_softmax && opts_.wants(method::mano);
     params_->want_taylor = params_->want_taylor && (opts_.wants(method::mano) || opts_.wants(method::confscore_softrun) ||
@@ -165,8 +167,15 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     if (nuclear || nuclear_softrun) block_rows = std::max<std::size_t>(block_rows, 256);
     block_rows = std::min(block_rows, rows.rows());
 
-    std::vector<double> widened(block_rows * k_), base_rows, second_rows;
-    std::vector<float> scratch(k_ + detail::kernel_padding);
+    // The kernel takes float rows (float32 in place when contiguous, float16/bfloat16 widened
+    // exactly) or, for float64 logits, double rows.
+    const bool as_double = rows.type() == dtype::float64;
+    const bool in_place = rows.row_stride() == k_ && (rows.type() == dtype::float32 || as_double);
+    std::vector<float> float_block;
+    std::vector<double> double_block, scaled_rows, second_rows;
+    if (!in_place) as_double ? double_block.resize(block_rows * k_) : float_block.resize(block_rows * k_);
+    if (scaled) scaled_rows.resize(block_rows * k_);
+    std::vector<float> scratch(detail::kernel_scratch_floats(k_));
     std::vector<detail::row_stats> stats(block_rows), base_stats;
     std::vector<double> softmax_probs, taylor_probs, base_probs;
     detail::row_outputs outputs, base_outputs;
@@ -179,7 +188,6 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         outputs.taylor = taylor_probs.data();
     }
     if (scaled) {
-        base_rows.resize(block_rows * k_);
         base_stats.resize(block_rows);
         if (need_base_probs) {
             base_probs.resize(block_rows * k_);
@@ -231,14 +239,31 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     try {
         for (std::size_t first = 0; first < rows.rows(); first += block_rows) {
             const std::size_t count = std::min(block_rows, rows.rows() - first);
-            widen_rows(rows, first, count, widened.data());
-            kernel_(widened.data(), count, k_, *params_, scratch.data(), stats.data(), outputs);
+            const float* block_f = nullptr;
+            const double* block_d = nullptr;
+            if (as_double && in_place) {
+                block_d = static_cast<const double*>(rows.data()) + first * k_;
+            } else if (as_double) {
+                widen_rows(rows, first, count, double_block.data());
+                block_d = double_block.data();
+            } else if (in_place) {
+                block_f = static_cast<const float*>(rows.data()) + first * k_;
+            } else {
+                float_rows(rows, first, count, float_block.data());
+                block_f = float_block.data();
+            }
+            kernel_(block_f, block_d, count, k_, *params_, scratch.data(), stats.data(), outputs);
             const detail::row_stats* base = stats.data();
             const double* probs = softmax_probs.data();
             if (scaled) {
                 const double inv_t = 1.0 / opts_.temperature;
-                for (std::size_t i = 0; i < count * k_; ++i) base_rows[i] = widened[i] * inv_t;
-                kernel_(base_rows.data(), count, k_, *baseline_params_, scratch.data(), base_stats.data(), base_outputs);
+                // q / T in double: rounding it to float would move exp(q/T - max) by ulp(q/T)
+                if (as_double)
+                    for (std::size_t i = 0; i < count * k_; ++i) scaled_rows[i] = block_d[i] * inv_t;
+                else
+                    for (std::size_t i = 0; i < count * k_; ++i) scaled_rows[i] = static_cast<double>(block_f[i]) * inv_t;
+                kernel_(nullptr, scaled_rows.data(), count, k_, *baseline_params_, scratch.data(), base_stats.data(),
+                        base_outputs);
                 base = base_stats.data();
                 probs = base_probs.data();
             }
@@ -246,10 +271,14 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
             for (std::size_t r = 0; r < count; ++r) {
                 const auto& st = stats[r];
                 const std::size_t row = extra.first_row.value_or(saved.n) + first + r;  // for messages
-                if (st.bad_col >= 0)
-                    check_finite_row(widened.data() + r * k_, k_, row, "");
+                if (st.bad_col >= 0) {
+                    std::vector<double> bad(k_);
+                    widen_rows(rows, first + r, 1, bad.data());
+                    check_finite_row(bad.data(), k_, row, "");
+                }
                 if (st.bad_col == -2)
-                    throw error("row " + std::to_string(row) + ": logits are too large to sum in double precision");
+                    throw error("row " + std::to_string(row) + ": logits are too large to subtract from the row maximum (the difference overflows "
+                                "double precision); scale them down");
                 if (st.taylor_overflow && state_.taylor_overflow_row < 0)
                     state_.taylor_overflow_row = static_cast<std::int64_t>(state_.n);
                 state_.n += 1;

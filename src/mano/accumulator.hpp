@@ -19,7 +19,7 @@ namespace detail {
 struct kernel_params;
 struct row_stats;
 struct row_outputs;
-using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k,
+using row_kernel = void (*)(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k,
                             const kernel_params& params, float* scratch, row_stats* out,
                             const row_outputs& rows_out);
 }  // namespace detail

@@ -11,9 +11,9 @@ namespace mano {
 namespace detail {
 
 #define MANO_DECLARE_KERNEL(name)                                                          \
-    void run_rows_##name(const double* rows, std::size_t count, std::size_t k,            \
-                         const kernel_params& params, float* scratch, row_stats* out,   \
-                         const row_outputs& rows_out);
+    void run_rows_##name(const float* rows_f, const double* rows_d, std::size_t count,     \
+                         std::size_t k, const kernel_params& params, float* scratch,    \
+                         row_stats* out, const row_outputs& rows_out);
 #ifdef MANO_KERNEL_AVX512
 MANO_DECLARE_KERNEL(avx512)
 #endif

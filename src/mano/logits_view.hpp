@@ -73,4 +73,8 @@ private:
 // Widens rows [first, first + count) of any supported dtype into contiguous doubles (count x K).
 void widen_rows(const logits_view& v, std::size_t first, std::size_t count, double* out);
 
+// Copies rows [first, first + count) of float32, float16 or bfloat16 logits into contiguous
+// floats (count x K), exactly.
+void float_rows(const logits_view& v, std::size_t first, std::size_t count, float* out);
+
 }  // namespace mano

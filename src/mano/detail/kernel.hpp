@@ -13,6 +13,8 @@ struct kernel_params {
     int p_int = 4;                      // p when it is an integer in [2, 64] (powers by squaring), else 0
     int taylor_order = 2;
     std::vector<double> taylor_coeffs;  // 1/j! for j = 0..taylor_order
+    double power_limit = 1e9;           // 1e36^(1/p): values whose p-th power stays far from overflow
+    double power_floor = 0;             // K^(1-p): the smallest sum_k sigma_k^p of a row
     bool want_softmax = true;           // accumulate sum_k p_ik^p
     bool want_taylor = true;            // accumulate sum_k sigma_ik^p
 };
@@ -38,10 +40,14 @@ struct row_stats {
     bool taylor_overflow = false; // Taylor polynomial overflowed double on this row
 };
 
-// `scratch` holds k + kernel_padding floats: rows are padded to whole vectors (16 floats at most).
+// The kernel's scratch space for rows of k logits: three float rows, each padded to whole vectors
+// (16 floats at most), and one row of doubles.
 inline constexpr std::size_t kernel_padding = 16;
+inline constexpr std::size_t kernel_scratch_floats(std::size_t k) { return 3 * (k + kernel_padding) + 2 * k + 2; }
 
-using row_kernel = void (*)(const double* rows, std::size_t count, std::size_t k,
+// Scores `count` contiguous rows of k logits, given as float (rows_f) or as double (rows_d; the
+// other pointer is null).
+using row_kernel = void (*)(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k,
                             const kernel_params& params, float* scratch, row_stats* out,
                             const row_outputs& rows_out);
 

@@ -1,15 +1,30 @@
 #pragma once
-// The per-row MaNo kernel, written once against xsimd::batch<T, Arch>. Each file in kernels/
+// The per-row MaNo kernel, written once against xsimd::batch<float, Arch>. Each file in kernels/
 // includes this header, compiled with its architecture's flags, and instantiates it for one Arch.
 // Everything here has internal linkage so that code built with wider instruction sets can never
 // be picked by the linker for a narrower architecture's entry point.
+//
+// Two passes per row. Pass 1 streams the row from memory: its maximum and, when the Taylor branch
+// is wanted, the minimum and maximum of the Taylor polynomial and where the minimum is. Pass 2
+// reads the row again from cache and does all the arithmetic in float lanes, with float partial
+// sums flushed into double every few vectors: exp(q - max) and its sums (softmax, entropy, the
+// criterion), and the min-shifted Taylor values, evaluated as a polynomial in (q - q0) around the
+// minimum's position so that no large value is subtracted. Rows of float64 logits are scanned in
+// double and handed to pass 2 as float(q - max). A scalar double path takes the Taylor branch of
+// the rare rows (and orders) where float could lose accuracy. Rows of at most 16 classes go a row
+// per lane instead (rows_in_lanes), where per-row work would otherwise dominate.
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
+#if !defined(__wasm__)
+#include <xmmintrin.h>
+#endif
 
 #include "mano/detail/kernel.hpp"
 
@@ -19,16 +34,72 @@ namespace {
 
 template <class Arch>
 struct row_kernel_impl {
-    using dbatch = xsimd::batch<double, Arch>;
     using fbatch = xsimd::batch<float, Arch>;
-    static constexpr std::size_t dsize = dbatch::size;
+    using ibatch = xsimd::batch<std::int32_t, Arch>;
     static constexpr std::size_t fsize = fbatch::size;
     // float partial sums are flushed into double every this many vectors (bounds rounding growth)
     static constexpr std::size_t flush_vectors = 16;
+    // exp's argument floor: exp(-86) = 4.5e-38 is still a normal float, so 2^n can be written
+    // into the exponent bits, and it is negligible next to the row maximum's exact 1.
+    static constexpr float exp_floor = -86.0f;
+    // Taylor orders up to this run in float lanes; higher ones take the scalar double path.
+    static constexpr int max_float_order = 8;
 
-    // x^n by squaring; B is a batch or a plain double
+    struct scan_result {
+        double m = 0;   // row maximum
+        double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;  // Taylor range
+        double q0 = 0;  // a logit where the Taylor polynomial is smallest
+    };
+
+    struct pass2_sums {
+        double s = 0, sp = 0, sx = 0, xr = 0, w = 0, wp = 0;
+        float wmax = 0;
+    };
+
+    // ---- vector helpers ------------------------------------------------------------------
+
+    // e^x for x in [exp_floor, 0]: Cody-Waite reduction with a two-part ln 2 (exact without FMA),
+    // a degree-5 polynomial (relative error < 2e-7 in float), and 2^n added to the exponent bits.
+    // n is read from the low bits of x * log2(e) + 1.5 * 2^23, which rounds it to an integer.
+    static fbatch exp_nonpositive(fbatch x) {
+        const fbatch magic(12582912.0f);
+        const fbatch t = xsimd::fma(x, fbatch(1.44269504f), magic);
+        const fbatch n = t - magic;
+#ifdef __FMA__
+        // a fused multiply-add keeps n * ln 2 exact enough with one float ln 2 (|n| <= 125)
+        const fbatch r = xsimd::fma(n, fbatch(-0.693147182f), x);
+#else
+        fbatch r = xsimd::fma(n, fbatch(-0.693359375f), x);
+        r = xsimd::fma(n, fbatch(2.12194440e-4f), r);
+#endif
+        fbatch p = xsimd::fma(fbatch(8.290314002e-03f), r, fbatch(4.189793105e-02f));
+        p = xsimd::fma(p, r, fbatch(1.666763622e-01f));
+        p = xsimd::fma(p, r, fbatch(4.999914952e-01f));
+        p = xsimd::fma(p, r, fbatch(9.999997072e-01f));
+        p = xsimd::fma(p, r, fbatch(1.0f));
+        const ibatch scale = xsimd::bitwise_cast<ibatch>(t) << 23;
+        return xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p) + scale);
+    }
+
+    // x^P for a compile-time P >= 1, by squaring
+    template <int P>
+    static fbatch ipow(fbatch x) {
+        if constexpr (P == 1) return x;
+        else if constexpr (P % 2 == 0) { const fbatch h = ipow<P / 2>(x); return h * h; }
+        else return ipow<P - 1>(x) * x;
+    }
+
+    // acc + x^P, the last multiply fused
+    template <int P>
+    static fbatch add_pow(fbatch x, fbatch acc) {
+        if constexpr (P == 1) return acc + x;
+        else if constexpr (P % 2 == 0) { const fbatch h = ipow<P / 2>(x); return xsimd::fma(h, h, acc); }
+        else return xsimd::fma(ipow<P - 1>(x), x, acc);
+    }
+
+    // x^n for a run-time n >= 1; B is a batch or a plain double
     template <class B>
-    static B ipow(B x, int n) {
+    static B ipow_rt(B x, int n) {
         B r(1);
         for (;;) {
             if (n & 1) r *= x;
@@ -38,155 +109,587 @@ struct row_kernel_impl {
         }
     }
 
-    // v = sum_{j=0..n} x^j / j!  (Horner)
-    static dbatch taylor(dbatch x, const double* c, int n) {
-        dbatch v(c[n]);
-        for (int j = n - 1; j >= 0; --j) v = xsimd::fma(v, x, dbatch(c[j]));
-        return v;
+    // The Taylor polynomial sum_j c_j x^j (Horner); O = 2 is unrolled, O = 0 reads the order.
+    template <int O, class B, class C>
+    static B poly(B x, const C* c, int order) {
+        if constexpr (std::is_arithmetic_v<B>) {  // plain multiply-add: std::fma may be a libm call
+            B v(c[order]);
+            for (int j = order - 1; j >= 0; --j) v = v * x + c[j];
+            return v;
+        } else if constexpr (O == 2) {
+            return xsimd::fma(xsimd::fma(B(c[2]), x, B(c[1])), x, B(c[0]));
+        } else {
+            B v(c[order]);
+            for (int j = order - 1; j >= 0; --j) v = xsimd::fma(v, x, B(c[j]));
+            return v;
+        }
     }
 
-    static double taylor(double x, const double* c, int n) {
-        double v = c[n];
-        for (int j = n - 1; j >= 0; --j) v = v * x + c[j];
-        return v;
+    // sum_{j>=1} b_j d^j: the polynomial re-expanded around its minimum, without the constant.
+    // O = 2 computes (d + b_1) d, i.e. the value divided by b_2 (the caller sets b_1 = b_1 / b_2):
+    // sigma = w / sum w does not see the scale, and this saves a multiply.
+    template <int O>
+    static fbatch shifted_poly(fbatch d, const float* b, int order) {
+        if constexpr (O == 2) {
+            return (d + fbatch(b[1])) * d;
+        } else {
+            fbatch u(b[order]);
+            for (int j = order - 1; j >= 1; --j) u = xsimd::fma(u, d, fbatch(b[j]));
+            return u * d;
+        }
     }
 
-    // Horizontal max (more = true) or min of a batch's lanes.
-    template <class B>
-    static typename B::value_type reduce_extreme(B x, bool more) {
-        alignas(64) typename B::value_type lanes[B::size];
-        x.store_aligned(lanes);
-        auto m = lanes[0];
-        for (std::size_t i = 1; i < B::size; ++i) m = (more ? lanes[i] > m : lanes[i] < m) ? lanes[i] : m;
-        return m;
+    static fbatch iota() {
+        alignas(64) float lanes[fsize];
+        for (std::size_t i = 0; i < fsize; ++i) lanes[i] = static_cast<float>(i);
+        return fbatch::load_aligned(lanes);
     }
 
-    static row_stats one_row(const double* q, std::size_t k, const kernel_params& kp, float* shifted,
+    // ---- pass 1 --------------------------------------------------------------------------
+
+    // The row maximum; with Taylor, the polynomial's range and where its minimum is. Four
+    // independent sets of running values, so that the compare-and-select chains overlap.
+    template <class T, bool Taylor, int O>
+    static scan_result scan(const T* q, std::size_t k, const kernel_params& kp) {
+        using B = xsimd::batch<T, Arch>;
+        constexpr std::size_t n = B::size, sets = 4;
+        constexpr T inf = std::numeric_limits<T>::infinity();
+        T c[max_float_order + 1] = {};
+        const int order = Taylor ? kp.taylor_order : 0;
+        for (int j = 0; j <= order; ++j) c[j] = static_cast<T>(kp.taylor_coeffs[j]);
+        B bm[sets], vmin[sets], vmax[sets], at[sets];
+        for (std::size_t u = 0; u < sets; ++u) {
+            bm[u] = B(-inf);
+            vmin[u] = B(inf);
+            vmax[u] = B(-inf);
+            at[u] = B(T(0));
+        }
+        const auto update = [&](std::size_t u, const T* from) {
+            const B x = B::load_unaligned(from);
+            bm[u] = xsimd::max(bm[u], x);
+            if constexpr (Taylor) {
+                const B v = poly<O>(x, c, order);
+                const auto lower = v < vmin[u];
+                vmin[u] = xsimd::select(lower, v, vmin[u]);
+                at[u] = xsimd::select(lower, x, at[u]);
+                vmax[u] = xsimd::max(vmax[u], v);
+            }
+        };
+        const std::size_t end = k - k % n, wide_end = k - k % (n * sets);
+        std::size_t i = 0;
+        for (; i < wide_end; i += n * sets)
+            for (std::size_t u = 0; u < sets; ++u) update(u, q + i + u * n);
+        for (; i < end; i += n) update(0, q + i);
+        for (std::size_t u = 1; u < sets; ++u) {
+            bm[0] = xsimd::max(bm[0], bm[u]);
+            if constexpr (Taylor) {
+                const auto lower = vmin[u] < vmin[0];
+                vmin[0] = xsimd::select(lower, vmin[u], vmin[0]);
+                at[0] = xsimd::select(lower, at[u], at[0]);
+                vmax[0] = xsimd::max(vmax[0], vmax[u]);
+            }
+        }
+        alignas(64) T lanes_m[n], lanes_vmin[n], lanes_vmax[n], lanes_at[n];
+        bm[0].store_aligned(lanes_m);
+        vmin[0].store_aligned(lanes_vmin);
+        vmax[0].store_aligned(lanes_vmax);
+        at[0].store_aligned(lanes_at);
+        T m = lanes_m[0], lo = lanes_vmin[0], hi = lanes_vmax[0], q0 = lanes_at[0];
+        for (std::size_t l = 1; l < n; ++l) {  // branch-free: which lane wins is data, not a pattern
+            m = std::max(m, lanes_m[l]);
+            const bool lower = lanes_vmin[l] < lo;
+            lo = lower ? lanes_vmin[l] : lo;
+            q0 = lower ? lanes_at[l] : q0;
+            hi = std::max(hi, lanes_vmax[l]);
+        }
+        for (std::size_t i = end; i < k; ++i) {
+            m = std::max(m, q[i]);
+            if constexpr (Taylor) {
+                const T v = poly<0>(q[i], c, order);
+                const bool lower = v < lo;
+                lo = lower ? v : lo;
+                q0 = lower ? q[i] : q0;
+                hi = std::max(hi, v);
+            }
+        }
+        scan_result out;
+        out.m = m;
+        if constexpr (Taylor) {
+            out.vmin = lo;
+            out.vmax = hi;
+            out.q0 = q0;
+        }
+        return out;
+    }
+
+    // The first column holding m (the maximum, so it is there).
+    template <class T>
+    static std::size_t find_first(const T* q, std::size_t k, T m) {
+        using B = xsimd::batch<T, Arch>;
+        std::size_t i = 0;
+        for (const B bm(m); i + B::size <= k; i += B::size)
+            if (xsimd::any(B::load_unaligned(q + i) == bm)) break;
+        while (i < k && q[i] != m) ++i;
+        return i;
+    }
+
+    template <class T>
+    static std::int64_t first_nonfinite(const T* q, std::size_t k) {
+        for (std::size_t i = 0; i < k; ++i)
+            if (!std::isfinite(q[i])) return static_cast<std::int64_t>(i);
+        return -2;  // all finite: the sums overflowed
+    }
+
+    // ---- the Taylor branch's scalar double path ------------------------------------------
+
+    // The exact range of the Taylor polynomial in double (rows where float overflows or cannot
+    // tell the values apart, and orders above max_float_order).
+    template <class T>
+    static scan_result taylor_range_exact(const T* q, std::size_t k, const kernel_params& kp) {
+        scan_result out;
+        for (std::size_t i = 0; i < k; ++i) {
+            const double v = poly<0>(static_cast<double>(q[i]), kp.taylor_coeffs.data(), kp.taylor_order);
+            if (v < out.vmin) { out.vmin = v; out.q0 = q[i]; }
+            out.vmax = v > out.vmax ? v : out.vmax;
+        }
+        return out;
+    }
+
+    // sum w^p and sum w over w = (v - vmin) / range, in double, one element at a time.
+    template <class T>
+    static void taylor_exact(const T* q, std::size_t k, const kernel_params& kp, const scan_result& tr, row_stats& out,
+                             double* taylor_out) {
+        const double inv_range = 1.0 / (tr.vmax - tr.vmin);
+        double sw = 0, swp = 0, wmax = 0;
+        for (std::size_t j = 0; j < k; ++j) {
+            double w = (poly<0>(static_cast<double>(q[j]), kp.taylor_coeffs.data(), kp.taylor_order) - tr.vmin) * inv_range;
+            w = w > 0 ? w : 0;
+            sw += w;
+            wmax = w > wmax ? w : wmax;
+            swp += kp.p_int ? ipow_rt(w, kp.p_int) : std::pow(w, kp.p);
+            if (taylor_out) taylor_out[j] = w;
+        }
+        out.taylor = swp / (kp.p_int ? ipow_rt(sw, kp.p_int) : std::pow(sw, kp.p));
+        out.taylor_max = wmax / sw;
+        if (taylor_out)
+            for (std::size_t j = 0; j < k; ++j) taylor_out[j] /= sw;
+    }
+
+    // The polynomial's coefficients around q0, divided by the range (so every value is in
+    // [0, 1] and no power overflows; the scale cancels in sigma = w / sum w), rounded to float.
+    // False when one would lose its precision in float (a subnormal or zero coefficient).
+    static bool shifted_coefficients(const kernel_params& kp, double q0, double inv_range, float* b) {
+        double a[max_float_order + 1];
+        const int n = kp.taylor_order;
+        for (int j = 0; j <= n; ++j) a[j] = kp.taylor_coeffs[j];
+        for (int i = 0; i < n; ++i)  // Taylor shift by synthetic division: P(q0 + d) = sum a_j d^j
+            for (int j = n - 1; j >= i; --j) a[j] += q0 * a[j + 1];
+        b[0] = 0;
+        for (int j = 1; j <= n; ++j) {
+            const double v = a[j] * inv_range;
+            if (v != 0 && !(std::abs(v) >= 1e-30 && std::abs(v) <= 1e30)) return false;
+            b[j] = static_cast<float>(v);
+        }
+        return true;
+    }
+
+    // ---- pass 2 --------------------------------------------------------------------------
+
+    // Everything that needs an exp or a Taylor value, over a float row y: x = y - m (the softmax
+    // exponent), d = y - q0 (the Taylor offset). The maximum's own lane is left out (its terms
+    // are exact and go in later in double: summed in a float lane, its 1 would swallow every
+    // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
+    template <bool Soft, bool Taylor, int P, int O>
+    static pass2_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
+                            const kernel_params& kp, float* e_out, float* w_out) {
+        const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota();
+        const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
+        const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
+        const float fp = static_cast<float>(kp.p);
+#if defined(__wasm__)
+        const fbatch pow_cut(-80.0f / fp);
+#endif
+        pass2_sums out;
+        fbatch as(0.0f), asp(0.0f), asx(0.0f), axr(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
+        // one transposed horizontal add for all six sums (lane i of the result sums sums[i])
+        double* totals[6] = {&out.s, &out.sx, &out.xr, &out.sp, &out.w, &out.wp};
+        constexpr std::size_t groups = (6 + fsize - 1) / fsize;
+        const auto flush = [&] {
+            fbatch sums[groups * fsize];
+            sums[0] = as, sums[1] = asx, sums[2] = axr, sums[3] = asp, sums[4] = aw, sums[5] = awp;
+            for (std::size_t i = 6; i < groups * fsize; ++i) sums[i] = zero;
+            if constexpr (fsize <= 8) {
+                alignas(64) float lanes_sum[groups * fsize];
+                for (std::size_t g = 0; g < groups; ++g)
+                    xsimd::haddp(sums + g * fsize).store_aligned(lanes_sum + g * fsize);
+                for (std::size_t i = 0; i < 6; ++i) *totals[i] += lanes_sum[i];
+            } else {  // xsimd 8.1's AVX-512 haddp orders its lanes differently: one hadd each
+                for (std::size_t i = 0; i < 6; ++i) *totals[i] += xsimd::hadd(sums[i]);
+            }
+            as = asx = axr = asp = aw = awp = zero;
+        };
+        // xr: y - m as is (the criterion's mean); x: the exponent, floored (and at the floor where
+        // a lane is left out); d: the Taylor offset (0 where a lane is left out: w = 0)
+        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) {
+            const fbatch e = exp_nonpositive(x);
+            as += e;
+            asx = xsimd::fma(e, x, asx);
+            axr += xr;
+            if constexpr (Soft) {
+#if defined(__wasm__)
+                // e^p below 1e-35 is nothing next to the maximum's 1. It is 0 here because a
+                // product that underflows costs the x86 host a microcode assist, and WASM cannot
+                // flush subnormals to zero (natively, run() sets the flush-to-zero mode).
+                const fbatch ep = xsimd::select(x > pow_cut, e, zero);
+#else
+                const fbatch ep = e;
+#endif
+                if constexpr (P > 0) asp = add_pow<P>(ep, asp);
+                else asp += kp.p_int ? ipow_rt(ep, kp.p_int) : exp_nonpositive(xsimd::max(x * fbatch(fp), lo));
+            }
+            if constexpr (Taylor) {
+                const fbatch w = shifted_poly<O>(d, b, kp.taylor_order);
+                aw += w;
+                if constexpr (P > 0) awp = add_pow<P>(w, awp);
+                else awp += kp.p_int ? ipow_rt(w, kp.p_int) : xsimd::pow(xsimd::max(w, zero), fbatch(fp));
+                awmax = xsimd::max(awmax, w);
+                if (w_out) w.store_unaligned(w_out + at);
+            }
+            if (e_out) e.store_unaligned(e_out + at);
+        };
+        for (std::size_t v = 0;;) {
+            const std::size_t stop = std::min(full, v + flush_vectors);
+            for (; v < stop; ++v) {
+                const fbatch row = fbatch::load_unaligned(y + v * fsize);
+                const fbatch xr = row - bm;
+                fbatch x = xsimd::max(xr, lo);
+                if (v == max_vector) x = xsimd::select(at_max, lo, x);
+                step(xr, x, row - bq0, v * fsize);
+            }
+            if (v == full) break;
+            flush();
+        }
+        if (rem) {
+            alignas(64) float tail[fsize] = {};
+            std::copy(y + full * fsize, y + k, tail);
+            const fbatch row = fbatch::load_aligned(tail);
+            const auto valid = lanes < fbatch(static_cast<float>(rem));
+            const fbatch xr = xsimd::select(valid, row - bm, zero);
+            fbatch x = xsimd::select(valid, xsimd::max(xr, lo), lo);
+            if (full == max_vector) x = xsimd::select(at_max, lo, x);
+            step(xr, x, xsimd::select(valid, row - bq0, zero), full * fsize);
+        }
+        flush();
+        if constexpr (Taylor) {
+            alignas(64) float lanes_max[fsize];
+            awmax.store_aligned(lanes_max);
+            out.wmax = *std::max_element(lanes_max, lanes_max + fsize);
+        }
+        return out;
+    }
+
+    template <bool Soft, bool Taylor, int O>
+    static pass2_sums pass2_p(int p_int, const float* y, std::size_t k, float m, float q0, std::size_t argmax,
+                              const float* b, const kernel_params& kp, float* e_out, float* w_out) {
+        if (!Soft && !Taylor) return pass2<false, false, 0, 0>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        if (p_int == 4) return pass2<Soft, Taylor, 4, O>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        if (p_int == 2) return pass2<Soft, Taylor, 2, O>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        return pass2<Soft, Taylor, 0, O>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+    }
+
+    static pass2_sums pass2_any(bool soft, bool taylor, const float* y, std::size_t k, float m, float q0,
+                                std::size_t argmax, const float* b, double range, const kernel_params& kp,
+                                float* e_out, float* w_out) {
+        const int p = kp.p_int;
+        // order 2 unscaled: values up to range / b_2, whose p-th power must stay far from overflow;
+        // a fractional power goes through log and exp, accurate only for values near 1 (scaled)
+        if (taylor && kp.taylor_order == 2 && p != 0 && range / kp.taylor_coeffs[2] < kp.power_limit) {
+            const float unscaled[3] = {0.0f, static_cast<float>(static_cast<double>(b[1]) / b[2]), 1.0f};
+            return soft ? pass2_p<true, true, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out)
+                        : pass2_p<false, true, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out);
+        }
+        if (taylor) {
+            return soft ? pass2_p<true, true, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out)
+                        : pass2_p<false, true, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out);
+        }
+        return soft ? pass2_p<true, false, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out)
+                    : pass2_p<false, false, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out);
+    }
+
+    // ---- one row -------------------------------------------------------------------------
+
+    template <class T>
+    static scan_result scan_any(const T* q, std::size_t k, const kernel_params& kp, bool taylor) {
+        if (!taylor) return scan<T, false, 0>(q, k, kp);
+        return kp.taylor_order == 2 ? scan<T, true, 2>(q, k, kp) : scan<T, true, 0>(q, k, kp);
+    }
+
+    // `scratch` holds kernel_scratch_floats(k): the row's exps, its Taylor values and, for
+    // float64 rows, the row as float(q - max).
+    template <class T>
+    static row_stats one_row(const T* q, std::size_t k, const kernel_params& kp, float* scratch,
                              double* softmax_out, double* taylor_out) {
         row_stats out;
-        const double* coeffs = kp.taylor_coeffs.data();
-        const int order = kp.taylor_order;
-        const std::size_t dend = k - k % dsize;
-        constexpr double inf = std::numeric_limits<double>::infinity();
+        const std::size_t stride = k + kernel_padding;
+        float* e_out = softmax_out ? scratch : nullptr;
+        float* w_out = taylor_out ? scratch + stride : nullptr;
+        const bool float_taylor = kp.want_taylor && kp.taylor_order <= max_float_order;
 
-        // Pass 1: row max, row sum, and the range of the Taylor values.
-        dbatch bmax(-inf), bsum(0.0), tmin(inf), tmax(-inf);
-        for (std::size_t i = 0; i < dend; i += dsize) {
-            const dbatch x = dbatch::load_unaligned(q + i);
-            bmax = xsimd::max(bmax, x);
-            bsum += x;
-            if (kp.want_taylor) {
-                const dbatch v = taylor(x, coeffs, order);
-                tmin = xsimd::min(tmin, v);
-                tmax = xsimd::max(tmax, v);
-            }
-        }
-        double m = reduce_extreme(bmax, true), sum_q = xsimd::hadd(bsum);
-        double vmin = reduce_extreme(tmin, false), vmax = reduce_extreme(tmax, true);
-        for (std::size_t i = dend; i < k; ++i) {
-            m = q[i] > m ? q[i] : m;
-            sum_q += q[i];
-            if (kp.want_taylor) {
-                const double v = taylor(q[i], coeffs, order);
-                vmin = v < vmin ? v : vmin;
-                vmax = v > vmax ? v : vmax;
-            }
-        }
-        if (!std::isfinite(sum_q) || !std::isfinite(m)) {
-            out.bad_col = -2;
-            for (std::size_t i = 0; i < k; ++i)
-                if (!std::isfinite(q[i])) { out.bad_col = static_cast<std::int64_t>(i); break; }
+        const scan_result sc = scan_any(q, k, kp, float_taylor);
+        if (!std::isfinite(sc.m)) {
+            out.bad_col = first_nonfinite(q, k);
             return out;
         }
-        while (q[out.argmax] != m) ++out.argmax;
+        out.argmax = static_cast<std::int64_t>(find_first(q, k, static_cast<T>(sc.m)));
 
-        // Pass 2: softmax. exp runs in float on q - m (in [-inf, 0], so no overflow and the
-        // relative error stays ~1e-7); partial sums are flushed to double every few vectors.
-        // The maximum's terms are exact (e = 1, e * x = 0) and go in below in double: summed in a
-        // float lane, a 1 would swallow every e < 6e-8, which is all of them in a confident row.
-        // The same -1000 (exp underflows to exactly 0, and 0 * -1000 = 0) pads the row to whole
-        // vectors, so no element takes a scalar exp (for K = 10 most of them would).
-        const std::size_t fend = (k + fsize - 1) / fsize * fsize;
-        for (std::size_t i = 0; i < k; ++i) shifted[i] = static_cast<float>(q[i] - m);
-        std::fill(shifted + k, shifted + fend, -1000.0f);
-        shifted[out.argmax] = -1000.0f;
-        const fbatch fp(static_cast<float>(kp.p));
-        double s = 0, sp = 0, sx = 0;  // sum e, sum e^p, sum e * (q - m), over all but the maximum
-        std::size_t i = 0;
-        while (i < fend) {
-            const std::size_t block_end = std::min(fend, i + flush_vectors * fsize);
-            fbatch bs(0.0f), bsp(0.0f), bsx(0.0f);
-            for (; i < block_end; i += fsize) {
-                const fbatch x = fbatch::load_unaligned(shifted + i);
-                const fbatch e = xsimd::exp(x);
-                bs += e;
-                bsx = xsimd::fma(e, x, bsx);
-                if (kp.want_softmax) bsp += kp.p_int ? ipow(e, kp.p_int) : xsimd::exp(fp * x);
-                if (softmax_out) e.store_unaligned(shifted + i);
+        // float64 rows go to pass 2 as float(q - max), floored where float cannot hold the
+        // difference (such elements have exp = 0 anyway); the criterion's sum stays in double.
+        const float* y;
+        float m;
+        double sum_rel = 0;
+        bool spread_fits_float = true;
+        if constexpr (std::is_same_v<T, float>) {
+            y = q;
+            m = q[out.argmax];
+        } else {
+            float* rel = scratch + 2 * stride;
+            for (std::size_t i = 0; i < k; ++i) {
+                const double x = q[i] - sc.m;
+                sum_rel += x;
+                spread_fits_float = spread_fits_float && x > -1e30;
+                rel[i] = static_cast<float>(std::max(x, -1e30));
             }
-            s += xsimd::hadd(bs);
-            sp += xsimd::hadd(bsp);
-            sx += xsimd::hadd(bsx);
+            if (!std::isfinite(sum_rel)) {
+                out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum, or overflow
+                return out;
+            }
+            y = rel;
+            m = 0;
         }
-        if (softmax_out) shifted[out.argmax] = 1.0f;
-        const double log_s = std::log1p(s);  // s is still the sum without the maximum's 1
-        s += 1;
-        sp += 1;
-        out.lse = m + log_s;
-        out.phi = out.lse - sum_q / static_cast<double>(k);
-        out.max_prob = 1.0 / s;  // the maximum's exp(q - m) is exactly 1
-        // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
-        out.entropy = std::max(0.0, log_s - sx / s);
-        if (kp.want_softmax) out.softmax = sp / (kp.p_int ? ipow(s, kp.p_int) : std::pow(s, kp.p));
-        if (softmax_out)
-            for (std::size_t j = 0; j < k; ++j) softmax_out[j] = shifted[j] * out.max_prob;
 
-        // Pass 3: Taylor rows shifted by their minimum (paper footnote), scaled by the range so
-        // that no power overflows; the scale cancels in sigma = w / sum(w).
+        // The Taylor branch: in float lanes in pass 2 where that is accurate, else in double here.
+        bool taylor_lanes = false;
+        float b[max_float_order + 1] = {};
+        double range = 0;
+        scan_result tr = sc;
         if (kp.want_taylor) {
-            const double range = vmax - vmin;
-            if (!std::isfinite(range) || !std::isfinite(vmin)) {
+            const bool float_range_ok = float_taylor && std::isfinite(sc.vmax - sc.vmin) && sc.vmax > sc.vmin;
+            if (!float_range_ok) tr = taylor_range_exact(q, k, kp);
+            range = tr.vmax - tr.vmin;
+            if (!std::isfinite(range) || !std::isfinite(tr.vmin)) {
                 out.taylor_overflow = true;
                 if (taylor_out) std::fill(taylor_out, taylor_out + k, 0.0);
             } else if (range == 0) {
                 out.taylor = std::pow(static_cast<double>(k), 1.0 - kp.p);  // uniform row
                 out.taylor_max = 1.0 / static_cast<double>(k);
                 if (taylor_out) std::fill(taylor_out, taylor_out + k, out.taylor_max);
+            } else if (float_taylor && spread_fits_float && shifted_coefficients(kp, tr.q0, 1.0 / range, b)) {
+                taylor_lanes = true;
             } else {
-                const double inv_range = 1.0 / range;
-                const dbatch bvmin(vmin), binv(inv_range), zero(0.0), dp(kp.p);
-                dbatch bw(0.0), bwp(0.0), bwmax(0.0);
-                for (std::size_t j = 0; j < dend; j += dsize) {
-                    const dbatch x = dbatch::load_unaligned(q + j);
-                    const dbatch w = xsimd::max((taylor(x, coeffs, order) - bvmin) * binv, zero);
-                    bw += w;
-                    bwmax = xsimd::max(bwmax, w);
-                    bwp += kp.p_int ? ipow(w, kp.p_int) : xsimd::pow(w, dp);
-                    if (taylor_out) w.store_unaligned(taylor_out + j);
-                }
-                double sw = xsimd::hadd(bw), swp = xsimd::hadd(bwp), wmax = reduce_extreme(bwmax, true);
-                for (std::size_t j = dend; j < k; ++j) {
-                    double w = (taylor(q[j], coeffs, order) - vmin) * inv_range;
-                    w = w > 0 ? w : 0;
-                    sw += w;
-                    wmax = w > wmax ? w : wmax;
-                    swp += kp.p_int ? ipow(w, kp.p_int) : std::pow(w, kp.p);
-                    if (taylor_out) taylor_out[j] = w;
-                }
-                out.taylor = swp / (kp.p_int ? ipow(sw, kp.p_int) : std::pow(sw, kp.p));
-                out.taylor_max = wmax / sw;
-                if (taylor_out)
-                    for (std::size_t j = 0; j < k; ++j) taylor_out[j] /= sw;
+                taylor_exact(q, k, kp, tr, out, taylor_out);
             }
+        }
+        // q0 is a logit of this row, so exact in float; for float64 rows, relative to the maximum
+        const float q0 = static_cast<float>(std::is_same_v<T, float> ? tr.q0 : tr.q0 - sc.m);
+
+        const pass2_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
+                                       b, range, kp, e_out, taylor_lanes ? w_out : nullptr);
+        if (!std::isfinite(s.xr) || !std::isfinite(s.s) || !std::isfinite(s.sx)) {
+            out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum
+            if constexpr (std::is_same_v<T, float>) {
+                if (out.bad_col == -2) {  // all finite, but q - max overflows float: go through double
+                    double* wide = double_scratch(scratch, k);
+                    std::copy(q, q + k, wide);
+                    return one_row(static_cast<const double*>(wide), k, kp, scratch, softmax_out, taylor_out);
+                }
+            }
+            return out;
+        }
+        if constexpr (std::is_same_v<T, float>) sum_rel = s.xr;
+
+        // s.s is the sum without the maximum's 1; log(1 + s) is as accurate as log1p above 1e-6
+        // (its rounding is 1e-16 absolute) and several times faster
+        const double log_s = s.s > 1e-6 ? std::log(1 + s.s) : std::log1p(s.s);
+        const double sum = s.s + 1;
+        out.lse = sc.m + log_s;
+        out.phi = log_s - sum_rel / static_cast<double>(k);  // LSE - mean q = log s - mean (q - max)
+        out.max_prob = 1.0 / sum;                            // the maximum's exp(q - m) is exactly 1
+        // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
+        out.entropy = std::max(0.0, log_s - s.sx / sum);
+        // sum_k sigma^p lies in [K^(1-p), 1] for rows that sum to 1; float rounding must not
+        // push it out (a score outside [1/K, K^(-1/p)] would break the paper's bounds)
+        const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
+        if (kp.want_softmax)
+            out.softmax = bounded((s.sp + 1) / (kp.p_int ? ipow_rt(sum, kp.p_int) : std::pow(sum, kp.p)));
+        if (softmax_out) {
+            e_out[out.argmax] = 1.0f;
+            for (std::size_t j = 0; j < k; ++j) softmax_out[j] = e_out[j] * out.max_prob;
+        }
+        if (taylor_lanes) {
+            out.taylor = bounded(s.wp / (kp.p_int ? ipow_rt(s.w, kp.p_int) : std::pow(s.w, kp.p)));
+            out.taylor_max = s.wmax / s.w;
+            if (taylor_out)
+                for (std::size_t j = 0; j < k; ++j) taylor_out[j] = std::max(0.0f, w_out[j]) / s.w;
         }
         return out;
     }
 
-    static void run(const double* rows, std::size_t count, std::size_t k, const kernel_params& kp,
-                    float* scratch, row_stats* out, const row_outputs& rows_out) {
-        for (std::size_t r = 0; r < count; ++r)
-            out[r] = one_row(rows + r * k, k, kp, scratch, rows_out.softmax ? rows_out.softmax + r * k : nullptr,
-                             rows_out.taylor ? rows_out.taylor + r * k : nullptr);
+    // k doubles after the three float rows of the scratch space, 8-byte aligned
+    static double* double_scratch(float* scratch, std::size_t k) {
+        auto at = reinterpret_cast<std::uintptr_t>(scratch + 3 * (k + kernel_padding));
+        at = (at + alignof(double) - 1) / alignof(double) * alignof(double);
+        return reinterpret_cast<double*>(at);
+    }
+
+    // ---- few classes: a row per lane ------------------------------------------------------
+
+    static constexpr std::size_t lanes_max_k = 16;
+
+    // The same sums as one_row for fsize rows of k <= lanes_max_k float logits at once, each row
+    // in its own lane: the columns are the loop, and the per-row steps (reductions, the exp of the
+    // criterion's log, the Taylor coefficients) are vector operations across rows. Order-2 Taylor
+    // and integer p only. False when a row needs one_row (non-finite, uniform Taylor values, or
+    // values whose powers could overflow); nothing is written then.
+    template <int P, bool Taylor>
+    static bool rows_in_lanes(const float* q, std::size_t k, const kernel_params& kp, row_stats* out) {
+        constexpr std::size_t L = fsize;
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        alignas(64) float t[lanes_max_k * L];
+        for (std::size_t r = 0; r < L; ++r)
+            for (std::size_t j = 0; j < k; ++j) t[j * L + r] = q[r * k + j];
+        const float* c = nullptr;
+        float cf[3] = {};
+        if constexpr (Taylor) {
+            for (int j = 0; j < 3; ++j) cf[j] = static_cast<float>(kp.taylor_coeffs[j]);
+            c = cf;
+        }
+        // pass 1: maximum (and its first column), Taylor range and where its minimum is
+        fbatch m(-inf), at(0.0f), vmin(inf), vmax(-inf), q0(0.0f);
+        for (std::size_t j = 0; j < k; ++j) {
+            const fbatch x = fbatch::load_aligned(t + j * L);
+            at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
+            m = xsimd::max(m, x);
+            if constexpr (Taylor) {
+                const fbatch v = poly<2>(x, c, 2);
+                const auto lower = v < vmin;
+                vmin = xsimd::select(lower, v, vmin);
+                q0 = xsimd::select(lower, x, q0);
+                vmax = xsimd::max(vmax, v);
+            }
+        }
+        fbatch shift(0.0f);  // (d + shift) d: the Taylor values around q0, divided by c_2
+        if constexpr (Taylor) {
+            const fbatch range = vmax - vmin;
+            if (!xsimd::all(range > fbatch(0.0f)) ||
+                !xsimd::all(range < fbatch(static_cast<float>(kp.power_limit * kp.taylor_coeffs[2]))))
+                return false;
+            shift = fbatch(cf[1] / cf[2]) + fbatch(2.0f) * q0;
+        }
+        // pass 2
+        const fbatch lo(exp_floor), zero(0.0f);
+#if defined(__wasm__)
+        const fbatch pow_cut(-80.0f / static_cast<float>(P));
+#endif
+        fbatch as(0.0f), asx(0.0f), axr(0.0f), asp(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
+        for (std::size_t j = 0; j < k; ++j) {
+            const fbatch row = fbatch::load_aligned(t + j * L);
+            const fbatch xr = row - m;
+            const fbatch x = xsimd::select(at == fbatch(static_cast<float>(j)), lo, xsimd::max(xr, lo));
+            const fbatch e = exp_nonpositive(x);
+            as += e;
+            asx = xsimd::fma(e, x, asx);
+            axr += xr;
+#if defined(__wasm__)
+            asp = add_pow<P>(xsimd::select(x > pow_cut, e, zero), asp);
+#else
+            asp = add_pow<P>(e, asp);
+#endif
+            if constexpr (Taylor) {
+                const fbatch d = row - q0;
+                const fbatch w = (d + shift) * d;
+                aw += w;
+                awp = add_pow<P>(w, awp);
+                awmax = xsimd::max(awmax, w);
+            }
+        }
+        alignas(64) float f_s[L], f_sx[L], f_xr[L], f_sp[L], f_w[L], f_wp[L], f_wmax[L], f_m[L], f_at[L];
+        as.store_aligned(f_s);
+        asx.store_aligned(f_sx);
+        axr.store_aligned(f_xr);
+        asp.store_aligned(f_sp);
+        aw.store_aligned(f_w);
+        awp.store_aligned(f_wp);
+        awmax.store_aligned(f_wmax);
+        m.store_aligned(f_m);
+        at.store_aligned(f_at);
+        bool finite = true;
+        for (std::size_t l = 0; l < L; ++l)
+            finite = finite && std::isfinite(f_m[l]) && std::isfinite(f_xr[l]) && std::isfinite(f_s[l]) &&
+                     std::isfinite(f_sx[l]);
+        if (!finite) return false;
+        // log(1 + s) for all lanes, vectorized in double
+        using dbatch = xsimd::batch<double, Arch>;
+        alignas(64) double log_s[L];
+        for (std::size_t l = 0; l < L; ++l) log_s[l] = f_s[l];
+        for (std::size_t l = 0; l < L; l += dbatch::size)
+            xsimd::log1p(dbatch::load_aligned(log_s + l)).store_aligned(log_s + l);
+        const double inv_k = 1.0 / static_cast<double>(k);
+        for (std::size_t l = 0; l < L; ++l) {
+            row_stats& o = out[l];
+            o = row_stats{};
+            const double sum = 1.0 + f_s[l];
+            o.argmax = static_cast<std::int64_t>(f_at[l]);
+            o.lse = f_m[l] + log_s[l];
+            o.phi = log_s[l] - f_xr[l] * inv_k;
+            o.max_prob = 1.0 / sum;
+            o.entropy = std::max(0.0, log_s[l] - f_sx[l] / sum);
+            const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
+            o.softmax = bounded((1.0 + f_sp[l]) / ipow_rt(sum, P));
+            if constexpr (Taylor) {
+                o.taylor = bounded(f_wp[l] / ipow_rt(static_cast<double>(f_w[l]), P));
+                o.taylor_max = f_wmax[l] / static_cast<double>(f_w[l]);
+            }
+        }
+        return true;
+    }
+
+#if !defined(__wasm__)
+    // Flush-to-zero and denormals-are-zero while the kernel runs (restored after): small exps
+    // raised to the power p underflow, and every underflow to a subnormal costs a microcode
+    // assist of ~100 cycles. Values below 1e-38 are nothing next to the sums they join.
+    struct flush_to_zero {
+        unsigned saved = _mm_getcsr();
+        flush_to_zero() { _mm_setcsr(saved | 0x8040); }
+        ~flush_to_zero() { _mm_setcsr(saved); }
+    };
+#endif
+
+    static void run(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k,
+                    const kernel_params& kp, float* scratch, row_stats* out, const row_outputs& rows_out) {
+#if !defined(__wasm__)
+        const flush_to_zero ftz;
+#endif
+        std::size_t r = 0;
+        // Few classes: a row per lane, so that nothing is left per row but a few scalar steps.
+        if (rows_f && !rows_out.softmax && !rows_out.taylor && k <= lanes_max_k && (kp.p_int == 2 || kp.p_int == 4) &&
+            (!kp.want_taylor || kp.taylor_order == 2)) {
+            for (; r + fsize <= count; r += fsize) {
+                const float* group = rows_f + r * k;
+                const bool done = kp.p_int == 4 ? (kp.want_taylor ? rows_in_lanes<4, true>(group, k, kp, out + r)
+                                                                  : rows_in_lanes<4, false>(group, k, kp, out + r))
+                                                : (kp.want_taylor ? rows_in_lanes<2, true>(group, k, kp, out + r)
+                                                                  : rows_in_lanes<2, false>(group, k, kp, out + r));
+                if (!done)  // a row the lanes cannot take (non-finite, uniform, huge): one at a time
+                    for (std::size_t i = 0; i < fsize; ++i)
+                        out[r + i] = one_row(group + i * k, k, kp, scratch, nullptr, nullptr);
+            }
+        }
+        for (; r < count; ++r) {
+            double* sm = rows_out.softmax ? rows_out.softmax + r * k : nullptr;
+            double* ty = rows_out.taylor ? rows_out.taylor + r * k : nullptr;
+            out[r] = rows_f ? one_row(rows_f + r * k, k, kp, scratch, sm, ty)
+                            : one_row(rows_d + r * k, k, kp, scratch, sm, ty);
+        }
     }
 };
 
