@@ -77,6 +77,8 @@ accumulator::accumulator(std::size_t k, const options& opts)
     params_->want_softmax = params_->want_softmax && opts_.wants(method::mano);
     params_->want_taylor = params_->want_taylor && (opts_.wants(method::mano) || opts_.wants(method::confscore_softrun) ||
                                                     opts_.wants(method::nuclear_softrun));
+    params_->want_extras = opts_.wants(method::entropy) || opts_.wants(method::atc_ne) ||
+                           opts_.wants(method::confscore_softrun);
     baseline_params_ = std::make_unique<detail::kernel_params>(*params_);
     baseline_params_->want_softmax = baseline_params_->want_taylor = false;
     const std::size_t kk = k * k;

@@ -124,11 +124,15 @@ describe('browser (chromium)', { skip: !haveChromium && `${CHROMIUM} does not ex
     assert.deepEqual(compareDeep(results.main, nodeResult, 1e-9, 'result'), []);
   });
 
+  // The Worker pushes the file in chunks, so the nuclear norms' K x K Gram matrices add their
+  // rows in another order: their smallest eigenvalues (float rounding in the probability rows)
+  // move, and their square roots carry that up to ~1e-9 relative: the whole result is held to
+  // 1e-8, MaNo to 1e-9.
   test('the module Worker scores as Node does and reports progress', () => {
     assert.equal(results.workerInit, true);
     assert.ok(relClose(results.worker.methods.mano.score, nodeResult.methods.mano.score, 1e-9),
       `MaNo ${results.worker.methods.mano.score} (worker) vs ${nodeResult.methods.mano.score} (Node)`);
-    assert.deepEqual(compareDeep(results.worker, nodeResult, 1e-9, 'result'), []);
+    assert.deepEqual(compareDeep(results.worker, nodeResult, 1e-8, 'result'), []);
     assert.ok(results.progress.length >= 1, 'no progress message arrived');
     for (const [done, total] of results.progress) {
       assert.equal(total, ROWS);

@@ -17,6 +17,7 @@ struct kernel_params {
     double power_floor = 0;             // K^(1-p): the smallest sum_k sigma_k^p of a row
     bool want_softmax = true;           // accumulate sum_k p_ik^p
     bool want_taylor = true;            // accumulate sum_k sigma_ik^p
+    bool want_extras = true;            // the entropy and the Taylor rows' maximum (some baselines)
 };
 
 // Optional per-row outputs: the normalized rows themselves (N x K, row-major), for the methods

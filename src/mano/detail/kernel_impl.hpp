@@ -152,7 +152,7 @@ struct row_kernel_impl {
     template <class T, bool Taylor, int O>
     static scan_result scan(const T* q, std::size_t k, const kernel_params& kp) {
         using B = xsimd::batch<T, Arch>;
-        constexpr std::size_t n = B::size, sets = 4;
+        constexpr std::size_t n = B::size, sets = 2;
         constexpr T inf = std::numeric_limits<T>::infinity();
         T c[max_float_order + 1] = {};
         const int order = Taylor ? kp.taylor_order : 0;
@@ -222,12 +222,80 @@ struct row_kernel_impl {
         return out;
     }
 
+    // scan() for an order-2 polynomial c2 (x + h)^2 + const with c2 > 0 (the paper's 1 + x + x^2/2):
+    // it is smallest where |x + h| is, so only min and max of |x + h| are tracked (no compare and
+    // select chains, no multiply). q0 = a |x + h|-minimizing point: -h + min|x + h| has the same
+    // polynomial value whether the row's element lies left or right of -h.
+    template <class T>
+    static scan_result scan_quadratic(const T* q, std::size_t k, const kernel_params& kp) {
+        using B = xsimd::batch<T, Arch>;
+        constexpr std::size_t n = B::size, sets = 2;
+        constexpr T inf = std::numeric_limits<T>::infinity();
+        const double c0 = kp.taylor_coeffs[0], c1 = kp.taylor_coeffs[1], c2 = kp.taylor_coeffs[2];
+        const T h = static_cast<T>(c1 / (2 * c2));
+        const B bh(h);
+        B bm[sets], amin[sets], amax[sets];
+        for (std::size_t u = 0; u < sets; ++u) {
+            bm[u] = B(-inf);
+            amin[u] = B(inf);
+            amax[u] = B(T(0));
+        }
+        const auto update = [&](std::size_t u, const T* from) {
+            const B x = B::load_unaligned(from);
+            bm[u] = xsimd::max(bm[u], x);
+            const B a = xsimd::abs(x + bh);
+            amin[u] = xsimd::min(amin[u], a);
+            amax[u] = xsimd::max(amax[u], a);
+        };
+        const std::size_t end = k - k % n, wide_end = k - k % (n * sets);
+        std::size_t i = 0;
+        for (; i < wide_end; i += n * sets)
+            for (std::size_t u = 0; u < sets; ++u) update(u, q + i + u * n);
+        for (; i < end; i += n) update(0, q + i);
+        for (std::size_t u = 1; u < sets; ++u) {
+            bm[0] = xsimd::max(bm[0], bm[u]);
+            amin[0] = xsimd::min(amin[0], amin[u]);
+            amax[0] = xsimd::max(amax[0], amax[u]);
+        }
+        alignas(64) T lanes_m[n], lanes_amin[n], lanes_amax[n];
+        bm[0].store_aligned(lanes_m);
+        amin[0].store_aligned(lanes_amin);
+        amax[0].store_aligned(lanes_amax);
+        T m = lanes_m[0], lo = lanes_amin[0], hi = lanes_amax[0];
+        for (std::size_t l = 1; l < n; ++l) {
+            m = std::max(m, lanes_m[l]);
+            lo = std::min(lo, lanes_amin[l]);
+            hi = std::max(hi, lanes_amax[l]);
+        }
+        for (; i < k; ++i) {
+            m = std::max(m, q[i]);
+            const T a = std::abs(q[i] + h);
+            lo = std::min(lo, a);
+            hi = std::max(hi, a);
+        }
+        scan_result out;
+        out.m = m;
+        const double base = c0 - c2 * static_cast<double>(h) * h;
+        out.vmin = c2 * static_cast<double>(lo) * lo + base;
+        out.vmax = c2 * static_cast<double>(hi) * hi + base;
+        out.q0 = static_cast<T>(lo - h);
+        if (!std::isfinite(static_cast<double>(lo)) || !std::isfinite(static_cast<double>(hi)))
+            out.vmin = out.vmax = std::numeric_limits<double>::quiet_NaN();  // the exact path decides
+        return out;
+    }
+
     // The first column holding m (the maximum, so it is there).
     template <class T>
     static std::size_t find_first(const T* q, std::size_t k, T m) {
         using B = xsimd::batch<T, Arch>;
         std::size_t i = 0;
-        for (const B bm(m); i + B::size <= k; i += B::size)
+        const B bm(m);
+        for (; i + 4 * B::size <= k; i += 4 * B::size)  // four vectors per test
+            if (xsimd::any((B::load_unaligned(q + i) == bm) | (B::load_unaligned(q + i + B::size) == bm) |
+                           (B::load_unaligned(q + i + 2 * B::size) == bm) |
+                           (B::load_unaligned(q + i + 3 * B::size) == bm)))
+                break;
+        for (; i + B::size <= k; i += B::size)
             if (xsimd::any(B::load_unaligned(q + i) == bm)) break;
         while (i < k && q[i] != m) ++i;
         return i;
@@ -299,7 +367,7 @@ struct row_kernel_impl {
     // exponent), d = y - q0 (the Taylor offset). The maximum's own lane is left out (its terms
     // are exact and go in later in double: summed in a float lane, its 1 would swallow every
     // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
-    template <bool Soft, bool Taylor, int P, int O>
+    template <bool Soft, bool Taylor, int P, int O, bool Extras>
     static pass2_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
                             const kernel_params& kp, float* e_out, float* w_out) {
         const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota();
@@ -333,7 +401,7 @@ struct row_kernel_impl {
         const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) {
             const fbatch e = exp_nonpositive(x);
             as += e;
-            asx = xsimd::fma(e, x, asx);
+            if constexpr (Extras) asx = xsimd::fma(e, x, asx);
             axr += xr;
             if constexpr (Soft) {
 #if defined(__wasm__)
@@ -352,7 +420,7 @@ struct row_kernel_impl {
                 aw += w;
                 if constexpr (P > 0) awp = add_pow<P>(w, awp);
                 else awp += kp.p_int ? ipow_rt(w, kp.p_int) : xsimd::pow(xsimd::max(w, zero), fbatch(fp));
-                awmax = xsimd::max(awmax, w);
+                if constexpr (Extras) awmax = xsimd::max(awmax, w);
                 if (w_out) w.store_unaligned(w_out + at);
             }
             if (e_out) e.store_unaligned(e_out + at);
@@ -391,10 +459,15 @@ struct row_kernel_impl {
     template <bool Soft, bool Taylor, int O>
     static pass2_sums pass2_p(int p_int, const float* y, std::size_t k, float m, float q0, std::size_t argmax,
                               const float* b, const kernel_params& kp, float* e_out, float* w_out) {
-        if (!Soft && !Taylor) return pass2<false, false, 0, 0>(y, k, m, q0, argmax, b, kp, e_out, w_out);
-        if (p_int == 4) return pass2<Soft, Taylor, 4, O>(y, k, m, q0, argmax, b, kp, e_out, w_out);
-        if (p_int == 2) return pass2<Soft, Taylor, 2, O>(y, k, m, q0, argmax, b, kp, e_out, w_out);
-        return pass2<Soft, Taylor, 0, O>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        if (!Soft && !Taylor) return pass2<false, false, 0, 0, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        const bool extras = kp.want_extras;
+        if (p_int == 4)
+            return extras ? pass2<Soft, Taylor, 4, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out)
+                          : pass2<Soft, Taylor, 4, O, false>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        if (p_int == 2)
+            return extras ? pass2<Soft, Taylor, 2, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out)
+                          : pass2<Soft, Taylor, 2, O, false>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+        return pass2<Soft, Taylor, 0, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
     }
 
     static pass2_sums pass2_any(bool soft, bool taylor, const float* y, std::size_t k, float m, float q0,
@@ -421,7 +494,8 @@ struct row_kernel_impl {
     template <class T>
     static scan_result scan_any(const T* q, std::size_t k, const kernel_params& kp, bool taylor) {
         if (!taylor) return scan<T, false, 0>(q, k, kp);
-        return kp.taylor_order == 2 ? scan<T, true, 2>(q, k, kp) : scan<T, true, 0>(q, k, kp);
+        if (kp.taylor_order == 2 && kp.taylor_coeffs[2] > 0) return scan_quadratic(q, k, kp);
+        return scan<T, true, 0>(q, k, kp);
     }
 
     // `scratch` holds kernel_scratch_floats(k): the row's exps, its Taylor values and, for
@@ -515,7 +589,7 @@ struct row_kernel_impl {
         out.phi = log_s - sum_rel / static_cast<double>(k);  // LSE - mean q = log s - mean (q - max)
         out.max_prob = 1.0 / sum;                            // the maximum's exp(q - m) is exactly 1
         // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
-        out.entropy = std::max(0.0, log_s - s.sx / sum);
+        out.entropy = kp.want_extras ? std::max(0.0, log_s - s.sx / sum) : 0.0;
         // sum_k sigma^p lies in [K^(1-p), 1] for rows that sum to 1; float rounding must not
         // push it out (a score outside [1/K, K^(-1/p)] would break the paper's bounds)
         const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
@@ -685,6 +759,14 @@ struct row_kernel_impl {
             }
         }
         for (; r < count; ++r) {
+            // The next row is requested while this one is computed (pass 2 works from cache, so
+            // the hardware prefetcher sees no stream to follow then). Rows up to 16 KB.
+            if (r + 1 < count && k <= 4096) {
+                const char* next = rows_f ? reinterpret_cast<const char*>(rows_f + (r + 1) * k)
+                                          : reinterpret_cast<const char*>(rows_d + (r + 1) * k);
+                const std::size_t bytes = k * (rows_f ? sizeof(float) : sizeof(double));
+                for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(next + at, 0, 2);
+            }
             double* sm = rows_out.softmax ? rows_out.softmax + r * k : nullptr;
             double* ty = rows_out.taylor ? rows_out.taylor + r * k : nullptr;
             out[r] = rows_f ? one_row(rows_f + r * k, k, kp, scratch, sm, ty)
