@@ -81,6 +81,34 @@ struct row_kernel_impl {
         return xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p) + scale);
     }
 
+    // exp_nonpositive on two vectors, step by step interleaved (two independent chains)
+    static void exp_nonpositive2(fbatch x0, fbatch x1, fbatch& e0, fbatch& e1) {
+        const fbatch magic(12582912.0f), log2e(1.44269504f);
+        const fbatch t0 = xsimd::fma(x0, log2e, magic), t1 = xsimd::fma(x1, log2e, magic);
+        const fbatch n0 = t0 - magic, n1 = t1 - magic;
+#ifdef __FMA__
+        const fbatch r0 = xsimd::fma(n0, fbatch(-0.693147182f), x0), r1 = xsimd::fma(n1, fbatch(-0.693147182f), x1);
+#else
+        const fbatch hi(-0.693359375f), lo(2.12194440e-4f);
+        fbatch r0 = xsimd::fma(n0, hi, x0), r1 = xsimd::fma(n1, hi, x1);
+        r0 = xsimd::fma(n0, lo, r0);
+        r1 = xsimd::fma(n1, lo, r1);
+#endif
+        const fbatch c5(8.290314002e-03f), c4(4.189793105e-02f), c3(1.666763622e-01f), c2(4.999914952e-01f),
+            c1(9.999997072e-01f), one(1.0f);
+        fbatch p0 = xsimd::fma(c5, r0, c4), p1 = xsimd::fma(c5, r1, c4);
+        p0 = xsimd::fma(p0, r0, c3);
+        p1 = xsimd::fma(p1, r1, c3);
+        p0 = xsimd::fma(p0, r0, c2);
+        p1 = xsimd::fma(p1, r1, c2);
+        p0 = xsimd::fma(p0, r0, c1);
+        p1 = xsimd::fma(p1, r1, c1);
+        p0 = xsimd::fma(p0, r0, one);
+        p1 = xsimd::fma(p1, r1, one);
+        e0 = xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p0) + (xsimd::bitwise_cast<ibatch>(t0) << 23));
+        e1 = xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p1) + (xsimd::bitwise_cast<ibatch>(t1) << 23));
+    }
+
     // x^P for a compile-time P >= 1, by squaring
     template <int P>
     static fbatch ipow(fbatch x) {
@@ -398,8 +426,7 @@ struct row_kernel_impl {
         };
         // xr: y - m as is (the criterion's mean); x: the exponent, floored (and at the floor where
         // a lane is left out); d: the Taylor offset (0 where a lane is left out: w = 0)
-        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) {
-            const fbatch e = exp_nonpositive(x);
+        const auto add = [&](fbatch xr, fbatch x, fbatch e, fbatch d, std::size_t at) {
             as += e;
             if constexpr (Extras) asx = xsimd::fma(e, x, asx);
             axr += xr;
@@ -425,15 +452,35 @@ struct row_kernel_impl {
             }
             if (e_out) e.store_unaligned(e_out + at);
         };
+        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) { add(xr, x, exp_nonpositive(x), d, at); };
+        const auto one = [&](std::size_t v) {
+            const fbatch row = fbatch::load_unaligned(y + v * fsize);
+            const fbatch xr = row - bm;
+            fbatch x = xsimd::max(xr, lo);
+            if (v == max_vector) x = xsimd::select(at_max, lo, x);
+            step(xr, x, row - bq0, v * fsize);
+        };
         for (std::size_t v = 0;;) {
             const std::size_t stop = std::min(full, v + flush_vectors);
-            for (; v < stop; ++v) {
-                const fbatch row = fbatch::load_unaligned(y + v * fsize);
-                const fbatch xr = row - bm;
-                fbatch x = xsimd::max(xr, lo);
-                if (v == max_vector) x = xsimd::select(at_max, lo, x);
-                step(xr, x, row - bq0, v * fsize);
+            // 4-lane vectors (SSE, WASM) two at a time, their exps interleaved: one exp is a chain
+            // of ~11 dependent operations, and the scheduler cannot look far enough ahead to
+            // overlap iterations (1.38 -> 1.21 ns per logit on SSE4.2; AVX2 and AVX-512 lose by it)
+            for (; fsize <= 4 && v + 2 <= stop; v += 2) {
+                if (v == max_vector || v + 1 == max_vector) {
+                    one(v);
+                    one(v + 1);
+                    continue;
+                }
+                const fbatch row0 = fbatch::load_unaligned(y + v * fsize);
+                const fbatch row1 = fbatch::load_unaligned(y + (v + 1) * fsize);
+                const fbatch xr0 = row0 - bm, xr1 = row1 - bm;
+                const fbatch x0 = xsimd::max(xr0, lo), x1 = xsimd::max(xr1, lo);
+                fbatch e0, e1;
+                exp_nonpositive2(x0, x1, e0, e1);
+                add(xr0, x0, e0, row0 - bq0, v * fsize);
+                add(xr1, x1, e1, row1 - bq0, (v + 1) * fsize);
             }
+            for (; v < stop; ++v) one(v);
             if (v == full) break;
             flush();
         }
