@@ -12,7 +12,6 @@
 #include "mano/half.hpp"
 #include "mano/transport.hpp"
 
-#include <Eigen/Eigenvalues>
 
 namespace mano {
 
@@ -81,11 +80,10 @@ accumulator::accumulator(std::size_t k, const options& opts)
                            opts_.wants(method::confscore_softrun);
     baseline_params_ = std::make_unique<detail::kernel_params>(*params_);
     baseline_params_->want_softmax = baseline_params_->want_taylor = false;
-    const std::size_t kk = k * k;
-    if (opts_.wants(method::nuclear)) state_.gram.assign(kk, 0.0);
+    if (opts_.wants(method::nuclear)) state_.gram.emplace(k);
     if (opts_.wants(method::nuclear_softrun)) {
-        if (baseline_rows_differ() || !opts_.wants(method::nuclear)) state_.gram_softrun_softmax.assign(kk, 0.0);
-        state_.gram_softrun_taylor.assign(kk, 0.0);
+        if (baseline_rows_differ() || !opts_.wants(method::nuclear)) state_.gram_softrun_softmax.emplace(k);
+        state_.gram_softrun_taylor.emplace(k);
     }
 }
 
@@ -108,26 +106,6 @@ bool accumulator::baseline_rows_differ() const { return opts_.temperature != 1.0
 
 
 namespace {
-
-using row_major = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// gram += P^T P for the `count` rows of P (lower triangle only)
-void add_gram(Eigen::MatrixXd& gram, const double* rows, std::size_t count, std::size_t k) {
-    const Eigen::Map<const row_major> p(rows, static_cast<Eigen::Index>(count), static_cast<Eigen::Index>(k));
-    gram.selfadjointView<Eigen::Lower>().rankUpdate(p.transpose());
-}
-
-void add_into(std::vector<double>& total, const Eigen::MatrixXd& delta) {
-    Eigen::Map<Eigen::MatrixXd>(total.data(), delta.rows(), delta.cols()) += delta;
-}
-
-double nuclear_norm(const std::vector<double>& gram, std::size_t k, std::size_t n) {
-    const Eigen::Map<const Eigen::MatrixXd> g(gram.data(), static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k));
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(g, Eigen::EigenvaluesOnly);
-    // ||P||_* = sum of singular values of P = sum sqrt(eig(P^T P)); rounding can make zeros negative
-    const double total = solver.eigenvalues().cwiseMax(0.0).cwiseSqrt().sum();
-    return total / std::sqrt(static_cast<double>(n) * static_cast<double>(std::min(n, k)));
-}
 
 // MDE's running log-sum-exp of the energies: keep the maximum and the sum of exp(E - max).
 void add_energy(double& max, double& exp_sum, double e) {
@@ -197,19 +175,19 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         }
     }
     if (second) second_rows.resize(block_rows * k_);
-    // Gram updates of this push stay apart until it has fully succeeded (all-or-nothing).
-    const auto kk = static_cast<Eigen::Index>(k_);
-    Eigen::MatrixXd gram, gram_softmax, gram_taylor;
-    if (nuclear) gram.setZero(kk, kk);
-    if (!state_.gram_softrun_softmax.empty()) gram_softmax.setZero(kk, kk);
-    if (nuclear_softrun) gram_taylor.setZero(kk, kk);
+    // The nuclear norms' rows of this push stay apart until it has fully succeeded (all-or-nothing).
+    std::optional<detail::gram_sum> gram, gram_softmax, gram_taylor;
+    if (nuclear) gram.emplace(k_);
+    if (state_.gram_softrun_softmax) gram_softmax.emplace(k_);
+    if (nuclear_softrun) gram_taylor.emplace(k_);
 
-    // The scalar part of the state, to restore if this push fails; the large vectors are not
-    // copied: Gram updates are applied only on success and COT rows are cut back.
+    // The scalar part of the state, to restore if this push fails; the large parts are not
+    // copied: the nuclear norms' rows or Gram matrices change only on success and COT rows are cut back.
     state saved;
     {
-        auto gram_keep = std::move(state_.gram), softmax_keep = std::move(state_.gram_softrun_softmax);
-        auto taylor_keep = std::move(state_.gram_softrun_taylor), cot_keep = std::move(state_.cot_rows);
+        auto gram_keep = std::move(state_.gram), softmax_keep = std::move(state_.gram_softrun_softmax),
+             taylor_keep = std::move(state_.gram_softrun_taylor);
+        auto cot_keep = std::move(state_.cot_rows);
         saved = state_;
         state_.gram = std::move(gram_keep);
         state_.gram_softrun_softmax = std::move(softmax_keep);
@@ -333,9 +311,9 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                 dispersion->push(feature_rows.data(), predicted.data(), count);
                 state_.feature_rows += count;
             }
-            if (nuclear) add_gram(gram, probs, count, k_);
-            if (gram_softmax.size() > 0) add_gram(gram_softmax, softmax_probs.data(), count, k_);
-            if (nuclear_softrun) add_gram(gram_taylor, taylor_probs.data(), count, k_);
+            if (gram) gram->add(probs, count);
+            if (gram_softmax) gram_softmax->add(softmax_probs.data(), count);
+            if (gram_taylor) gram_taylor->add(taylor_probs.data(), count);
             if (cot) state_.cot_rows.insert(state_.cot_rows.end(), probs, probs + count * k_);
         }
     } catch (...) {
@@ -351,9 +329,9 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         state_.features = std::move(features);
         state_.dispersion = std::move(dispersion);
     }
-    if (nuclear) add_into(state_.gram, gram);
-    if (gram_softmax.size() > 0) add_into(state_.gram_softrun_softmax, gram_softmax);
-    if (nuclear_softrun) add_into(state_.gram_softrun_taylor, gram_taylor);
+    if (gram) state_.gram->add(*gram);
+    if (gram_softmax) state_.gram_softrun_softmax->add(*gram_softmax);
+    if (gram_taylor) state_.gram_softrun_taylor->add(*gram_taylor);
 }
 
 namespace {
@@ -430,12 +408,9 @@ void accumulator::merge(const accumulator& other) {
         state_.energy_max = top;
     }
     state_.energy_sum += o.energy_sum;
-    const auto add = [](std::vector<double>& total, const std::vector<double>& part) {
-        for (std::size_t i = 0; i < total.size(); ++i) total[i] += part[i];
-    };
-    add(state_.gram, o.gram);
-    add(state_.gram_softrun_softmax, o.gram_softrun_softmax);
-    add(state_.gram_softrun_taylor, o.gram_softrun_taylor);
+    if (state_.gram) state_.gram->add(*o.gram);
+    if (state_.gram_softrun_softmax) state_.gram_softrun_softmax->add(*o.gram_softrun_softmax);
+    if (state_.gram_softrun_taylor) state_.gram_softrun_taylor->add(*o.gram_softrun_taylor);
     state_.cot_rows.insert(state_.cot_rows.end(), o.cot_rows.begin(), o.cot_rows.end());
     state_.max_sigma.softmax.add(o.max_sigma.softmax);
     state_.max_sigma.taylor.add(o.max_sigma.taylor);
@@ -520,15 +495,15 @@ result accumulator::finalize() const {
     }
     // MDE = LSE_j(E_j) - mean_i E_i with E_i = -LSE(q_i)
     if (o.wants(method::mde)) r.mde = state_.energy_max + std::log(state_.energy_exp_sum) - state_.energy_sum / n;
-    if (o.wants(method::nuclear)) r.nuclear = nuclear_norm(state_.gram, k_, state_.n);
+    if (o.wants(method::nuclear)) r.nuclear = state_.gram->nuclear(state_.n);
     if (o.wants(method::confscore_softrun)) {
         const moments& max_sigma = softmax ? state_.max_sigma.softmax : state_.max_sigma.taylor;
         r.confscore_softrun = max_sigma.sum / n;
         se_of(method::confscore_softrun, max_sigma);
     }
     if (o.wants(method::nuclear_softrun)) {
-        const auto& softmax_gram = state_.gram_softrun_softmax.empty() ? state_.gram : state_.gram_softrun_softmax;
-        r.nuclear_softrun = nuclear_norm(softmax ? softmax_gram : state_.gram_softrun_taylor, k_, state_.n);
+        const auto& softmax_gram = state_.gram_softrun_softmax ? *state_.gram_softrun_softmax : *state_.gram;
+        r.nuclear_softrun = (softmax ? softmax_gram : *state_.gram_softrun_taylor).nuclear(state_.n);
     }
     if (o.wants(method::cot)) {
         const std::vector<double> uniform(k_, 1.0 / static_cast<double>(k_));
@@ -571,7 +546,7 @@ result accumulator::finalize() const {
 namespace {
 
 // Version 2 added the sums of squares behind the standard errors, and the label counts.
-constexpr int state_version = 2;
+constexpr int state_version = 3;
 
 }  // namespace
 
@@ -605,9 +580,9 @@ nlohmann::json accumulator::to_json() const {
         {"max_prob", moments_json(s.max_prob)},
         {"entropy", moments_json(s.entropy)},
         {"energy", {{"max", s.energy_max}, {"exp_sum", s.energy_exp_sum}, {"sum", s.energy_sum}}},
-        {"gram", s.gram},
-        {"gram_softrun_softmax", s.gram_softrun_softmax},
-        {"gram_softrun_taylor", s.gram_softrun_taylor},
+        {"gram", s.gram ? s.gram->to_json() : nlohmann::json()},
+        {"gram_softrun_softmax", s.gram_softrun_softmax ? s.gram_softrun_softmax->to_json() : nlohmann::json()},
+        {"gram_softrun_taylor", s.gram_softrun_taylor ? s.gram_softrun_taylor->to_json() : nlohmann::json()},
         {"cot_rows", s.cot_rows},
         {"max_sigma", {{"softmax", moments_json(s.max_sigma.softmax)}, {"taylor", moments_json(s.max_sigma.taylor)}}},
         {"labels", {{"correct", s.correct}, {"rows", s.labeled_rows}}},
@@ -643,16 +618,16 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.energy_max = j.at("energy").at("max").get<double>();
         s.energy_exp_sum = j.at("energy").at("exp_sum").get<double>();
         s.energy_sum = j.at("energy").at("sum").get<double>();
-        const auto read_matrix = [&](const char* key, std::vector<double>& into, std::size_t size) {
-            auto values = j.at(key).get<std::vector<double>>();
-            if (values.size() != into.size() || (!values.empty() && values.size() != size))
-                throw error(std::string("accumulator state: \"") + key + "\" has " + std::to_string(values.size()) +
-                            " values; these options need " + std::to_string(into.size()));
-            into = std::move(values);
+        const auto read_gram = [&](const char* key, std::optional<detail::gram_sum>& into) {
+            const auto& value = j.at(key);
+            if (value.is_null() != !into)
+                throw error(std::string("accumulator state: \"") + key + "\" is " + (into ? "missing" : "present") +
+                            " but these options " + (into ? "need" : "do not use") + " it");
+            if (into) into = detail::gram_sum::from_json(value, k, s.n, key);
         };
-        read_matrix("gram", s.gram, k * k);
-        read_matrix("gram_softrun_softmax", s.gram_softrun_softmax, k * k);
-        read_matrix("gram_softrun_taylor", s.gram_softrun_taylor, k * k);
+        read_gram("gram", s.gram);
+        read_gram("gram_softrun_softmax", s.gram_softrun_softmax);
+        read_gram("gram_softrun_taylor", s.gram_softrun_taylor);
         s.cot_rows = j.at("cot_rows").get<std::vector<double>>();
         s.max_sigma.softmax = moments_from(j.at("max_sigma").at("softmax"));
         s.max_sigma.taylor = moments_from(j.at("max_sigma").at("taylor"));

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/gram.hpp"
 #include "mano/logits_view.hpp"
 #include "mano/options.hpp"
 #include "mano/result.hpp"
@@ -98,11 +99,11 @@ private:
         moments max_prob;  // ConfScore
         moments entropy;   // Entropy
         double energy_max = -1e308, energy_exp_sum = 0, energy_sum = 0;  // MDE: E_i = -LSE_i
-        std::vector<double> gram;  // Nuclear: lower triangle of P^T P (K x K)
+        std::optional<detail::gram_sum> gram;  // Nuclear: the rows, or P^T P beyond K rows
         std::vector<double> cot_rows;  // COT: the softmax rows, N x K
         // softrun variants on q
         branch_moments max_sigma;
-        std::vector<double> gram_softrun_softmax, gram_softrun_taylor;
+        std::optional<detail::gram_sum> gram_softrun_softmax, gram_softrun_taylor;
         std::size_t agree = 0, agreement_rows = 0;  // AgreeScore
         std::size_t atc_mc_count = 0, atc_ne_count = 0;  // rows scoring at or above the ATC thresholds
         std::shared_ptr<feature_moments> features;    // Frechet (target side)

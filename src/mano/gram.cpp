@@ -1,0 +1,102 @@
+#include "mano/gram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <Eigen/Eigenvalues>
+
+#include "mano/error.hpp"
+
+namespace mano {
+namespace detail {
+
+namespace {
+
+using row_major = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// gram += P^T P for the `count` rows of P (lower triangle only)
+void rank_update(std::vector<double>& gram, std::size_t k, const double* rows, std::size_t count) {
+    const auto kk = static_cast<Eigen::Index>(k);
+    Eigen::Map<Eigen::MatrixXd> g(gram.data(), kk, kk);
+    const Eigen::Map<const row_major> p(rows, static_cast<Eigen::Index>(count), kk);
+    g.selfadjointView<Eigen::Lower>().rankUpdate(p.transpose());
+}
+
+double sum_of_roots(const Eigen::MatrixXd& symmetric) {
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(symmetric, Eigen::EigenvaluesOnly);
+    // rounding can make zero eigenvalues slightly negative
+    return solver.eigenvalues().cwiseMax(0.0).cwiseSqrt().sum();
+}
+
+}  // namespace
+
+void gram_sum::to_gram() {
+    if (!gram_.empty()) return;
+    gram_.assign(k_ * k_, 0.0);
+    if (rows_ > 0) rank_update(gram_, k_, kept_.data(), rows_);
+    kept_.clear();
+    kept_.shrink_to_fit();
+}
+
+void gram_sum::add(const double* rows, std::size_t count) {
+    if (count == 0) return;
+    if (gram_.empty() && rows_ + count <= k_) {
+        kept_.insert(kept_.end(), rows, rows + count * k_);
+    } else {
+        to_gram();
+        rank_update(gram_, k_, rows, count);
+    }
+    rows_ += count;
+}
+
+void gram_sum::add(const gram_sum& other) {
+    if (other.gram_.empty()) {
+        add(other.kept_.data(), other.rows_);
+        return;
+    }
+    to_gram();
+    for (std::size_t i = 0; i < gram_.size(); ++i) gram_[i] += other.gram_[i];
+    rows_ += other.rows_;
+}
+
+double gram_sum::nuclear(std::size_t n) const {
+    double total;
+    if (gram_.empty()) {
+        // the kept rows: the eigenvalues of P P^T (rows_ x rows_)
+        const Eigen::Map<const row_major> p(kept_.data(), static_cast<Eigen::Index>(rows_), static_cast<Eigen::Index>(k_));
+        total = rows_ == 0 ? 0.0 : sum_of_roots(p * p.transpose());
+    } else {
+        const auto kk = static_cast<Eigen::Index>(k_);
+        const Eigen::Map<const Eigen::MatrixXd> g(gram_.data(), kk, kk);
+        total = sum_of_roots(g.selfadjointView<Eigen::Lower>());
+    }
+    return total / std::sqrt(static_cast<double>(n) * static_cast<double>(std::min(n, k_)));
+}
+
+nlohmann::json gram_sum::to_json() const {
+    if (gram_.empty()) return {{"rows", kept_}};
+    return {{"gram", gram_}};
+}
+
+gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const char* what) {
+    gram_sum g(k);
+    g.rows_ = n;
+    if (j.contains("gram")) {
+        g.gram_ = j.at("gram").get<std::vector<double>>();
+        if (g.gram_.size() != k * k)
+            throw error(std::string("accumulator state: \"") + what + "\" has a Gram matrix of " +
+                        std::to_string(g.gram_.size()) + " values; K = " + std::to_string(k) + " needs " +
+                        std::to_string(k * k));
+    } else {
+        g.kept_ = j.at("rows").get<std::vector<double>>();
+        if (g.kept_.size() != n * k || n > k)
+            throw error(std::string("accumulator state: \"") + what + "\" keeps " + std::to_string(g.kept_.size()) +
+                        " values; " + std::to_string(n) + " rows of K = " + std::to_string(k) + " need " +
+                        std::to_string(n * k) + (n > k ? ", and more rows than K are kept as a Gram matrix" : ""));
+    }
+    return g;
+}
+
+}  // namespace detail
+}  // namespace mano

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mano {
+namespace detail {
+
+// What a nuclear norm ||P||_* of N x K probability rows needs, streamed: while the set has at
+// most K rows, the rows themselves; beyond, the Gram matrix P^T P (K x K, lower triangle). The
+// nuclear norm is the sum of the square roots of the eigenvalues of P P^T (N x N) or of P^T P
+// (they share their nonzero ones), so a set of N < K rows costs O(N^2 K + N^3), not O(K^3), and
+// holds N x K numbers, not K x K.
+class gram_sum {
+public:
+    gram_sum() = default;
+    explicit gram_sum(std::size_t k) : k_(k) {}
+
+    std::size_t rows() const noexcept { return rows_; }
+    void add(const double* rows, std::size_t count);
+    void add(const gram_sum& other);
+    // ||P||_* / sqrt(n min(n, K)) for the n rows added
+    double nuclear(std::size_t n) const;
+
+    nlohmann::json to_json() const;  // {"rows": N x K values} or {"gram": K x K values}
+    // Checks the sizes against k; throws mano::error naming `what`.
+    static gram_sum from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const char* what);
+
+private:
+    void to_gram();
+
+    std::size_t k_ = 0;
+    std::size_t rows_ = 0;      // rows added
+    std::vector<double> kept_;  // the rows, rows_ x k_, while rows_ <= k_ (and no Gram yet)
+    std::vector<double> gram_;  // k_ x k_, lower triangle; empty while the rows are kept
+};
+
+}  // namespace detail
+}  // namespace mano
