@@ -6,15 +6,20 @@
 
 namespace mano {
 
-void widen_rows(const logits_view& v, std::size_t first, std::size_t count, double* out) {
+namespace {
+
+// Rows [first, first + count) of any dtype into contiguous Out values (count x K).
+template <class Out>
+void convert_rows(const logits_view& v, std::size_t first, std::size_t count, Out* out) {
     const std::size_t k = v.cols(), stride = v.row_stride();
     for (std::size_t r = 0; r < count; ++r) {
         const std::size_t offset = (first + r) * stride;
-        double* dst = out + r * k;
+        Out* dst = out + r * k;
+        const auto* halves = static_cast<const std::uint16_t*>(v.data()) + offset;
         switch (v.type()) {
             case dtype::float32: {
                 const float* src = static_cast<const float*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = src[c];
+                std::copy(src, src + k, dst);
                 break;
             }
             case dtype::float64: {
@@ -22,45 +27,25 @@ void widen_rows(const logits_view& v, std::size_t first, std::size_t count, doub
                 std::copy(src, src + k, dst);
                 break;
             }
-            case dtype::float16: {
-                const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = half_to_float(src[c]);
+            case dtype::float16:
+                for (std::size_t c = 0; c < k; ++c) dst[c] = half_to_float(halves[c]);
                 break;
-            }
-            case dtype::bfloat16: {
-                const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = bfloat16_to_float(src[c]);
+            case dtype::bfloat16:
+                for (std::size_t c = 0; c < k; ++c) dst[c] = bfloat16_to_float(halves[c]);
                 break;
-            }
         }
     }
 }
 
+}  // namespace
+
+void widen_rows(const logits_view& v, std::size_t first, std::size_t count, double* out) {
+    convert_rows(v, first, count, out);
+}
+
 void float_rows(const logits_view& v, std::size_t first, std::size_t count, float* out) {
-    const std::size_t k = v.cols(), stride = v.row_stride();
-    for (std::size_t r = 0; r < count; ++r) {
-        const std::size_t offset = (first + r) * stride;
-        float* dst = out + r * k;
-        switch (v.type()) {
-            case dtype::float32: {
-                const float* src = static_cast<const float*>(v.data()) + offset;
-                std::copy(src, src + k, dst);
-                break;
-            }
-            case dtype::float16: {
-                const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = half_to_float(src[c]);
-                break;
-            }
-            case dtype::bfloat16: {
-                const auto* src = static_cast<const std::uint16_t*>(v.data()) + offset;
-                for (std::size_t c = 0; c < k; ++c) dst[c] = bfloat16_to_float(src[c]);
-                break;
-            }
-            case dtype::float64:
-                throw error("float_rows: float64 logits stay in double");
-        }
-    }
+    if (v.type() == dtype::float64) throw error("float_rows: float64 logits stay in double");
+    convert_rows(v, first, count, out);
 }
 
 }  // namespace mano

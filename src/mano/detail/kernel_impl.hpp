@@ -175,9 +175,23 @@ struct row_kernel_impl {
 
     // ---- pass 1 --------------------------------------------------------------------------
 
+    // Calls update(u, at) for every whole vector of a row, consecutive vectors going to `Sets`
+    // independent sets of running values (their compare chains overlap); returns where the
+    // elements left over begin.
+    template <class B, std::size_t Sets, class T, class Update>
+    static std::size_t over_vectors(const T* q, std::size_t k, Update&& update) {
+        constexpr std::size_t n = B::size;
+        const std::size_t end = k - k % n, wide_end = k - k % (n * Sets);
+        std::size_t i = 0;
+        for (; i < wide_end; i += n * Sets)
+            for (std::size_t u = 0; u < Sets; ++u) update(u, q + i + u * n);
+        for (; i < end; i += n) update(0, q + i);
+        return i;
+    }
+
     // The row maximum; with Taylor, the polynomial's range and where its minimum is. Four
     // independent sets of running values, so that the compare-and-select chains overlap.
-    template <class T, bool Taylor, int O>
+    template <class T, bool Taylor>
     static scan_result scan(const T* q, std::size_t k, const kernel_params& kp) {
         using B = xsimd::batch<T, Arch>;
         constexpr std::size_t n = B::size, sets = 2;
@@ -196,18 +210,14 @@ struct row_kernel_impl {
             const B x = B::load_unaligned(from);
             bm[u] = xsimd::max(bm[u], x);
             if constexpr (Taylor) {
-                const B v = poly<O>(x, c, order);
+                const B v = poly<0>(x, c, order);
                 const auto lower = v < vmin[u];
                 vmin[u] = xsimd::select(lower, v, vmin[u]);
                 at[u] = xsimd::select(lower, x, at[u]);
                 vmax[u] = xsimd::max(vmax[u], v);
             }
         };
-        const std::size_t end = k - k % n, wide_end = k - k % (n * sets);
-        std::size_t i = 0;
-        for (; i < wide_end; i += n * sets)
-            for (std::size_t u = 0; u < sets; ++u) update(u, q + i + u * n);
-        for (; i < end; i += n) update(0, q + i);
+        const std::size_t end = over_vectors<B, sets>(q, k, update);
         for (std::size_t u = 1; u < sets; ++u) {
             bm[0] = xsimd::max(bm[0], bm[u]);
             if constexpr (Taylor) {
@@ -275,11 +285,7 @@ struct row_kernel_impl {
             amin[u] = xsimd::min(amin[u], a);
             amax[u] = xsimd::max(amax[u], a);
         };
-        const std::size_t end = k - k % n, wide_end = k - k % (n * sets);
-        std::size_t i = 0;
-        for (; i < wide_end; i += n * sets)
-            for (std::size_t u = 0; u < sets; ++u) update(u, q + i + u * n);
-        for (; i < end; i += n) update(0, q + i);
+        std::size_t i = over_vectors<B, sets>(q, k, update);
         for (std::size_t u = 1; u < sets; ++u) {
             bm[0] = xsimd::max(bm[0], bm[u]);
             amin[0] = xsimd::min(amin[0], amin[u]);
@@ -540,9 +546,9 @@ struct row_kernel_impl {
 
     template <class T>
     static scan_result scan_any(const T* q, std::size_t k, const kernel_params& kp, bool taylor) {
-        if (!taylor) return scan<T, false, 0>(q, k, kp);
+        if (!taylor) return scan<T, false>(q, k, kp);
         if (kp.taylor_order == 2 && kp.taylor_coeffs[2] > 0) return scan_quadratic(q, k, kp);
-        return scan<T, true, 0>(q, k, kp);
+        return scan<T, true>(q, k, kp);
     }
 
     // `scratch` holds kernel_scratch_floats(k): the row's exps, its Taylor values and, for
