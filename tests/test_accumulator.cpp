@@ -302,3 +302,42 @@ TEST_CASE("nuclear norms of fewer rows than classes keep the rows and match an S
     CHECK_THROWS_WITH(mano::accumulator::from_json(state), Catch::Contains("\"gram\" keeps 1499 values") &&
                                                               Catch::Contains("5 rows of K = 300 need 1500"));
 }
+
+TEST_CASE("a row per lane (K <= 128) gives what one row at a time gives", "[accumulator]") {
+    // Without per-row outputs, rows of up to 128 classes go a row per vector lane; asking for a
+    // nuclear norm (which needs the probability rows) sends them through the per-row path. Among
+    // the rows: a constant one (uniform Taylor values: the lanes hand it to the per-row path) and
+    // a confident one. A row's lane does not see its neighbours, so pushes of single rows (lanes
+    // padded with copies) give exactly what one push gives.
+    for (const std::size_t k : {2, 9, 16, 17, 100, 128}) {
+        const std::size_t n = 203;
+        auto q = random_logits(n, k, 2.5, 50 + static_cast<unsigned>(k));
+        std::fill(q.begin() + 5 * k, q.begin() + 6 * k, 1.5f);
+        q[9 * k + 1] = 60.0f;
+        const mano::logits_view all(q.data(), n, k);
+        mano::options lanes;
+        lanes.methods = {mano::method::mano, mano::method::confscore, mano::method::entropy, mano::method::mde,
+                         mano::method::confscore_softrun};
+        for (const auto norm : {mano::normalization::softmax, mano::normalization::taylor}) {
+            for (const double p : {2.0, 4.0}) {
+                lanes.norm = norm;
+                lanes.p = p;
+                mano::options per_row = lanes;
+                per_row.methods.push_back(mano::method::nuclear_softrun);
+                mano::accumulator one_by_one(k, lanes);
+                for (std::size_t first = 0; first < n; ++first) one_by_one.push(all.slice(first, 1));
+                const auto a = mano::score(all, lanes).to_json().at("methods");
+                const auto b = one_by_one.finalize().to_json().at("methods");
+                const auto c = mano::score(all, per_row).to_json().at("methods");
+                for (const auto& [name, values] : a.items()) {
+                    for (const auto& [key, value] : values.items()) {
+                        if (!value.is_number_float()) continue;
+                        INFO("K=" << k << " p=" << p << " " << mano::normalization_name(norm) << ": " << name << "." << key);
+                        CHECK(close(b.at(name).at(key).get<double>(), value.get<double>(), 1e-13));
+                        CHECK(close(c.at(name).at(key).get<double>(), value.get<double>(), 1e-6));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -11,7 +11,7 @@
 // criterion), and the min-shifted Taylor values, evaluated as a polynomial in (q - q0) around the
 // minimum's position so that no large value is subtracted. Rows of float64 logits are scanned in
 // double and handed to pass 2 as float(q - max). A scalar double path takes the Taylor branch of
-// the rare rows (and orders) where float could lose accuracy. Rows of at most 16 classes go a row
+// the rare rows (and orders) where float could lose accuracy. Rows of at most 128 classes go a row
 // per lane instead (rows_in_lanes), where per-row work would otherwise dominate.
 
 #include <algorithm>
@@ -670,54 +670,72 @@ struct row_kernel_impl {
 
     // ---- few classes: a row per lane ------------------------------------------------------
 
-    static constexpr std::size_t lanes_max_k = 16;
+    static constexpr std::size_t lanes_max_k = 128;
 
-    // The same sums as one_row for fsize rows of k <= lanes_max_k float logits at once, each row
-    // in its own lane: the columns are the loop, and the per-row steps (reductions, the exp of the
-    // criterion's log, the Taylor coefficients) are vector operations across rows. Order-2 Taylor
-    // and integer p only. False when a row needs one_row (non-finite, uniform Taylor values, or
-    // values whose powers could overflow); nothing is written then.
+    // The same sums as one_row for up to fsize rows of k <= lanes_max_k float logits at once,
+    // each row in its own lane: the columns are the loop, and the per-row steps (reductions, the
+    // log of the sum, the Taylor coefficients) are vector operations across rows. Lanes are
+    // independent, so a row's numbers do not depend on its neighbours (nor on how a set is
+    // chunked); fewer rows than lanes fill the rest with copies of the last. Order-2 Taylor and
+    // integer p only. Writes out[0, rows) and returns the lanes whose row needs one_row instead
+    // (non-finite, uniform Taylor values, or values whose powers could overflow) as bits.
     template <int P, bool Taylor>
-    static bool rows_in_lanes(const float* q, std::size_t k, const kernel_params& kp, row_stats* out) {
+    static unsigned rows_in_lanes(const float* q, std::size_t rows, std::size_t k, const kernel_params& kp,
+                                  row_stats* out) {
         constexpr std::size_t L = fsize;
         constexpr float inf = std::numeric_limits<float>::infinity();
         alignas(64) float t[lanes_max_k * L];
-        for (std::size_t r = 0; r < L; ++r)
-            for (std::size_t j = 0; j < k; ++j) t[j * L + r] = q[r * k + j];
-        const float* c = nullptr;
-        float cf[3] = {};
-        if constexpr (Taylor) {
-            for (int j = 0; j < 3; ++j) cf[j] = static_cast<float>(kp.taylor_coeffs[j]);
-            c = cf;
+        for (std::size_t r = 0; r < L; ++r) {
+            const float* row = q + std::min(r, rows - 1) * k;
+            for (std::size_t j = 0; j < k; ++j) t[j * L + r] = row[j];
         }
-        // pass 1: maximum (and its first column), Taylor range and where its minimum is
-        fbatch m(-inf), at(0.0f), vmin(inf), vmax(-inf), q0(0.0f);
+        // pass 1: maximum (and its first column); for Taylor, as in scan_quadratic, the range of
+        // |q + h| (the polynomial is c2 (q + h)^2 + const)
+        const double c2 = Taylor ? kp.taylor_coeffs[2] : 1.0;
+        const fbatch h(Taylor ? static_cast<float>(kp.taylor_coeffs[1] / (2 * c2)) : 0.0f);
+        fbatch m(-inf), at(0.0f), amin(inf), amax(0.0f);
         for (std::size_t j = 0; j < k; ++j) {
             const fbatch x = fbatch::load_aligned(t + j * L);
             at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
             m = xsimd::max(m, x);
             if constexpr (Taylor) {
-                const fbatch v = poly<2>(x, c, 2);
-                const auto lower = v < vmin;
-                vmin = xsimd::select(lower, v, vmin);
-                q0 = xsimd::select(lower, x, q0);
-                vmax = xsimd::max(vmax, v);
+                const fbatch a = xsimd::abs(x + h);
+                amin = xsimd::min(amin, a);
+                amax = xsimd::max(amax, a);
             }
         }
-        fbatch shift(0.0f);  // (d + shift) d: the Taylor values around q0, divided by c_2
+        // (d + shift) d with d = q - q0 is the Taylor value minus its minimum, divided by c2
+        fbatch q0(0.0f), shift(0.0f), taylor_ok(1.0f);
         if constexpr (Taylor) {
-            const fbatch range = vmax - vmin;
-            if (!xsimd::all(range > fbatch(0.0f)) ||
-                !xsimd::all(range < fbatch(static_cast<float>(kp.power_limit * kp.taylor_coeffs[2]))))
-                return false;
-            shift = fbatch(cf[1] / cf[2]) + fbatch(2.0f) * q0;
+            const fbatch spread = (amax - amin) * (amax + amin);  // (range of the values) / c2
+            taylor_ok = xsimd::select((spread > fbatch(0.0f)) & (spread < fbatch(static_cast<float>(kp.power_limit))),
+                                      fbatch(1.0f), fbatch(0.0f));
+            q0 = amin - h;
+            shift = amin + amin;
         }
-        // pass 2
+        // pass 2, with float sums flushed into double every flush_vectors columns
         const fbatch lo(exp_floor), zero(0.0f);
 #if defined(__wasm__)
         const fbatch pow_cut(-80.0f / static_cast<float>(P));
 #endif
         fbatch as(0.0f), asx(0.0f), axr(0.0f), asp(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
+        alignas(64) double d_s[L] = {}, d_sx[L] = {}, d_xr[L] = {}, d_sp[L] = {}, d_w[L] = {}, d_wp[L] = {};
+        const auto flush = [&] {
+            alignas(64) float lanes[L];
+            const auto into = [&](fbatch& acc, double* total) {
+                acc.store_aligned(lanes);
+                for (std::size_t l = 0; l < L; ++l) total[l] += lanes[l];
+                acc = zero;
+            };
+            into(as, d_s);
+            into(asx, d_sx);
+            into(axr, d_xr);
+            into(asp, d_sp);
+            if constexpr (Taylor) {
+                into(aw, d_w);
+                into(awp, d_wp);
+            }
+        };
         for (std::size_t j = 0; j < k; ++j) {
             const fbatch row = fbatch::load_aligned(t + j * L);
             const fbatch xr = row - m;
@@ -738,46 +756,42 @@ struct row_kernel_impl {
                 awp = add_pow<P>(w, awp);
                 awmax = xsimd::max(awmax, w);
             }
+            if ((j + 1) % flush_vectors == 0) flush();
         }
-        alignas(64) float f_s[L], f_sx[L], f_xr[L], f_sp[L], f_w[L], f_wp[L], f_wmax[L], f_m[L], f_at[L];
-        as.store_aligned(f_s);
-        asx.store_aligned(f_sx);
-        axr.store_aligned(f_xr);
-        asp.store_aligned(f_sp);
-        aw.store_aligned(f_w);
-        awp.store_aligned(f_wp);
+        flush();
+        alignas(64) float f_wmax[L], f_m[L], f_at[L], f_ok[L];
         awmax.store_aligned(f_wmax);
         m.store_aligned(f_m);
         at.store_aligned(f_at);
-        bool finite = true;
-        for (std::size_t l = 0; l < L; ++l)
-            finite = finite && std::isfinite(f_m[l]) && std::isfinite(f_xr[l]) && std::isfinite(f_s[l]) &&
-                     std::isfinite(f_sx[l]);
-        if (!finite) return false;
+        taylor_ok.store_aligned(f_ok);
+        unsigned redo = 0;
+        for (std::size_t l = 0; l < rows; ++l)
+            if (!(std::isfinite(f_m[l]) && std::isfinite(d_xr[l]) && std::isfinite(d_s[l]) && std::isfinite(d_sx[l]) &&
+                  f_ok[l] == 1.0f))
+                redo |= 1u << l;
         // log(1 + s) for all lanes, vectorized in double
         using dbatch = xsimd::batch<double, Arch>;
         alignas(64) double log_s[L];
-        for (std::size_t l = 0; l < L; ++l) log_s[l] = f_s[l];
         for (std::size_t l = 0; l < L; l += dbatch::size)
-            xsimd::log1p(dbatch::load_aligned(log_s + l)).store_aligned(log_s + l);
+            xsimd::log1p(dbatch::load_aligned(d_s + l)).store_aligned(log_s + l);
         const double inv_k = 1.0 / static_cast<double>(k);
-        for (std::size_t l = 0; l < L; ++l) {
+        const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
+        for (std::size_t l = 0; l < rows; ++l) {
             row_stats& o = out[l];
             o = row_stats{};
-            const double sum = 1.0 + f_s[l];
+            const double sum = 1.0 + d_s[l];
             o.argmax = static_cast<std::int64_t>(f_at[l]);
             o.lse = f_m[l] + log_s[l];
-            o.phi = log_s[l] - f_xr[l] * inv_k;
+            o.phi = log_s[l] - d_xr[l] * inv_k;
             o.max_prob = 1.0 / sum;
-            o.entropy = std::max(0.0, log_s[l] - f_sx[l] / sum);
-            const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
-            o.softmax = bounded((1.0 + f_sp[l]) / ipow_rt(sum, P));
+            o.entropy = std::max(0.0, log_s[l] - d_sx[l] / sum);
+            o.softmax = bounded((1.0 + d_sp[l]) / ipow_rt(sum, P));
             if constexpr (Taylor) {
-                o.taylor = bounded(f_wp[l] / ipow_rt(static_cast<double>(f_w[l]), P));
-                o.taylor_max = f_wmax[l] / static_cast<double>(f_w[l]);
+                o.taylor = bounded(d_wp[l] / ipow_rt(d_w[l], P));
+                o.taylor_max = f_wmax[l] / d_w[l];
             }
         }
-        return true;
+        return redo;
     }
 
 #if !defined(__wasm__)
@@ -797,18 +811,20 @@ struct row_kernel_impl {
         const flush_to_zero ftz;
 #endif
         std::size_t r = 0;
-        // Few classes: a row per lane, so that nothing is left per row but a few scalar steps.
+        // Few classes (up to 128): a row per lane, so that nothing is left per row but a few
+        // scalar steps (the per-row path's reductions and log cost more than the row itself).
         if (rows_f && !rows_out.softmax && !rows_out.taylor && k <= lanes_max_k && (kp.p_int == 2 || kp.p_int == 4) &&
             (!kp.want_taylor || kp.taylor_order == 2)) {
-            for (; r + fsize <= count; r += fsize) {
+            for (; r < count; r += fsize) {
                 const float* group = rows_f + r * k;
-                const bool done = kp.p_int == 4 ? (kp.want_taylor ? rows_in_lanes<4, true>(group, k, kp, out + r)
-                                                                  : rows_in_lanes<4, false>(group, k, kp, out + r))
-                                                : (kp.want_taylor ? rows_in_lanes<2, true>(group, k, kp, out + r)
-                                                                  : rows_in_lanes<2, false>(group, k, kp, out + r));
-                if (!done)  // a row the lanes cannot take (non-finite, uniform, huge): one at a time
-                    for (std::size_t i = 0; i < fsize; ++i)
-                        out[r + i] = one_row(group + i * k, k, kp, scratch, nullptr, nullptr);
+                const std::size_t n = std::min(fsize, count - r);
+                const unsigned redo =
+                    kp.p_int == 4 ? (kp.want_taylor ? rows_in_lanes<4, true>(group, n, k, kp, out + r)
+                                                    : rows_in_lanes<4, false>(group, n, k, kp, out + r))
+                                  : (kp.want_taylor ? rows_in_lanes<2, true>(group, n, k, kp, out + r)
+                                                    : rows_in_lanes<2, false>(group, n, k, kp, out + r));
+                for (std::size_t i = 0; i < n; ++i)  // rows the lanes cannot take: one at a time
+                    if (redo >> i & 1u) out[r + i] = one_row(group + i * k, k, kp, scratch, nullptr, nullptr);
             }
         }
         for (; r < count; ++r) {
