@@ -416,9 +416,18 @@ struct row_kernel_impl {
         // one transposed horizontal add for all six sums (lane i of the result sums sums[i])
         double* totals[6] = {&out.s, &out.sx, &out.xr, &out.sp, &out.w, &out.wp};
         constexpr std::size_t groups = (6 + fsize - 1) / fsize;
+        // Two levels of float sums: each block of flush_vectors vectors goes into a second set of
+        // vectors (so no float sum takes more than flush_vectors terms), and those go into double
+        // (horizontally, which is the slow part) every flush_vectors blocks and at the end.
+        fbatch bs(0.0f), bsp(0.0f), bsx(0.0f), bxr(0.0f), bw(0.0f), bwp(0.0f);
+        const auto end_block = [&] {
+            bs += as, bsx += asx, bxr += axr, bsp += asp, bw += aw, bwp += awp;
+            as = asx = axr = asp = aw = awp = zero;
+        };
         const auto flush = [&] {
+            end_block();
             fbatch sums[groups * fsize];
-            sums[0] = as, sums[1] = asx, sums[2] = axr, sums[3] = asp, sums[4] = aw, sums[5] = awp;
+            sums[0] = bs, sums[1] = bsx, sums[2] = bxr, sums[3] = bsp, sums[4] = bw, sums[5] = bwp;
             for (std::size_t i = 6; i < groups * fsize; ++i) sums[i] = zero;
             if constexpr (fsize <= 8) {
                 alignas(64) float lanes_sum[groups * fsize];
@@ -428,7 +437,7 @@ struct row_kernel_impl {
             } else {  // xsimd 8.1's AVX-512 haddp orders its lanes differently: one hadd each
                 for (std::size_t i = 0; i < 6; ++i) *totals[i] += xsimd::hadd(sums[i]);
             }
-            as = asx = axr = asp = aw = awp = zero;
+            bs = bsx = bxr = bsp = bw = bwp = zero;
         };
         // xr: y - m as is (the criterion's mean); x: the exponent, floored (and at the floor where
         // a lane is left out); d: the Taylor offset (0 where a lane is left out: w = 0)
@@ -466,7 +475,7 @@ struct row_kernel_impl {
             if (v == max_vector) x = xsimd::select(at_max, lo, x);
             step(xr, x, row - bq0, v * fsize);
         };
-        for (std::size_t v = 0;;) {
+        for (std::size_t v = 0, blocks = 0;;) {
             const std::size_t stop = std::min(full, v + flush_vectors);
             // 4-lane vectors (SSE, WASM) two at a time, their exps interleaved: one exp is a chain
             // of ~11 dependent operations, and the scheduler cannot look far enough ahead to
@@ -488,7 +497,8 @@ struct row_kernel_impl {
             }
             for (; v < stop; ++v) one(v);
             if (v == full) break;
-            flush();
+            if (++blocks % flush_vectors == 0) flush();
+            else end_block();
         }
         if (rem) {
             alignas(64) float tail[fsize] = {};
