@@ -176,10 +176,17 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     }
     if (second) second_rows.resize(block_rows * k_);
     // The nuclear norms' rows of this push stay apart until it has fully succeeded (all-or-nothing).
-    std::optional<detail::gram_sum> gram, gram_softmax, gram_taylor;
-    if (nuclear) gram.emplace(k_);
-    if (state_.gram_softrun_softmax) gram_softmax.emplace(k_);
-    if (nuclear_softrun) gram_taylor.emplace(k_);
+    const bool beyond_k = state_.n + rows.rows() > k_;  // the set will need its Gram matrices
+    const auto part = [&](bool wanted) {
+        std::optional<detail::gram_sum> g;
+        if (wanted) {
+            g.emplace(k_);
+            if (beyond_k) g->use_gram();
+        }
+        return g;
+    };
+    auto gram = part(nuclear), gram_softmax = part(state_.gram_softrun_softmax.has_value()),
+         gram_taylor = part(nuclear_softrun);
 
     // The scalar part of the state, to restore if this push fails; the large parts are not
     // copied: the nuclear norms' rows or Gram matrices change only on success and COT rows are cut back.

@@ -19,6 +19,9 @@ public:
     explicit gram_sum(std::size_t k) : k_(k) {}
 
     std::size_t rows() const noexcept { return rows_; }
+    // Keep the Gram matrix from now on (for a part that will be added to more than K rows:
+    // keeping its rows first would only hold both for a while).
+    void use_gram() { to_gram(); }
     void add(const double* rows, std::size_t count);
     void add(const gram_sum& other);
     // ||P||_* / sqrt(n min(n, K)) for the n rows added
