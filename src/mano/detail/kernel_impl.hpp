@@ -441,7 +441,7 @@ struct row_kernel_impl {
         };
         // xr: y - m as is (the criterion's mean); x: the exponent, floored (and at the floor where
         // a lane is left out); d: the Taylor offset (0 where a lane is left out: w = 0)
-        const auto add = [&](fbatch xr, fbatch x, fbatch e, fbatch d, std::size_t at) {
+        const auto add = [&](fbatch xr, fbatch x, fbatch e, fbatch d, std::size_t at) __attribute__((always_inline)) {
             as += e;
             if constexpr (Extras) asx = xsimd::fma(e, x, asx);
             axr += xr;
@@ -467,8 +467,8 @@ struct row_kernel_impl {
             }
             if (e_out) e.store_unaligned(e_out + at);
         };
-        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) { add(xr, x, exp_nonpositive(x), d, at); };
-        const auto one = [&](std::size_t v) {
+        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) __attribute__((always_inline)) { add(xr, x, exp_nonpositive(x), d, at); };
+        const auto one = [&](std::size_t v) __attribute__((always_inline)) {
             const fbatch row = fbatch::load_unaligned(y + v * fsize);
             const fbatch xr = row - bm;
             fbatch x = xsimd::max(xr, lo);
@@ -746,11 +746,11 @@ struct row_kernel_impl {
                 into(awp, d_wp);
             }
         };
-        for (std::size_t j = 0; j < k; ++j) {
-            const fbatch row = fbatch::load_aligned(t + j * L);
-            const fbatch xr = row - m;
-            const fbatch x = xsimd::select(at == fbatch(static_cast<float>(j)), lo, xsimd::max(xr, lo));
-            const fbatch e = exp_nonpositive(x);
+        // the exponent: floored, and at the floor in the row maximum's own column
+        const auto exponent = [&](std::size_t j, fbatch xr) {
+            return xsimd::select(at == fbatch(static_cast<float>(j)), lo, xsimd::max(xr, lo));
+        };
+        const auto add = [&](std::size_t j, fbatch row, fbatch xr, fbatch x, fbatch e) __attribute__((always_inline)) {
             as += e;
             asx = xsimd::fma(e, x, asx);
             axr += xr;
@@ -767,6 +767,23 @@ struct row_kernel_impl {
                 awmax = xsimd::max(awmax, w);
             }
             if ((j + 1) % flush_vectors == 0) flush();
+        };
+        std::size_t j = 0;
+        // 4 lanes (SSE, WASM): two columns at a time with their exps interleaved, as in pass2
+        if constexpr (fsize <= 4) {
+            for (; j + 2 <= k; j += 2) {
+                const fbatch row0 = fbatch::load_aligned(t + j * L), row1 = fbatch::load_aligned(t + (j + 1) * L);
+                const fbatch xr0 = row0 - m, xr1 = row1 - m;
+                const fbatch x0 = exponent(j, xr0), x1 = exponent(j + 1, xr1);
+                fbatch e0, e1;
+                exp_nonpositive2(x0, x1, e0, e1);
+                add(j, row0, xr0, x0, e0);
+                add(j + 1, row1, xr1, x1, e1);
+            }
+        }
+        for (; j < k; ++j) {
+            const fbatch row = fbatch::load_aligned(t + j * L), xr = row - m, x = exponent(j, xr);
+            add(j, row, xr, x, exp_nonpositive(x));
         }
         flush();
         alignas(64) float f_wmax[L], f_m[L], f_at[L], f_ok[L];
