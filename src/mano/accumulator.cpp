@@ -12,7 +12,6 @@
 #include "mano/half.hpp"
 #include "mano/transport.hpp"
 
-
 namespace mano {
 
 namespace {

@@ -137,20 +137,15 @@ struct row_kernel_impl {
         }
     }
 
-    // The Taylor polynomial sum_j c_j x^j (Horner); O = 2 is unrolled, O = 0 reads the order.
-    template <int O, class B, class C>
+    // The Taylor polynomial sum_j c_j x^j (Horner); B is a batch or a plain number
+    template <class B, class C>
     static B poly(B x, const C* c, int order) {
-        if constexpr (std::is_arithmetic_v<B>) {  // plain multiply-add: std::fma may be a libm call
-            B v(c[order]);
-            for (int j = order - 1; j >= 0; --j) v = v * x + c[j];
-            return v;
-        } else if constexpr (O == 2) {
-            return xsimd::fma(xsimd::fma(B(c[2]), x, B(c[1])), x, B(c[0]));
-        } else {
-            B v(c[order]);
-            for (int j = order - 1; j >= 0; --j) v = xsimd::fma(v, x, B(c[j]));
-            return v;
+        B v(c[order]);
+        for (int j = order - 1; j >= 0; --j) {
+            if constexpr (std::is_arithmetic_v<B>) v = v * x + c[j];  // std::fma may be a libm call
+            else v = xsimd::fma(v, x, B(c[j]));
         }
+        return v;
     }
 
     // sum_{j>=1} b_j d^j: the polynomial re-expanded around its minimum, without the constant.
@@ -210,7 +205,7 @@ struct row_kernel_impl {
             const B x = B::load_unaligned(from);
             bm[u] = xsimd::max(bm[u], x);
             if constexpr (Taylor) {
-                const B v = poly<0>(x, c, order);
+                const B v = poly(x, c, order);
                 const auto lower = v < vmin[u];
                 vmin[u] = xsimd::select(lower, v, vmin[u]);
                 at[u] = xsimd::select(lower, x, at[u]);
@@ -243,7 +238,7 @@ struct row_kernel_impl {
         for (std::size_t i = end; i < k; ++i) {
             m = std::max(m, q[i]);
             if constexpr (Taylor) {
-                const T v = poly<0>(q[i], c, order);
+                const T v = poly(q[i], c, order);
                 const bool lower = v < lo;
                 lo = lower ? v : lo;
                 q0 = lower ? q[i] : q0;
@@ -350,7 +345,7 @@ struct row_kernel_impl {
     static scan_result taylor_range_exact(const T* q, std::size_t k, const kernel_params& kp) {
         scan_result out;
         for (std::size_t i = 0; i < k; ++i) {
-            const double v = poly<0>(static_cast<double>(q[i]), kp.taylor_coeffs.data(), kp.taylor_order);
+            const double v = poly(static_cast<double>(q[i]), kp.taylor_coeffs.data(), kp.taylor_order);
             if (v < out.vmin) { out.vmin = v; out.q0 = q[i]; }
             out.vmax = v > out.vmax ? v : out.vmax;
         }
@@ -364,7 +359,7 @@ struct row_kernel_impl {
         const double inv_range = 1.0 / (tr.vmax - tr.vmin);
         double sw = 0, swp = 0, wmax = 0;
         for (std::size_t j = 0; j < k; ++j) {
-            double w = (poly<0>(static_cast<double>(q[j]), kp.taylor_coeffs.data(), kp.taylor_order) - tr.vmin) * inv_range;
+            double w = (poly(static_cast<double>(q[j]), kp.taylor_coeffs.data(), kp.taylor_order) - tr.vmin) * inv_range;
             w = w > 0 ? w : 0;
             sw += w;
             wmax = w > wmax ? w : wmax;
