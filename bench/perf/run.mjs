@@ -59,12 +59,13 @@ function plainMano(q, rows, cols, p = 4, eta = 5) {
 
 const dir = tempDir('mano-bench-');
 const mano = await loadPackage();
-// V8 first runs WebAssembly through its baseline compiler and swaps in the optimized code a
-// moment later: warm up for a second, so the table shows the steady state a long scoring sees.
-{
-  const warm = normalLogits(20000, 100, 2, 1);
-  const until = performance.now() + 1000;
-  while (performance.now() < until) mano.score(warm, { rows: 20000, cols: 100 }, { methods: ['mano'] });
+// V8 first runs WebAssembly (and JS) through its baseline compiler and swaps in optimized code a
+// moment later, function by function: each contestant is warmed up on each shape's own data for
+// half a second first (few classes and many take different kernel paths), so the table shows the
+// steady state a long scoring sees.
+function warmUp(fn, ms = 500) {
+  const until = performance.now() + ms;
+  do fn(); while (performance.now() < until);
 }
 const results = [];
 try {
@@ -74,7 +75,10 @@ try {
     writeNpy(file, q, [rows, cols]);
     const flags = [...(cols <= 1000 ? ['--nuclear'] : []), ...(rows * cols <= 1e6 ? ['--cot'] : [])];
     const native = JSON.parse(execFileSync(benchBin, [file, ...flags], { encoding: 'utf8', maxBuffer: 1 << 26 }));
-    const wasm = seconds(() => mano.score(q, { rows, cols }, { methods: ['mano'] }));
+    const scoreWasm = () => mano.score(q, { rows, cols }, { methods: ['mano'] });
+    warmUp(scoreWasm);
+    const wasm = seconds(scoreWasm);
+    warmUp(() => plainMano(q, rows, cols));
     const js = seconds(() => plainMano(q, rows, cols), 30);
     results.push({ rows, cols, file, native, wasm, js });
     process.stderr.write(`bench: ${rows} x ${cols} native + wasm + js done\n`);
