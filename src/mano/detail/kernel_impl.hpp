@@ -37,7 +37,7 @@ struct row_kernel_impl {
     using fbatch = xsimd::batch<float, Arch>;
     using ibatch = xsimd::batch<std::int32_t, Arch>;
     static constexpr std::size_t fsize = fbatch::size;
-    // float partial sums are flushed into double every this many vectors (bounds rounding growth)
+    // no float partial sum takes more than this many terms (bounds rounding growth)
     static constexpr std::size_t flush_vectors = 16;
     // exp's argument floor: exp(-86) = 4.5e-38 is still a normal float, so 2^n can be written
     // into the exponent bits, and it is negligible next to the row maximum's exact 1.
@@ -48,7 +48,7 @@ struct row_kernel_impl {
     struct scan_result {
         double m = 0;   // row maximum
         double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;  // Taylor range
-        double q0 = 0;  // a logit where the Taylor polynomial is smallest
+        double q0 = 0;  // where the Taylor polynomial is smallest (a logit, or its mirror image)
     };
 
     struct pass2_sums {
@@ -621,7 +621,8 @@ struct row_kernel_impl {
                 taylor_exact(q, k, kp, tr, out, taylor_out);
             }
         }
-        // q0 is a logit of this row, so exact in float; for float64 rows, relative to the maximum
+        // q0 comes from the float scan for float rows (a float already); for float64 rows it is
+        // taken relative to the maximum, as the row itself is
         const float q0 = static_cast<float>(std::is_same_v<T, float> ? tr.q0 : tr.q0 - sc.m);
 
         const pass2_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
