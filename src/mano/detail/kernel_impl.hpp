@@ -547,6 +547,27 @@ struct row_kernel_impl {
                     : pass2_p<false, false, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out);
     }
 
+    // A row's statistics from its sums (s, sp, sx without the maximum's exact terms; xr the sum
+    // of q - max), for both paths. `taylor`: the Taylor sums are in s.
+    static void finish(row_stats& out, double m, double log_s, const pass2_sums& s, std::size_t k,
+                       const kernel_params& kp, bool taylor) {
+        const double sum = s.s + 1;
+        out.lse = m + log_s;
+        out.phi = log_s - s.xr / static_cast<double>(k);  // LSE - mean q = log s - mean (q - max)
+        out.max_prob = 1.0 / sum;                         // the maximum's exp(q - m) is exactly 1
+        // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
+        out.entropy = kp.want_extras ? std::max(0.0, log_s - s.sx / sum) : 0.0;
+        // sum_k sigma^p lies in [K^(1-p), 1] for rows that sum to 1; float rounding must not
+        // push it out (a score outside [1/K, K^(-1/p)] would break the paper's bounds)
+        const auto power = [&](double x) { return kp.p_int ? ipow_rt(x, kp.p_int) : std::pow(x, kp.p); };
+        const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
+        if (kp.want_softmax) out.softmax = bounded((s.sp + 1) / power(sum));
+        if (taylor) {
+            out.taylor = bounded(s.wp / power(s.w));
+            out.taylor_max = s.wmax / s.w;
+        }
+    }
+
     // ---- one row -------------------------------------------------------------------------
 
     template <class T>
@@ -612,7 +633,7 @@ struct row_kernel_impl {
                 out.taylor_overflow = true;
                 if (taylor_out) std::fill(taylor_out, taylor_out + k, 0.0);
             } else if (range == 0) {
-                out.taylor = std::pow(static_cast<double>(k), 1.0 - kp.p);  // uniform row
+                out.taylor = kp.power_floor;  // uniform row: K^(1-p)
                 out.taylor_max = 1.0 / static_cast<double>(k);
                 if (taylor_out) std::fill(taylor_out, taylor_out + k, out.taylor_max);
             } else if (float_taylor && spread_fits_float && shifted_coefficients(kp, tr.q0, 1.0 / range, b)) {
@@ -625,7 +646,7 @@ struct row_kernel_impl {
         // taken relative to the maximum, as the row itself is
         const float q0 = static_cast<float>(std::is_same_v<T, float> ? tr.q0 : tr.q0 - sc.m);
 
-        const pass2_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
+        pass2_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
                                        b, range, kp, e_out, taylor_lanes ? w_out : nullptr);
         if (!std::isfinite(s.xr) || !std::isfinite(s.s) || !std::isfinite(s.sx)) {
             out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum
@@ -638,32 +659,17 @@ struct row_kernel_impl {
             }
             return out;
         }
-        if constexpr (std::is_same_v<T, float>) sum_rel = s.xr;
+        if constexpr (!std::is_same_v<T, float>) s.xr = sum_rel;  // in double for float64 rows
 
         // s.s is the sum without the maximum's 1; log(1 + s) is as accurate as log1p above 1e-6
         // (its rounding is 1e-16 absolute) and several times faster
-        const double log_s = s.s > 1e-6 ? std::log(1 + s.s) : std::log1p(s.s);
-        const double sum = s.s + 1;
-        out.lse = sc.m + log_s;
-        out.phi = log_s - sum_rel / static_cast<double>(k);  // LSE - mean q = log s - mean (q - max)
-        out.max_prob = 1.0 / sum;                            // the maximum's exp(q - m) is exactly 1
-        // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
-        out.entropy = kp.want_extras ? std::max(0.0, log_s - s.sx / sum) : 0.0;
-        // sum_k sigma^p lies in [K^(1-p), 1] for rows that sum to 1; float rounding must not
-        // push it out (a score outside [1/K, K^(-1/p)] would break the paper's bounds)
-        const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
-        if (kp.want_softmax)
-            out.softmax = bounded((s.sp + 1) / (kp.p_int ? ipow_rt(sum, kp.p_int) : std::pow(sum, kp.p)));
+        finish(out, sc.m, s.s > 1e-6 ? std::log(1 + s.s) : std::log1p(s.s), s, k, kp, taylor_lanes);
         if (softmax_out) {
             e_out[out.argmax] = 1.0f;
             for (std::size_t j = 0; j < k; ++j) softmax_out[j] = e_out[j] * out.max_prob;
         }
-        if (taylor_lanes) {
-            out.taylor = bounded(s.wp / (kp.p_int ? ipow_rt(s.w, kp.p_int) : std::pow(s.w, kp.p)));
-            out.taylor_max = s.wmax / s.w;
-            if (taylor_out)
-                for (std::size_t j = 0; j < k; ++j) taylor_out[j] = std::max(0.0f, w_out[j]) / s.w;
-        }
+        if (taylor_lanes && taylor_out)
+            for (std::size_t j = 0; j < k; ++j) taylor_out[j] = std::max(0.0f, w_out[j]) / s.w;
         return out;
     }
 
@@ -797,22 +803,13 @@ struct row_kernel_impl {
         alignas(64) double log_s[L];
         for (std::size_t l = 0; l < L; l += dbatch::size)
             xsimd::log1p(dbatch::load_aligned(d_s + l)).store_aligned(log_s + l);
-        const double inv_k = 1.0 / static_cast<double>(k);
-        const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
         for (std::size_t l = 0; l < rows; ++l) {
-            row_stats& o = out[l];
-            o = row_stats{};
-            const double sum = 1.0 + d_s[l];
-            o.argmax = static_cast<std::int64_t>(f_at[l]);
-            o.lse = f_m[l] + log_s[l];
-            o.phi = log_s[l] - d_xr[l] * inv_k;
-            o.max_prob = 1.0 / sum;
-            o.entropy = std::max(0.0, log_s[l] - d_sx[l] / sum);
-            o.softmax = bounded((1.0 + d_sp[l]) / ipow_rt(sum, P));
-            if constexpr (Taylor) {
-                o.taylor = bounded(d_wp[l] / ipow_rt(d_w[l], P));
-                o.taylor_max = f_wmax[l] / d_w[l];
-            }
+            pass2_sums sums;
+            sums.s = d_s[l], sums.sx = d_sx[l], sums.xr = d_xr[l], sums.sp = d_sp[l];
+            sums.w = d_w[l], sums.wp = d_wp[l], sums.wmax = f_wmax[l];
+            out[l] = row_stats{};
+            out[l].argmax = static_cast<std::int64_t>(f_at[l]);
+            finish(out[l], f_m[l], log_s[l], sums, k, kp, Taylor);
         }
         return redo;
     }
