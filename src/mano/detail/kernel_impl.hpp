@@ -5,11 +5,12 @@
 // be picked by the linker for a narrower architecture's entry point.
 //
 // Two passes per row. Pass 1 streams the row from memory: its maximum and, when the Taylor branch
-// is wanted, the minimum and maximum of the Taylor polynomial and where the minimum is. Pass 2
-// reads the row again from cache and does all the arithmetic in float lanes, with float partial
-// sums flushed into double every few vectors: exp(q - max) and its sums (softmax, entropy, the
-// criterion), and the min-shifted Taylor values, evaluated as a polynomial in (q - q0) around the
-// minimum's position so that no large value is subtracted. Rows of float64 logits are scanned in
+// is wanted, the minimum and maximum of the Taylor polynomial and where the minimum is. On the
+// common paths it runs inside the previous row's pass 2 (look_ahead), whose arithmetic then
+// hides its loads. Pass 2 reads the row again from cache and does all the arithmetic in float
+// lanes, with float partial sums flushed into double every few vectors: exp(q - max) and its
+// sums (softmax, entropy, the criterion), and the min-shifted Taylor values, evaluated as a
+// polynomial in (q - q0) around the minimum's position so that no large value is subtracted. Rows of float64 logits are scanned in
 // double and handed to pass 2 as float(q - max). A scalar double path takes the Taylor branch of
 // the rare rows (and orders) where float could lose accuracy. Rows of at most 128 classes go a row
 // per lane instead (rows_in_lanes), where per-row work would otherwise dominate.
@@ -54,6 +55,17 @@ struct row_kernel_impl {
     struct pass2_sums {
         double s = 0, sp = 0, sx = 0, xr = 0, w = 0, wp = 0;
         float wmax = 0;
+    };
+
+    // Pass 1 of the next row, done inside this row's pass 2 where it can be: its loads then
+    // overlap this row's arithmetic (instead of stalling a pass of their own), and its compares
+    // use pipes the exps leave idle.
+    struct look_ahead {
+        const float* q = nullptr;  // the next row (float rows), or null
+        const float* after = nullptr;  // the row after it, to prefetch, or null
+        int kind = 0;              // its scan_kind
+        bool done = false;         // whether `result` holds its pass 1
+        scan_result result;
     };
 
     // ---- vector helpers ------------------------------------------------------------------
@@ -184,15 +196,90 @@ struct row_kernel_impl {
         return i;
     }
 
-    // The row maximum; with Taylor, the polynomial's range and where its minimum is. Four
-    // independent sets of running values, so that the compare-and-select chains overlap.
-    template <class T, bool Taylor>
-    static scan_result scan(const T* q, std::size_t k, const kernel_params& kp) {
+    // The running values of pass 1 over a row: its maximum and, with Quadratic (an order-2
+    // polynomial c2 (x + h)^2 + const with c2 > 0, the paper's 1 + x + x^2/2), the minimum and
+    // maximum of |x + h|: the polynomial is smallest where |x + h| is, so no compare-and-select
+    // chain and no multiply is needed. Used by scan() and, for the next row, inside pass 2.
+    template <class T, bool Quadratic>
+    struct scanner {
+        using B = xsimd::batch<T, Arch>;
+        static constexpr T inf = std::numeric_limits<T>::infinity();
+        B m = B(-inf), amin = B(inf), amax = B(T(0));
+        T h = 0;
+
+        explicit scanner(const kernel_params& kp) {
+            if constexpr (Quadratic) h = static_cast<T>(kp.taylor_coeffs[1] / (2 * kp.taylor_coeffs[2]));
+        }
+        void update(B x) {
+            m = xsimd::max(m, x);
+            if constexpr (Quadratic) {
+                const B a = xsimd::abs(x + B(h));
+                amin = xsimd::min(amin, a);
+                amax = xsimd::max(amax, a);
+            }
+        }
+        void merge(const scanner& o) {
+            m = xsimd::max(m, o.m);
+            amin = xsimd::min(amin, o.amin);
+            amax = xsimd::max(amax, o.amax);
+        }
+        // The row's scan_result: the lanes, and the elements q[from, k) no vector took.
+        // q0 = a |x + h|-minimizing point: -h + min|x + h| has the same polynomial value
+        // whether the row's element lies left or right of -h.
+        scan_result result(const T* q, std::size_t from, std::size_t k, const kernel_params& kp) const {
+            alignas(64) T lanes_m[B::size], lanes_amin[B::size], lanes_amax[B::size];
+            m.store_aligned(lanes_m);
+            amin.store_aligned(lanes_amin);
+            amax.store_aligned(lanes_amax);
+            T mx = lanes_m[0], lo = lanes_amin[0], hi = lanes_amax[0];
+            for (std::size_t l = 1; l < B::size; ++l) {
+                mx = std::max(mx, lanes_m[l]);
+                lo = std::min(lo, lanes_amin[l]);
+                hi = std::max(hi, lanes_amax[l]);
+            }
+            for (std::size_t i = from; i < k; ++i) {
+                mx = std::max(mx, q[i]);
+                if constexpr (Quadratic) {
+                    const T a = std::abs(q[i] + h);
+                    lo = std::min(lo, a);
+                    hi = std::max(hi, a);
+                }
+            }
+            scan_result out;
+            out.m = mx;
+            if constexpr (Quadratic) {
+                const double c0 = kp.taylor_coeffs[0], c2 = kp.taylor_coeffs[2];
+                const double base = c0 - c2 * static_cast<double>(h) * h;
+                out.vmin = c2 * static_cast<double>(lo) * lo + base;
+                out.vmax = c2 * static_cast<double>(hi) * hi + base;
+                out.q0 = static_cast<T>(lo - h);
+                if (!std::isfinite(static_cast<double>(lo)) || !std::isfinite(static_cast<double>(hi)))
+                    out.vmin = out.vmax = std::numeric_limits<double>::quiet_NaN();  // the exact path decides
+            }
+            return out;
+        }
+    };
+
+    // Pass 1 with a scanner: two independent sets of running values, so that the compare chains
+    // overlap.
+    template <class T, bool Quadratic>
+    static scan_result scan_simple(const T* q, std::size_t k, const kernel_params& kp) {
+        using B = xsimd::batch<T, Arch>;
+        scanner<T, Quadratic> sets[2] = {scanner<T, Quadratic>(kp), scanner<T, Quadratic>(kp)};
+        const std::size_t end =
+            over_vectors<B, 2>(q, k, [&](std::size_t u, const T* from) { sets[u].update(B::load_unaligned(from)); });
+        sets[0].merge(sets[1]);
+        return sets[0].result(q, end, k, kp);
+    }
+
+    // Pass 1 for any other Taylor polynomial: its range, and where its minimum is.
+    template <class T>
+    static scan_result scan_taylor(const T* q, std::size_t k, const kernel_params& kp) {
         using B = xsimd::batch<T, Arch>;
         constexpr std::size_t n = B::size, sets = 2;
         constexpr T inf = std::numeric_limits<T>::infinity();
         T c[max_float_order + 1] = {};
-        const int order = Taylor ? kp.taylor_order : 0;
+        const int order = kp.taylor_order;
         for (int j = 0; j <= order; ++j) c[j] = static_cast<T>(kp.taylor_coeffs[j]);
         B bm[sets], vmin[sets], vmax[sets], at[sets];
         for (std::size_t u = 0; u < sets; ++u) {
@@ -204,23 +291,19 @@ struct row_kernel_impl {
         const auto update = [&](std::size_t u, const T* from) {
             const B x = B::load_unaligned(from);
             bm[u] = xsimd::max(bm[u], x);
-            if constexpr (Taylor) {
-                const B v = poly(x, c, order);
-                const auto lower = v < vmin[u];
-                vmin[u] = xsimd::select(lower, v, vmin[u]);
-                at[u] = xsimd::select(lower, x, at[u]);
-                vmax[u] = xsimd::max(vmax[u], v);
-            }
+            const B v = poly(x, c, order);
+            const auto lower = v < vmin[u];
+            vmin[u] = xsimd::select(lower, v, vmin[u]);
+            at[u] = xsimd::select(lower, x, at[u]);
+            vmax[u] = xsimd::max(vmax[u], v);
         };
         const std::size_t end = over_vectors<B, sets>(q, k, update);
         for (std::size_t u = 1; u < sets; ++u) {
             bm[0] = xsimd::max(bm[0], bm[u]);
-            if constexpr (Taylor) {
-                const auto lower = vmin[u] < vmin[0];
-                vmin[0] = xsimd::select(lower, vmin[u], vmin[0]);
-                at[0] = xsimd::select(lower, at[u], at[0]);
-                vmax[0] = xsimd::max(vmax[0], vmax[u]);
-            }
+            const auto lower = vmin[u] < vmin[0];
+            vmin[0] = xsimd::select(lower, vmin[u], vmin[0]);
+            at[0] = xsimd::select(lower, at[u], at[0]);
+            vmax[0] = xsimd::max(vmax[0], vmax[u]);
         }
         alignas(64) T lanes_m[n], lanes_vmin[n], lanes_vmax[n], lanes_at[n];
         bm[0].store_aligned(lanes_m);
@@ -237,79 +320,17 @@ struct row_kernel_impl {
         }
         for (std::size_t i = end; i < k; ++i) {
             m = std::max(m, q[i]);
-            if constexpr (Taylor) {
-                const T v = poly(q[i], c, order);
-                const bool lower = v < lo;
-                lo = lower ? v : lo;
-                q0 = lower ? q[i] : q0;
-                hi = std::max(hi, v);
-            }
+            const T v = poly(q[i], c, order);
+            const bool lower = v < lo;
+            lo = lower ? v : lo;
+            q0 = lower ? q[i] : q0;
+            hi = std::max(hi, v);
         }
         scan_result out;
         out.m = m;
-        if constexpr (Taylor) {
-            out.vmin = lo;
-            out.vmax = hi;
-            out.q0 = q0;
-        }
-        return out;
-    }
-
-    // scan() for an order-2 polynomial c2 (x + h)^2 + const with c2 > 0 (the paper's 1 + x + x^2/2):
-    // it is smallest where |x + h| is, so only min and max of |x + h| are tracked (no compare and
-    // select chains, no multiply). q0 = a |x + h|-minimizing point: -h + min|x + h| has the same
-    // polynomial value whether the row's element lies left or right of -h.
-    template <class T>
-    static scan_result scan_quadratic(const T* q, std::size_t k, const kernel_params& kp) {
-        using B = xsimd::batch<T, Arch>;
-        constexpr std::size_t n = B::size, sets = 2;
-        constexpr T inf = std::numeric_limits<T>::infinity();
-        const double c0 = kp.taylor_coeffs[0], c1 = kp.taylor_coeffs[1], c2 = kp.taylor_coeffs[2];
-        const T h = static_cast<T>(c1 / (2 * c2));
-        const B bh(h);
-        B bm[sets], amin[sets], amax[sets];
-        for (std::size_t u = 0; u < sets; ++u) {
-            bm[u] = B(-inf);
-            amin[u] = B(inf);
-            amax[u] = B(T(0));
-        }
-        const auto update = [&](std::size_t u, const T* from) {
-            const B x = B::load_unaligned(from);
-            bm[u] = xsimd::max(bm[u], x);
-            const B a = xsimd::abs(x + bh);
-            amin[u] = xsimd::min(amin[u], a);
-            amax[u] = xsimd::max(amax[u], a);
-        };
-        std::size_t i = over_vectors<B, sets>(q, k, update);
-        for (std::size_t u = 1; u < sets; ++u) {
-            bm[0] = xsimd::max(bm[0], bm[u]);
-            amin[0] = xsimd::min(amin[0], amin[u]);
-            amax[0] = xsimd::max(amax[0], amax[u]);
-        }
-        alignas(64) T lanes_m[n], lanes_amin[n], lanes_amax[n];
-        bm[0].store_aligned(lanes_m);
-        amin[0].store_aligned(lanes_amin);
-        amax[0].store_aligned(lanes_amax);
-        T m = lanes_m[0], lo = lanes_amin[0], hi = lanes_amax[0];
-        for (std::size_t l = 1; l < n; ++l) {
-            m = std::max(m, lanes_m[l]);
-            lo = std::min(lo, lanes_amin[l]);
-            hi = std::max(hi, lanes_amax[l]);
-        }
-        for (; i < k; ++i) {
-            m = std::max(m, q[i]);
-            const T a = std::abs(q[i] + h);
-            lo = std::min(lo, a);
-            hi = std::max(hi, a);
-        }
-        scan_result out;
-        out.m = m;
-        const double base = c0 - c2 * static_cast<double>(h) * h;
-        out.vmin = c2 * static_cast<double>(lo) * lo + base;
-        out.vmax = c2 * static_cast<double>(hi) * hi + base;
-        out.q0 = static_cast<T>(lo - h);
-        if (!std::isfinite(static_cast<double>(lo)) || !std::isfinite(static_cast<double>(hi)))
-            out.vmin = out.vmax = std::numeric_limits<double>::quiet_NaN();  // the exact path decides
+        out.vmin = lo;
+        out.vmax = hi;
+        out.q0 = q0;
         return out;
     }
 
@@ -396,9 +417,10 @@ struct row_kernel_impl {
     // exponent), d = y - q0 (the Taylor offset). The maximum's own lane is left out (its terms
     // are exact and go in later in double: summed in a float lane, its 1 would swallow every
     // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
-    template <bool Soft, bool Taylor, int P, int O, bool Extras>
+    // Next (a scan_kind, or 0 for none): pass 1 of next->q runs in this loop too.
+    template <bool Soft, bool Taylor, int P, int O, bool Extras, int Next = 0>
     static pass2_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
-                            const kernel_params& kp, float* e_out, float* w_out) {
+                            const kernel_params& kp, float* e_out, float* w_out, look_ahead* next = nullptr) {
         const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota();
         const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
         const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
@@ -462,8 +484,18 @@ struct row_kernel_impl {
             }
             if (e_out) e.store_unaligned(e_out + at);
         };
+        scanner<float, Next == 2> ahead(kp);
+        const auto scan_ahead = [&](std::size_t v) __attribute__((always_inline)) {
+            if constexpr (Next != 0) {
+                ahead.update(fbatch::load_unaligned(next->q + v * fsize));
+                // the row after next, a cache line at a time
+                if (next->after && (v * fsize * sizeof(float)) % 64 == 0)
+                    __builtin_prefetch(next->after + v * fsize, 0, 2);
+            }
+        };
         const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) __attribute__((always_inline)) { add(xr, x, exp_nonpositive(x), d, at); };
         const auto one = [&](std::size_t v) __attribute__((always_inline)) {
+            scan_ahead(v);
             const fbatch row = fbatch::load_unaligned(y + v * fsize);
             const fbatch xr = row - bm;
             fbatch x = xsimd::max(xr, lo);
@@ -481,6 +513,8 @@ struct row_kernel_impl {
                     one(v + 1);
                     continue;
                 }
+                scan_ahead(v);
+                scan_ahead(v + 1);
                 const fbatch row0 = fbatch::load_unaligned(y + v * fsize);
                 const fbatch row1 = fbatch::load_unaligned(y + (v + 1) * fsize);
                 const fbatch xr0 = row0 - bm, xr1 = row1 - bm;
@@ -506,6 +540,10 @@ struct row_kernel_impl {
             step(xr, x, xsimd::select(valid, row - bq0, zero), full * fsize);
         }
         flush();
+        if constexpr (Next != 0) {
+            next->result = ahead.result(next->q, full * fsize, k, kp);
+            next->done = true;
+        }
         if constexpr (Taylor) {
             alignas(64) float lanes_max[fsize];
             awmax.store_aligned(lanes_max);
@@ -514,37 +552,45 @@ struct row_kernel_impl {
         return out;
     }
 
-    template <bool Soft, bool Taylor, int O>
+    template <bool Soft, bool Taylor, int O, int Next>
     static pass2_sums pass2_p(int p_int, const float* y, std::size_t k, float m, float q0, std::size_t argmax,
-                              const float* b, const kernel_params& kp, float* e_out, float* w_out) {
+                              const float* b, const kernel_params& kp, float* e_out, float* w_out, look_ahead* next) {
         if (!Soft && !Taylor) return pass2<false, false, 0, 0, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
         const bool extras = kp.want_extras;
         if (p_int == 4)
-            return extras ? pass2<Soft, Taylor, 4, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out)
-                          : pass2<Soft, Taylor, 4, O, false>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+            return extras ? pass2<Soft, Taylor, 4, O, true, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next)
+                          : pass2<Soft, Taylor, 4, O, false, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next);
         if (p_int == 2)
-            return extras ? pass2<Soft, Taylor, 2, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out)
-                          : pass2<Soft, Taylor, 2, O, false>(y, k, m, q0, argmax, b, kp, e_out, w_out);
+            return extras ? pass2<Soft, Taylor, 2, O, true, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next)
+                          : pass2<Soft, Taylor, 2, O, false, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next);
         return pass2<Soft, Taylor, 0, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
     }
 
+    // `next`: the next row's pass 1 is done here (next->done) when this row takes one of the
+    // common paths (integer p; no Taylor branch, or the quadratic one unscaled) and the next row
+    // wants the matching scan; otherwise the caller scans it on its own.
     static pass2_sums pass2_any(bool soft, bool taylor, const float* y, std::size_t k, float m, float q0,
                                 std::size_t argmax, const float* b, double range, const kernel_params& kp,
-                                float* e_out, float* w_out) {
+                                float* e_out, float* w_out, look_ahead* next) {
         const int p = kp.p_int;
+        const int ahead = next && next->q && p != 0 ? next->kind : 0;
         // order 2 unscaled: values up to range / b_2, whose p-th power must stay far from overflow;
         // a fractional power goes through log and exp, accurate only for values near 1 (scaled)
         if (taylor && kp.taylor_order == 2 && p != 0 && range / kp.taylor_coeffs[2] < kp.power_limit) {
             const float unscaled[3] = {0.0f, static_cast<float>(static_cast<double>(b[1]) / b[2]), 1.0f};
-            return soft ? pass2_p<true, true, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out)
-                        : pass2_p<false, true, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out);
+            if (ahead == 2)
+                return soft ? pass2_p<true, true, 2, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next)
+                            : pass2_p<false, true, 2, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next);
+            return soft ? pass2_p<true, true, 2, 0>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next)
+                        : pass2_p<false, true, 2, 0>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next);
         }
         if (taylor) {
-            return soft ? pass2_p<true, true, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out)
-                        : pass2_p<false, true, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out);
+            return soft ? pass2_p<true, true, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next)
+                        : pass2_p<false, true, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
         }
-        return soft ? pass2_p<true, false, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out)
-                    : pass2_p<false, false, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out);
+        if (ahead == 1 && soft) return pass2_p<true, false, 0, 1>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
+        return soft ? pass2_p<true, false, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next)
+                    : pass2_p<false, false, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
     }
 
     // A row's statistics from its sums (s, sp, sx without the maximum's exact terms; xr the sum
@@ -570,25 +616,37 @@ struct row_kernel_impl {
 
     // ---- one row -------------------------------------------------------------------------
 
+    // Which pass 1 a row takes: 1 the maximum only, 2 with the quadratic's |x + h| range, 0 the
+    // general Taylor scan. `taylor`: the Taylor branch runs in float lanes.
+    static int scan_kind(const kernel_params& kp, bool taylor) {
+        if (!taylor) return 1;
+        return kp.taylor_order == 2 && kp.taylor_coeffs[2] > 0 ? 2 : 0;
+    }
+
     template <class T>
     static scan_result scan_any(const T* q, std::size_t k, const kernel_params& kp, bool taylor) {
-        if (!taylor) return scan<T, false>(q, k, kp);
-        if (kp.taylor_order == 2 && kp.taylor_coeffs[2] > 0) return scan_quadratic(q, k, kp);
-        return scan<T, true>(q, k, kp);
+        switch (scan_kind(kp, taylor)) {
+            case 1: return scan_simple<T, false>(q, k, kp);
+            case 2: return scan_simple<T, true>(q, k, kp);
+            default: return scan_taylor(q, k, kp);
+        }
     }
 
     // `scratch` holds kernel_scratch_floats(k): the row's exps, its Taylor values and, for
     // float64 rows, the row as float(q - max).
+    // `known`: the row's pass 1 when it was done ahead (inside the previous row's pass 2);
+    // `next`: the next row, whose pass 1 this row's pass 2 takes on where it can.
     template <class T>
     static row_stats one_row(const T* q, std::size_t k, const kernel_params& kp, float* scratch,
-                             double* softmax_out, double* taylor_out) {
+                             double* softmax_out, double* taylor_out, const scan_result* known = nullptr,
+                             look_ahead* next = nullptr) {
         row_stats out;
         const std::size_t stride = k + kernel_padding;
         float* e_out = softmax_out ? scratch : nullptr;
         float* w_out = taylor_out ? scratch + stride : nullptr;
         const bool float_taylor = kp.want_taylor && kp.taylor_order <= max_float_order;
 
-        const scan_result sc = scan_any(q, k, kp, float_taylor);
+        const scan_result sc = known ? *known : scan_any(q, k, kp, float_taylor);
         if (!std::isfinite(sc.m)) {
             out.bad_col = first_nonfinite(q, k);
             return out;
@@ -647,7 +705,7 @@ struct row_kernel_impl {
         const float q0 = static_cast<float>(std::is_same_v<T, float> ? tr.q0 : tr.q0 - sc.m);
 
         pass2_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
-                                       b, range, kp, e_out, taylor_lanes ? w_out : nullptr);
+                                       b, range, kp, e_out, taylor_lanes ? w_out : nullptr, next);
         if (!std::isfinite(s.xr) || !std::isfinite(s.s) || !std::isfinite(s.sx)) {
             out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum
             if constexpr (std::is_same_v<T, float>) {
@@ -847,20 +905,32 @@ struct row_kernel_impl {
                     if (redo >> i & 1u) out[r + i] = one_row(group + i * k, k, kp, scratch, nullptr, nullptr);
             }
         }
+        look_ahead next;
+        next.kind = scan_kind(kp, kp.want_taylor && kp.taylor_order <= max_float_order);
         for (; r < count; ++r) {
             // The row after next is requested while this one is computed (pass 2 works from cache,
             // so the hardware prefetcher sees no stream to follow then; one row ahead arrived too
-            // late by ~3%). Rows up to 16 KB.
-            if (r + 2 < count && k <= 4096) {
-                const char* next = rows_f ? reinterpret_cast<const char*>(rows_f + (r + 2) * k)
-                                          : reinterpret_cast<const char*>(rows_d + (r + 2) * k);
+            // late by ~3%). Rows up to 16 KB. A row whose pass 1 was done ahead will most likely
+            // look ahead too, and its pass 2 requests that row a line at a time as it goes.
+            const bool prefetch = r + 2 < count && k <= 4096;
+            if (prefetch && !next.done) {
+                const char* after = rows_f ? reinterpret_cast<const char*>(rows_f + (r + 2) * k)
+                                           : reinterpret_cast<const char*>(rows_d + (r + 2) * k);
                 const std::size_t bytes = k * (rows_f ? sizeof(float) : sizeof(double));
-                for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(next + at, 0, 2);
+                for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(after + at, 0, 2);
             }
             double* sm = rows_out.softmax ? rows_out.softmax + r * k : nullptr;
             double* ty = rows_out.taylor ? rows_out.taylor + r * k : nullptr;
-            out[r] = rows_f ? one_row(rows_f + r * k, k, kp, scratch, sm, ty)
-                            : one_row(rows_d + r * k, k, kp, scratch, sm, ty);
+            if (rows_f) {
+                const bool have = next.done;
+                const scan_result known = next.result;
+                next.done = false;
+                next.q = r + 1 < count ? rows_f + (r + 1) * k : nullptr;
+                next.after = prefetch ? rows_f + (r + 2) * k : nullptr;
+                out[r] = one_row(rows_f + r * k, k, kp, scratch, sm, ty, have ? &known : nullptr, &next);
+            } else {
+                out[r] = one_row(rows_d + r * k, k, kp, scratch, sm, ty);
+            }
         }
     }
 };
