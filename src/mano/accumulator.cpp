@@ -141,15 +141,20 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     const bool nuclear = opts_.wants(method::nuclear), nuclear_softrun = opts_.wants(method::nuclear_softrun);
     const bool cot = opts_.wants(method::cot), scaled = baseline_rows_differ(), mde = opts_.wants(method::mde);
     const bool need_base_probs = nuclear || cot;
-    // rows per kernel call: ~32K logits, at least 256 rows when a Gram matrix is updated
-    std::size_t block_rows = std::max<std::size_t>(1, block_logits / k_);
-    if (nuclear || nuclear_softrun) block_rows = std::max<std::size_t>(block_rows, 256);
-    block_rows = std::min(block_rows, rows.rows());
-
     // The kernel takes float rows (float32 in place when contiguous, float16/bfloat16 widened
     // exactly) or, for float64 logits, double rows.
     const bool as_double = rows.type() == dtype::float64;
     const bool in_place = rows.row_stride() == k_ && (rows.type() == dtype::float32 || as_double);
+
+    // Rows per kernel call: ~32K logits, so that the blocks below stay in cache; at least 256
+    // rows when a Gram matrix is updated. Rows read in place with nothing kept per row but their
+    // statistics go in blocks of ~1M logits (up to 4096 rows): the kernel looks ahead and
+    // prefetches within a call only.
+    std::size_t block_rows = std::max<std::size_t>(1, block_logits / k_);
+    if (nuclear || nuclear_softrun) block_rows = std::max<std::size_t>(block_rows, 256);
+    if (in_place && !scaled && !second && !nuclear_softrun && !need_base_probs && !extra.features)
+        block_rows = std::max(block_rows, std::min<std::size_t>(4096, std::max<std::size_t>(1, (1 << 20) / k_)));
+    block_rows = std::min(block_rows, rows.rows());
     std::vector<float> float_block;
     std::vector<double> double_block, scaled_rows, second_rows;
     if (!in_place) as_double ? double_block.resize(block_rows * k_) : float_block.resize(block_rows * k_);
