@@ -143,6 +143,11 @@ int main(int argc, char** argv) {
         if (archs.contains("avx2")) {
             opts.architecture = "avx2";
             out["mano_all_avx2"] = median_seconds([&] { score_threads(all, opts, cores); }, repeats);
+            // with the softrun branch known in advance (as with a fixed --criterion): one branch,
+            // as the authors' code computes it after its criterion pass
+            opts.norm = mano::normalization::softmax;
+            out["mano_1_avx2_softmax"] = median_seconds([&] { mano::score(all, opts); }, repeats);
+            opts.norm = mano::normalization::softrun;
             opts.architecture.clear();
         }
 
