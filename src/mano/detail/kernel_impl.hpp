@@ -10,10 +10,11 @@
 // hides its loads. Pass 2 reads the row again from cache and does all the arithmetic in float
 // lanes, with float partial sums flushed into double every few vectors: exp(q - max) and its
 // sums (softmax, entropy, the criterion), and the min-shifted Taylor values, evaluated as a
-// polynomial in (q - q0) around the minimum's position so that no large value is subtracted. Rows of float64 logits are scanned in
-// double and handed to pass 2 as float(q - max). A scalar double path takes the Taylor branch of
-// the rare rows (and orders) where float could lose accuracy. Rows of at most 128 classes go a row
-// per lane instead (rows_in_lanes), where per-row work would otherwise dominate.
+// polynomial in (q - q0) around the minimum's position so that no large value is subtracted.
+// Rows of float64 logits are scanned in double and handed to pass 2 as float(q - max). A scalar
+// double path takes the Taylor branch of the rare rows (and orders) where float could lose
+// accuracy. Rows of at most 128 classes go a row per lane instead (rows_in_lanes), where per-row
+// work would otherwise dominate.
 
 #include <algorithm>
 #include <cmath>
@@ -58,13 +59,12 @@ struct row_kernel_impl {
     };
 
     // Pass 1 of the next row, done inside this row's pass 2 where it can be: its loads then
-    // overlap this row's arithmetic (instead of stalling a pass of their own), and its compares
-    // use pipes the exps leave idle.
+    // overlap this row's arithmetic instead of stalling a pass of their own.
     struct look_ahead {
-        const float* q = nullptr;  // the next row (float rows), or null
+        const float* q = nullptr;      // the next row (float rows), or null
         const float* after = nullptr;  // the row after it, to prefetch, or null
-        int kind = 0;              // its scan_kind
-        bool done = false;         // whether `result` holds its pass 1
+        int kind = 0;                  // its scan_kind
+        bool done = false;             // whether `result` holds its pass 1
         scan_result result;
     };
 
@@ -199,7 +199,7 @@ struct row_kernel_impl {
     // The running values of pass 1 over a row: its maximum and, with Quadratic (an order-2
     // polynomial c2 (x + h)^2 + const with c2 > 0, the paper's 1 + x + x^2/2), the minimum and
     // maximum of |x + h|: the polynomial is smallest where |x + h| is, so no compare-and-select
-    // chain and no multiply is needed. Used by scan() and, for the next row, inside pass 2.
+    // chain and no multiply is needed. Used by scan_simple() and, for the next row, inside pass 2.
     template <class T, bool Quadratic>
     struct scanner {
         using B = xsimd::batch<T, Arch>;
