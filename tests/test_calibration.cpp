@@ -129,7 +129,20 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
     CHECK(cal.k == 10);
     CHECK(cal.opts.methods == std::vector<mano::method>{mano::method::confscore});
 
-    const auto p = mano::predict(mc, 0.5, 0.01, 0.9);
+    // one group: leave-one-out folds, too few for jackknife+ at 90%
+    REQUIRE(mc.folds.size() == 6);
+    double rms = 0;
+    for (const auto& f : mc.folds) rms += f.residuals.at(0) * f.residuals.at(0);
+    rms = std::sqrt(rms / 6);
+    const auto held_out = mano::predict(mc, 0.5, std::nullopt, 0.9);
+    const double cv_half = mano::student_t_quantile(0.95, 5) * rms;
+    CHECK(held_out.lower == Approx(held_out.accuracy - cv_half).epsilon(1e-12));
+    CHECK(held_out.upper == Approx(held_out.accuracy + cv_half).epsilon(1e-12));
+
+    // without folds: the t interval of the whole fit
+    auto mc_whole = mc;
+    mc_whole.folds.clear();
+    const auto p = mano::predict(mc_whole, 0.5, 0.01, 0.9);
     const double xbar = 0.5, sxx = mc.score_sxx;
     const double var = mc.fit.residual_se * mc.fit.residual_se * (1 + 1.0 / 6 + (0.5 - xbar) * (0.5 - xbar) / sxx) +
                        mc.fit.slope * mc.fit.slope * 1e-4;
@@ -140,9 +153,9 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
     CHECK(p.lower == Approx(fitted - half).epsilon(1e-12));
     CHECK(p.upper == Approx(fitted + half).epsilon(1e-12));
     CHECK_FALSE(p.extrapolated);
-    CHECK(mano::predict(mc, 0.5, std::nullopt, 0.9).upper < p.upper);  // the score's own noise widens it
-    CHECK(mano::predict(mc, 0.5, 0.01, 0.5).upper < p.upper);
-    const auto far = mano::predict(mc, 5.0, std::nullopt, 0.9);
+    CHECK(mano::predict(mc_whole, 0.5, std::nullopt, 0.9).upper < p.upper);  // the score's own noise widens it
+    CHECK(mano::predict(mc_whole, 0.5, 0.01, 0.5).upper < p.upper);
+    const auto far = mano::predict(mc_whole, 5.0, std::nullopt, 0.9);
     CHECK(far.extrapolated);
     CHECK(far.accuracy == 1.0);  // clipped
     CHECK(far.upper == 1.0);
@@ -199,4 +212,178 @@ TEST_CASE("evaluate reports every set and the paper's statistics, per group too"
     const auto flat = mano::evaluate(sets);
     CHECK_FALSE(flat.at("groups").at("a").contains("confscore"));
     CHECK(flat.at("notes").size() == 1);
+}
+
+namespace {
+
+// A set whose MaNo result carries both softrun branches, as a softrun scan gives them.
+mano::labeled_set family_set(const std::string& name, const std::string& group, double softmax, double taylor,
+                             double phi, double accuracy) {
+    mano::labeled_set s;
+    s.name = name;
+    s.group = group;
+    s.scores.n = 500;
+    s.scores.k = 4;
+    mano::mano_result m;
+    m.criterion = phi;
+    m.used = phi > 5 ? mano::normalization::softmax : mano::normalization::taylor;
+    m.score = phi > 5 ? softmax : taylor;
+    m.variants = {{"softmax", softmax}, {"taylor2", taylor}};
+    s.scores.mano = m;
+    s.scores.confscore_softrun = accuracy + 0.1;
+    s.scores.accuracy = accuracy;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("one normalization for a family of sets") {
+    // softmax scores follow accuracy on one line; the Taylor ones jump between groups
+    std::vector<mano::labeled_set> sets;
+    const std::vector<std::string> groups{"a", "a", "a", "b", "b", "b", "c", "c", "c"};
+    for (int i = 0; i < 9; ++i) {
+        const double acc = 0.3 + 0.07 * i;
+        sets.push_back(family_set("s" + std::to_string(i), groups[i], 0.2 + 0.5 * acc + 0.002 * (i % 3),
+                                  0.1 + 0.2 * acc + (i >= 6 ? 0.15 : 0.0), i % 2 ? 4.8 : 5.3, acc));
+    }
+    const mano::options opts;
+    const auto choice = mano::choose_normalization(sets, opts);
+    CHECK(choice.by == "leave-one-group-out");
+    CHECK(choice.variant() == "softmax");
+    REQUIRE(choice.errors.size() == 2);
+    CHECK(choice.errors.at("softmax") < choice.errors.at("taylor2"));
+
+    SECTION("unlabeled sets: the criterion over all their rows") {
+        auto unlabeled = sets;
+        for (auto& s : unlabeled) s.scores.accuracy.reset();
+        unlabeled[0].scores.n = 4500;  // Phi 5.3 on most rows
+        const auto pooled = mano::choose_normalization(unlabeled, opts);
+        CHECK(pooled.by == "pooled criterion");
+        CHECK(pooled.pooled_criterion == Approx((4500 * 5.3 + 4 * 500 * 5.3 + 4 * 500 * 4.8) / 8500.0).epsilon(1e-12));
+        CHECK(pooled.variant() == "softmax");
+        for (auto& s : unlabeled) s.scores.n = 500;
+        unlabeled[0].scores.mano->criterion = 0.1;
+        CHECK(mano::choose_normalization(unlabeled, opts).variant() == "taylor2");
+    }
+    SECTION("calibrate records the branch and fits MaNo on it; mixed-branch softrun baselines leave") {
+        std::vector<std::string> notes;
+        const auto cal = mano::calibrate(sets, opts, &notes);
+        REQUIRE(cal.normalization);
+        CHECK(cal.opts.norm == mano::normalization::softmax);
+        const auto& mc = *std::find_if(cal.methods.begin(), cal.methods.end(), [](auto& x) { return x.m == mano::method::mano; });
+        CHECK(mc.fit.x_min == Approx(sets[0].scores.mano->variants.at("softmax")));
+        CHECK(std::none_of(cal.methods.begin(), cal.methods.end(), [](auto& x) { return x.m == mano::method::confscore_softrun; }));
+        CHECK(notes.size() == 1);
+        CHECK(mc.folds.size() == 3);
+        CHECK(cal.recommended == mano::method::mano);
+        const auto back = mano::calibration::from_json(cal.to_json());
+        CHECK(back.to_json() == cal.to_json());
+
+        // a per-set softrun result on the other branch is predicted through its variants
+        auto taylor_side = family_set("t", "", 0.45, 0.2, 4.0, 0.5).scores;
+        const auto p = mano::predict(cal, taylor_side, 0.9);
+        CHECK(p.at("methods").at("mano").at("score").get<double>() == 0.45);
+        CHECK(p.at("estimate").at("method") == "mano");
+        CHECK_FALSE(p.at("estimate").at("fallback").get<bool>());
+        taylor_side.mano->variants.clear();
+        CHECK_THROWS_WITH(mano::predict(cal, taylor_side, 0.9), Catch::Contains("score the set with the calibration's options"));
+    }
+    SECTION("per-set criterion on request") {
+        const auto literal = mano::calibrate(sets, opts, nullptr, false);
+        CHECK_FALSE(literal.normalization);
+        CHECK(literal.opts.norm == mano::normalization::softrun);
+    }
+    SECTION("a set without both branches cannot join a family choice") {
+        sets[4].scores.mano->variants.clear();
+        CHECK_THROWS_WITH(mano::choose_normalization(sets, opts), Catch::Contains("s4"));
+    }
+}
+
+TEST_CASE("jackknife+ intervals over groups") {
+    mano::method_calibration mc;
+    mc.m = mano::method::confscore;
+    mc.fit.slope = 1;
+    mc.fit.intercept = 0;
+    mc.fit.n = 10;
+    mc.fit.x_min = 0;
+    mc.fit.x_max = 1;
+    mano::group_fold a{"a", 1.0, 0.0, {0.01, -0.02, 0.03, 0.04, -0.05}};
+    mano::group_fold b{"b", 0.9, 0.1, {0.06, -0.07, 0.08, -0.09, 0.1}};
+    mc.folds = {a, b};
+    // level 0.8, 10 sets: the 9th smallest upper end and the 2nd smallest lower end
+    const auto p = mano::predict(mc, 0.5, std::nullopt, 0.8);
+    std::vector<double> low, high;
+    for (const auto& f : mc.folds)
+        for (const double r : f.residuals) {
+            low.push_back(f.slope * 0.5 + f.intercept - std::abs(r));
+            high.push_back(f.slope * 0.5 + f.intercept + std::abs(r));
+        }
+    std::sort(low.begin(), low.end());
+    std::sort(high.begin(), high.end());
+    CHECK(p.accuracy == 0.5);
+    CHECK(p.lower == Approx(low[1]).epsilon(1e-12));
+    CHECK(p.upper == Approx(high[8]).epsilon(1e-12));
+    // at 95% the 11th of 10 upper ends does not exist: the held-out residuals' t interval instead
+    for (auto& f : mc.folds)
+        for (double& r : f.residuals) r /= 10;  // within [0, 1] after t(1) = 12.7
+    const auto wide = mano::predict(mc, 0.5, std::nullopt, 0.95);
+    double ms = 0;
+    for (const auto& f : mc.folds)
+        for (const double r : f.residuals) ms += r * r / 10;
+    CHECK(wide.upper == Approx(0.5 + mano::student_t_quantile(0.975, 1) * std::sqrt(ms)).epsilon(1e-12));
+}
+
+TEST_CASE("shift diagnostics: class proportions against calibration sets as confident") {
+    mano::shift_reference ref;
+    ref.proportions = {0.25, 0.25, 0.25, 0.25};
+    ref.sets = {{0.9, 0.05}, {0.7, 0.2}, {0.5, 0.4}};
+    CHECK(ref.range_at(0.95) == 0.05);  // more confident than every set: the most confident one's
+    CHECK(ref.range_at(0.8) == 0.05);
+    CHECK(ref.range_at(0.6) == 0.2);
+    CHECK(ref.range_at(0.1) == 0.4);
+    mano::result r;
+    r.n = 100;
+    r.k = 4;
+    r.predicted = {70, 10, 10, 10};
+    CHECK(mano::class_shift(r, ref.proportions) == Approx(0.45).epsilon(1e-12));
+    r.predicted = {1, 2, 3};
+    CHECK_THROWS_WITH(mano::class_shift(r, ref.proportions), Catch::Contains("classes"));
+}
+
+TEST_CASE("results and states carry predicted class counts and both softrun branches") {
+    const std::size_t n = 600, k = 6;
+    const auto q = random_logits(n, k, 2.0, 11);
+    mano::options o;
+    o.methods = {mano::method::mano};
+    const mano::logits_view all(q.data(), n, k);
+    mano::accumulator a(k, o), b(k, o);
+    a.push(all.slice(0, 250));
+    b.push(all.slice(250, n - 250));
+    a.merge(mano::accumulator::from_json(b.to_json()));
+    const auto r = a.finalize();
+    const auto argmax = argmax_rows(q, k);
+    std::vector<std::uint64_t> counts(k, 0);
+    for (const auto c : argmax) counts[static_cast<std::size_t>(c)] += 1;
+    CHECK(r.predicted == counts);
+    REQUIRE(r.confidence);
+    REQUIRE(r.mano->variants.size() == 2);
+    mano::options forced = o;
+    for (const auto& [name, norm] : {std::pair<std::string, mano::normalization>{"softmax", mano::normalization::softmax},
+                                     {"taylor2", mano::normalization::taylor}}) {
+        forced.norm = norm;
+        CHECK(close(r.mano->variants.at(name), mano::score(all, forced).mano->score, 1e-12));
+    }
+    const auto j = r.to_json();
+    const auto back = mano::result::from_json(j);
+    CHECK(back.predicted == r.predicted);
+    CHECK(back.mano->variants == r.mano->variants);
+    auto bad = j;
+    bad["predicted"][0] = bad["predicted"][0].get<std::uint64_t>() + 1;
+    CHECK_THROWS_WITH(mano::result::from_json(bad), Catch::Contains("sum to n"));
+    bad = j;
+    bad["methods"]["mano"]["variants"]["taylor0"] = 0.3;
+    CHECK_THROWS_WITH(mano::result::from_json(bad), Catch::Contains("variant"));
+    auto state = a.to_json();
+    state["predicted"][1] = state["predicted"][1].get<std::uint64_t>() + 5;
+    CHECK_THROWS_WITH(mano::accumulator::from_json(state), Catch::Contains("predicted"));
 }

@@ -156,22 +156,43 @@ void print_predictions(const std::vector<std::string>& names, const std::vector<
     std::sort(methods.begin(), methods.end(), [](const std::string& a, const std::string& b) {
         return static_cast<int>(parse_method(a)) < static_cast<int>(parse_method(b));
     });
-    const bool truth = std::any_of(predictions.begin(), predictions.end(), [](const json& p) { return p.contains("accuracy"); });
+    const auto any = [&](const char* key) {
+        return std::any_of(predictions.begin(), predictions.end(), [&](const json& p) { return p.contains(key); });
+    };
+    const bool truth = any("accuracy"), estimate = any("estimate"), shift = any("shift");
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> header{"file", "n"};
     if (truth) header.push_back("true accuracy");
+    if (estimate) header.push_back("estimate");
+    if (shift) header.push_back("class shift");
     for (const auto& m : methods) header.push_back(m);
     rows.push_back(header);
     for (std::size_t i = 0; i < predictions.size(); ++i) {
         const auto& p = predictions[i];
         std::vector<std::string> row{names[i], std::to_string(p.at("n").get<std::size_t>())};
         if (truth) row.push_back(p.contains("accuracy") ? fixed(p.at("accuracy").get<double>(), 3) : "-");
+        if (estimate)
+            row.push_back(p.contains("estimate") ? estimate_cell(p.at("estimate")) + " " +
+                                                       p.at("estimate").at("method").get<std::string>() +
+                                                       (p.at("estimate").at("fallback").get<bool>() ? "!" : "")
+                                                 : "-");
+        if (shift)
+            row.push_back(p.contains("shift") ? fixed(p.at("shift").at("distance").get<double>(), 2) +
+                                                    (p.at("shift").at("outside").get<bool>() ? " outside" : "")
+                                              : "-");
         for (const auto& m : methods) row.push_back(p.at("methods").contains(m) ? estimate_cell(p.at("methods").at(m)) : "-");
         rows.push_back(row);
     }
     print_table(rows);
     std::cout << "(estimated accuracy [" << fixed(100 * level, 0)
-              << "% prediction interval]; * = the score lies outside the calibration's range)\n";
+              << "% prediction interval]; * = the score lies outside the calibration's range";
+    if (estimate)
+        std::cout << "; estimate = the calibration's recommended method (! = its fallback, because the set's predicted "
+                     "class proportions are outside the calibrated range)";
+    if (shift)
+        std::cout << "; class shift = total variation between the set's predicted class proportions and the calibration "
+                     "sets' mean";
+    std::cout << ")\n";
 }
 
 // Tells the user which estimates extrapolate: one line per set (or one summary for many).
@@ -228,10 +249,19 @@ std::vector<io::manifest_set> selected_sets(const io::manifest& m, const std::ve
     return out;
 }
 
-// Scores every selected set of a manifest, with labels, for eval and calibrate; `used` gets the
-// options of the first set.
-std::vector<labeled_set> score_manifest(const io::manifest& m, const std::vector<std::string>& groups,
-                                        method_args& methods, const input_args& input, options* used = nullptr) {
+// The labeled sets of a manifest scored for eval and calibrate.
+struct scored_sets {
+    std::vector<labeled_set> sets;  // on the family's branch when one was chosen
+    options used;                   // the options of the first set (the family's branch included)
+    std::optional<normalization_choice> choice;
+    std::vector<labeled_set> per_set;  // with --normalization family: MaNo on each set's own criterion
+};
+
+// Scores every selected set of a manifest, with labels. With --normalization family, a first
+// pass scores each set with softrun (both branches at once) and MaNo alone at the other Taylor
+// orders, the branch is chosen over all sets, and a second pass scores every method on it.
+scored_sets score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
+                           const input_args& input) {
     if (m.source) {
         if (!methods.source_logits.empty())
             throw error(m.path + ": the manifest has a \"source\" and --source-logits was given too; keep one");
@@ -240,13 +270,54 @@ std::vector<labeled_set> score_manifest(const io::manifest& m, const std::vector
     }
     methods.finish();
     option_resolver resolver(methods, input);
-    std::vector<labeled_set> sets;
-    for (const auto& s : selected_sets(m, groups)) {
+    const auto selected = selected_sets(m, groups);
+    scored_sets out;
+    for (const auto& s : selected) {
         if (s.labels.empty()) throw error(m.path + ": set \"" + s.name + "\" has no \"labels\"; every set needs them here");
-        sets.push_back({s.name, s.group, score_set(s, resolver, input, nullptr)});
-        if (used && sets.size() == 1) *used = resolver.resolve(sets.back().scores.n, sets.back().scores.k);
+        out.sets.push_back({s.name, s.group, score_set(s, resolver, input, nullptr)});
+        if (out.sets.size() == 1) out.used = resolver.resolve(out.sets.back().scores.n, out.sets.back().scores.k);
     }
-    return sets;
+    if (!methods.family || !out.used.wants(method::mano)) return out;
+    for (const int order : methods.taylor_orders) {
+        if (order == out.used.taylor_order) continue;
+        for (std::size_t i = 0; i < selected.size(); ++i) {
+            options taylor = resolver.resolve(out.sets[i].scores.n, out.sets[i].scores.k);
+            taylor.methods = {method::mano};
+            taylor.norm = normalization::taylor;
+            taylor.taylor_order = order;
+            auto& variants = out.sets[i].scores.mano->variants;
+            try {
+                variants[variant_name(normalization::taylor, order)] = score_set(selected[i], resolver, input, &taylor).mano->score;
+            } catch (const error& e) {
+                warn(selected[i].logits + ": Taylor order " + std::to_string(order) + " left out of the choice (" + e.what() + ")");
+            }
+        }
+    }
+    out.choice = choose_normalization(out.sets, out.used);
+    out.per_set = std::move(out.sets);
+    out.sets.clear();
+    for (std::size_t i = 0; i < selected.size(); ++i) {
+        options on_branch = resolver.resolve(out.per_set[i].scores.n, out.per_set[i].scores.k);
+        on_branch.norm = out.choice->norm;
+        on_branch.taylor_order = out.choice->taylor_order;
+        out.sets.push_back({selected[i].name, selected[i].group, score_set(selected[i], resolver, input, &on_branch)});
+        if (i == 0) out.used = on_branch;
+    }
+    return out;
+}
+
+// One line on how MaNo's normalization was decided for a family of sets.
+std::string describe_choice(const normalization_choice& c) {
+    std::string text = "MaNo normalization for all sets: " + c.variant() + ", chosen by " + c.by;
+    if (!c.errors.empty()) {
+        text += " (error of each:";
+        for (const auto& [name, e] : c.errors) text += " " + name + " " + fixed(e, 4);
+        text += ")";
+    } else {
+        text += " (" + fixed(c.pooled_criterion, 4) + (c.norm == normalization::softmax ? " > " : " <= ") + "eta " +
+                fixed(c.eta, 2) + ")";
+    }
+    return text;
 }
 
 void write_plots(const std::string& folder, const json& report, const std::vector<labeled_set>& sets) {
@@ -419,9 +490,22 @@ int run_merge(merge_command& c) {
 int run_eval(eval_command& c) {
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest);
-    const auto sets = score_manifest(manifest, c.groups, c.methods, c.input);
-    const json report = evaluate(sets);
+    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
+    const auto& sets = scored.sets;
+    json report = evaluate(sets);
     for (const auto& note : report.at("notes")) warn(note.get<std::string>());
+    if (scored.choice) {
+        report["normalization"] = scored.choice->to_json();
+        // MaNo with each set's own softrun branch, for comparison (the paper's literal rule)
+        std::vector<double> per_set, acc;
+        for (const auto& s : scored.per_set) per_set.push_back(s.scores.mano->score), acc.push_back(*s.scores.accuracy);
+        try {
+            const auto p = summarize(per_set, acc);
+            report["normalization"]["per_set"] = {{"r2", p.r2}, {"pearson", p.pearson}, {"spearman", p.spearman},
+                                                  {"kendall", p.kendall}, {"mae", p.mae}, {"n", p.n}};
+        } catch (const error&) {
+        }
+    }
     if (!c.plots.empty()) write_plots(c.plots, report, sets);
     if (c.json) {
         std::cout << report.dump() << '\n';
@@ -444,10 +528,17 @@ int run_eval(eval_command& c) {
         summary.push_back({name, fixed(s.at("r2").get<double>(), 4), fixed(s.at("pearson").get<double>(), 4),
                            fixed(s.at("spearman").get<double>(), 4), fixed(s.at("kendall").get<double>(), 4),
                            fixed(s.at("mae").get<double>(), 4)});
+    if (report.contains("normalization") && report["normalization"].contains("per_set")) {
+        const auto& s = report["normalization"]["per_set"];
+        summary.push_back({"mano (per-set criterion)", fixed(s.at("r2").get<double>(), 4), fixed(s.at("pearson").get<double>(), 4),
+                           fixed(s.at("spearman").get<double>(), 4), fixed(s.at("kendall").get<double>(), 4),
+                           fixed(s.at("mae").get<double>(), 4)});
+    }
     const auto print = c.markdown ? print_markdown : print_table;
     print(per_set);
     std::cout << '\n';
     print(summary);
+    if (scored.choice) std::cout << describe_choice(*scored.choice) << '\n';
     if (report.contains("groups"))
         for (const auto& [group, methods_summary] : report.at("groups").items()) {
             std::cout << "\ngroup " << group << '\n';
@@ -471,10 +562,10 @@ int run_calibrate(calibrate_command& c) {
                     "--input VAL_DIR --synthesize to build shifted sets from labeled images");
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest);
-    options used;
-    const auto sets = score_manifest(manifest, c.groups, c.methods, c.input, &used);
+    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
     std::vector<std::string> notes;
-    const calibration cal = calibrate(sets, used, &notes);
+    calibration cal = calibrate(scored.sets, scored.used, &notes, false);
+    cal.normalization = scored.choice;
     for (const auto& note : notes) warn(note);
     report_calibration(cal, c.output);
     return 0;
@@ -488,12 +579,24 @@ void report_calibration(const calibration& cal, const std::string& output, const
         return;
     }
     write_json(output, file);
-    std::vector<std::vector<std::string>> rows{{"method", "slope", "intercept", "residual se", "sets", "score range"}};
+    std::vector<std::vector<std::string>> rows{
+        {"method", "slope", "intercept", "residual se", "sets", "score range", "held-out-group error"}};
     for (const auto& mc : cal.methods)
         rows.push_back({method_name(mc.m), fixed(mc.fit.slope, 4), fixed(mc.fit.intercept, 4), fixed(mc.fit.residual_se, 4),
-                        std::to_string(mc.fit.n), "[" + fixed(mc.fit.x_min, 4) + ", " + fixed(mc.fit.x_max, 4) + "]"});
+                        std::to_string(mc.fit.n), "[" + fixed(mc.fit.x_min, 4) + ", " + fixed(mc.fit.x_max, 4) + "]",
+                        mc.folds.empty() ? "-" : fixed(mc.logo_mae, 4)});
     print_table(rows);
-    std::cout << "(accuracy ~ slope * score + intercept; written to " << output << ")\n";
+    std::cout << "(accuracy ~ slope * score + intercept; held-out-group error: mean |estimate - truth| of each set when "
+                 "its group was left out of the fit; written to "
+              << output << ")\n";
+    if (cal.normalization) std::cout << describe_choice(*cal.normalization) << '\n';
+    if (cal.recommended) {
+        std::cout << "recommended estimate: " << method_name(*cal.recommended);
+        if (cal.fallback && *cal.fallback != *cal.recommended)
+            std::cout << "; on sets whose predicted class proportions are outside the calibrated range: "
+                      << method_name(*cal.fallback);
+        std::cout << '\n';
+    }
 }
 
 int run_predict(predict_command& c) {
@@ -547,18 +650,22 @@ int run_predict(predict_command& c) {
     for (const auto& p : predictions) {
         if (!p.contains("accuracy")) continue;
         const double truth = p.at("accuracy").get<double>();
-        for (const auto& [m, e] : p.at("methods").items()) {
+        json rows = p.at("methods");
+        if (p.contains("estimate")) rows["estimate"] = p.at("estimate");
+        for (const auto& [m, e] : rows.items()) {
             auto& cov = coverage[m];
             if (cov.is_null()) cov = {{"covered", 0}, {"sets", 0}, {"mae", 0.0}};
             const bool inside = e.at("interval")[0].get<double>() <= truth && truth <= e.at("interval")[1].get<double>();
             cov["covered"] = cov["covered"].get<int>() + (inside ? 1 : 0);
             cov["sets"] = cov["sets"].get<int>() + 1;
             cov["mae"] = cov["mae"].get<double>() + std::abs(e.at("accuracy").get<double>() - truth);
+            cov["width"] = cov.value("width", 0.0) + e.at("interval")[1].get<double>() - e.at("interval")[0].get<double>();
         }
     }
     for (auto& [m, cov] : coverage.items()) {
         cov["rate"] = cov["covered"].get<double>() / cov["sets"].get<double>();
         cov["mae"] = cov["mae"].get<double>() / cov["sets"].get<double>();
+        cov["width"] = cov["width"].get<double>() / cov["sets"].get<double>();
     }
     if (c.json) {
         if (c.manifest.empty()) {
@@ -582,18 +689,17 @@ int run_predict(predict_command& c) {
     print_predictions(names, predictions, c.level);
     if (!coverage.empty()) {
         std::cout << '\n';
-        std::vector<std::vector<std::string>> rows{{"method", "interval coverage", "mean |estimate - truth|"}};
+        std::vector<std::vector<std::string>> rows{{"method", "interval coverage", "mean |estimate - truth|", "mean width"}};
         std::vector<std::string> order;
         for (const auto& item : coverage.items()) order.push_back(item.key());
-        std::sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
-            return static_cast<int>(parse_method(a)) < static_cast<int>(parse_method(b));
-        });
+        const auto rank = [](const std::string& m) { return m == "estimate" ? -1 : static_cast<int>(parse_method(m)); };
+        std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
         for (const auto& m : order) {
             const auto& cov = coverage.at(m);
             rows.push_back({m,
                             std::to_string(cov.at("covered").get<int>()) + "/" + std::to_string(cov.at("sets").get<int>()) +
                                 " (" + fixed(100 * cov.at("rate").get<double>(), 0) + "%)",
-                            fixed(cov.at("mae").get<double>(), 4)});
+                            fixed(cov.at("mae").get<double>(), 4), fixed(cov.at("width").get<double>(), 3)});
         }
         print_table(rows);
     }

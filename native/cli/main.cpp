@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     eval->add_flag("--markdown", eval_args.markdown, "print the tables as Markdown");
     eval->add_option("--plots", eval_args.plots, "write one SVG per method (score vs accuracy, fitted line) into this folder");
     eval->add_option("--group", eval_args.groups, "use only the sets of this group (repeatable)");
-    eval_args.methods.add_to(eval, false);
+    eval_args.methods.add_to(eval, false, "--batch-size", true);
     eval_args.input.add_to(eval);
 
     calibrate_command cal_args;
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     cal->add_option("manifest", cal_args.manifest, "manifest.json (as for eval)")->check(CLI::ExistingFile);
     cal->add_option("-o,--output", cal_args.output, "write the calibration here (default: print it)");
     cal->add_option("--group", cal_args.groups, "fit on the sets of this group only (repeatable)");
-    cal_args.methods.add_to(cal, false);
+    cal_args.methods.add_to(cal, false, "--batch-size", true);
     cal_args.input.add_to(cal);
     cal->add_flag("--synthesize", cal_args.synthesize,
                   "with --model and --input VAL_DIR: fit on synthetic shifts (9 corruptions x 5 severities) of a labeled "

@@ -198,7 +198,7 @@ io::read_options input_args::labels_options() const {
     return o;
 }
 
-void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batch_flag) {
+void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batch_flag, bool families) {
     const auto keep = [&](CLI::Option* o) {
         given.push_back(o);
         return o;
@@ -207,9 +207,24 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
     keep(app->add_option("--eta", opts.eta, "softrun threshold: softmax when the criterion > eta")->capture_default_str());
     keep(app->add_option("--taylor-order", opts.taylor_order, "order n >= 1 of the Taylor normalization")
              ->capture_default_str());
-    keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
-             ->capture_default_str()
-             ->check(CLI::IsMember({"softrun", "softmax", "taylor"})));
+    if (families) {
+        normalization = "family";
+        taylor_orders = {2};
+        keep(app->add_option("--normalization", normalization,
+                             "family (one branch for all sets: softmax or Taylor, chosen by leave-one-group-out error) | "
+                             "softrun (each set's own criterion, the paper's literal rule) | softmax | taylor")
+                 ->capture_default_str()
+                 ->check(CLI::IsMember({"family", "softrun", "softmax", "taylor"})));
+        keep(app->add_option("--taylor-orders", taylor_orders,
+                             "with --normalization family: the Taylor orders to choose among (comma-separated)")
+                 ->delimiter(',')
+                 ->capture_default_str()
+                 ->check(CLI::Range(1, 170)));
+    } else {
+        keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
+                 ->capture_default_str()
+                 ->check(CLI::IsMember({"softrun", "softmax", "taylor"})));
+    }
     keep(app->add_option(batch_flag, opts.batch_size,
                          "official-code mode: average the scores of batches of B rows (0 = whole set)")
              ->capture_default_str());
@@ -244,7 +259,10 @@ bool method_args::any_given() const {
 }
 
 void method_args::finish() {
-    opts.norm = parse_normalization(normalization);
+    family = normalization == "family";
+    opts.norm = parse_normalization(family ? "softrun" : normalization);
+    if (family && criterion && criterion->count() > 0)
+        throw error("--criterion fixes the softrun branch; give it with --normalization softrun, not family");
     if (criterion && criterion->count() > 0) opts.criterion = criterion_value;
     opts.validate();
     if (source_logits.empty() != source_labels.empty()) throw error("--source-logits and --source-labels go together");

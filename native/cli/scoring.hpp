@@ -51,9 +51,14 @@ struct method_args {
     std::vector<CLI::Option*> given;  // every option registered, to tell whether any was used
     CLI::Option* criterion = nullptr;
     double criterion_value = 0;
+    // eval and calibrate: --normalization family (their default) chooses MaNo's branch once for
+    // all the sets, among softmax and the Taylor orders in `taylor_orders`
+    bool family = false;
+    std::vector<int> taylor_orders;
 
-    // `batch_flag` names MaNo's official-code batch mode (infer keeps --batch-size for the model).
-    void add_to(CLI::App* app, bool row_extras, const std::string& batch_flag = "--batch-size");
+    // `batch_flag` names MaNo's official-code batch mode (infer keeps --batch-size for the model);
+    // `families` offers --normalization family (the default) and --taylor-orders.
+    void add_to(CLI::App* app, bool row_extras, const std::string& batch_flag = "--batch-size", bool families = false);
     bool any_given() const;
     // Validates the plain options; throws mano::error.
     void finish();

@@ -79,6 +79,7 @@ accumulator::accumulator(std::size_t k, const options& opts)
                            opts_.wants(method::confscore_softrun);
     baseline_params_ = std::make_unique<detail::kernel_params>(*params_);
     baseline_params_->want_softmax = baseline_params_->want_taylor = false;
+    if (k <= class_counts_max_k) state_.predicted.assign(k, 0);
     if (opts_.wants(method::nuclear)) state_.gram.emplace(k);
     if (opts_.wants(method::nuclear_softrun)) {
         if (baseline_rows_differ() || !opts_.wants(method::nuclear)) state_.gram_softrun_softmax.emplace(k);
@@ -300,6 +301,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                     state_.atc_ne_count += -base[r].entropy >= source->atc_ne_threshold ? 1 : 0;
                 }
                 if (extra.features) predicted[r] = st.argmax;
+                if (!state_.predicted.empty()) state_.predicted[static_cast<std::size_t>(st.argmax)] += 1;
                 if (extra.labels) {
                     const std::int64_t label = extra.labels[first + r];
                     if (label < 0 || static_cast<std::size_t>(label) >= k_)
@@ -431,6 +433,7 @@ void accumulator::merge(const accumulator& other) {
     state_.agreement_rows += o.agreement_rows;
     state_.atc_mc_count += o.atc_mc_count;
     state_.atc_ne_count += o.atc_ne_count;
+    for (std::size_t c = 0; c < state_.predicted.size(); ++c) state_.predicted[c] += o.predicted[c];
     if (o.features) {
         auto features = state_.features ? std::make_shared<feature_moments>(*state_.features) : nullptr;
         auto dispersion = state_.dispersion ? std::make_shared<class_dispersion>(*state_.dispersion) : nullptr;
@@ -474,24 +477,35 @@ result accumulator::finalize() const {
         m.criterion_fixed = o.criterion.has_value();
         m.criterion = criterion;
         m.used = used;
-        if (o.batch_size > 0) {
-            moments scores = softmax ? state_.batch_scores.softmax : state_.batch_scores.taylor;
-            std::size_t batches = state_.batches;
-            if (state_.batch_rows > 0) {  // the last, partial batch counts as one (like a DataLoader)
-                scores.add(batch_score(softmax ? state_.batch_sums.softmax : state_.batch_sums.taylor, state_.batch_rows));
-                batches += 1;
+        // the score on one branch: the mean of batch scores in batch mode, else the whole set's
+        const auto branch_score = [&](bool on_softmax) {
+            if (o.batch_size > 0) {
+                moments scores = on_softmax ? state_.batch_scores.softmax : state_.batch_scores.taylor;
+                std::size_t batches = state_.batches;
+                if (state_.batch_rows > 0) {  // the last, partial batch counts as one (like a DataLoader)
+                    scores.add(batch_score(on_softmax ? state_.batch_sums.softmax : state_.batch_sums.taylor, state_.batch_rows));
+                    batches += 1;
+                }
+                if (on_softmax == softmax) {
+                    m.batches = batches;
+                    r.se[static_cast<int>(method::mano)] = mean_se(scores.sum, scores.sum_sq, static_cast<double>(batches));
+                }
+                return scores.sum / static_cast<double>(batches);
             }
-            m.batches = batches;
-            m.score = scores.sum / static_cast<double>(batches);
-            r.se[static_cast<int>(method::mano)] = mean_se(scores.sum, scores.sum_sq, static_cast<double>(batches));
-        } else {
-            const moments& sums = softmax ? state_.sums.softmax : state_.sums.taylor;
-            m.score = batch_score(sums.sum, state_.n);
+            const moments& sums = on_softmax ? state_.sums.softmax : state_.sums.taylor;
+            const double score = batch_score(sums.sum, state_.n);
             // delta method: S = mean^(1/p) with mean = sums / (NK), so dS = S / (p mean) d(mean)
             const double mean = sums.sum / (n * static_cast<double>(k_));
-            if (mean > 0)
+            if (on_softmax == softmax && mean > 0)
                 r.se[static_cast<int>(method::mano)] =
-                    m.score / (o.p * mean) * mean_se(sums.sum, sums.sum_sq, n) / static_cast<double>(k_);
+                    score / (o.p * mean) * mean_se(sums.sum, sums.sum_sq, n) / static_cast<double>(k_);
+            return score;
+        };
+        m.score = branch_score(softmax);
+        if (o.norm == normalization::softrun && !o.criterion) {
+            m.variants[variant_name(normalization::softmax, o.taylor_order)] = softmax ? m.score : branch_score(true);
+            if (state_.taylor_overflow_row < 0)
+                m.variants[variant_name(normalization::taylor, o.taylor_order)] = softmax ? branch_score(false) : m.score;
         }
         r.mano = m;
     }
@@ -551,13 +565,16 @@ result accumulator::finalize() const {
         r.se[static_cast<int>(method::agreement)] = proportion_se(e.accuracy, n);
     }
     if (state_.labeled_rows == state_.n) r.accuracy = static_cast<double>(state_.correct) / n;
+    r.predicted = state_.predicted;
+    r.confidence = state_.max_prob.sum / n;
     return r;
 }
 
 namespace {
 
-// Version 2 added the sums of squares behind the standard errors, and the label counts.
-constexpr int state_version = 3;
+// Version 2 added the sums of squares behind the standard errors, and the label counts; 4 the
+// predicted class counts.
+constexpr int state_version = 4;
 
 }  // namespace
 
@@ -602,6 +619,7 @@ nlohmann::json accumulator::to_json() const {
         {"features", s.features ? s.features->to_json() : nlohmann::json()},
         {"dispersion", s.dispersion ? s.dispersion->to_json() : nlohmann::json()},
         {"feature_rows", s.feature_rows},
+        {"predicted", s.predicted},
     };
 }
 
@@ -653,6 +671,13 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
             s.dispersion = std::make_shared<class_dispersion>(class_dispersion::from_json(j.at("dispersion")));
         }
         s.feature_rows = j.at("feature_rows").get<std::size_t>();
+        const auto predicted = j.at("predicted").get<std::vector<std::uint64_t>>();
+        std::uint64_t predicted_rows = 0;
+        for (const auto count : predicted) predicted_rows += std::min<std::uint64_t>(count, s.n + 1);
+        if (predicted.size() != s.predicted.size() || (!predicted.empty() && predicted_rows != s.n))
+            throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
+                        " class counts that sum to n");
+        s.predicted = predicted;
         const bool sane = std::isfinite(s.phi_sum) && s.sums.softmax.sum >= 0 && s.sums.taylor.sum >= 0 &&
                           s.correct <= s.labeled_rows && s.labeled_rows <= s.n &&
                           (o.batch_size == 0 ? s.batches == 0 && s.batch_rows == 0

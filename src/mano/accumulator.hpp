@@ -110,6 +110,7 @@ private:
         std::shared_ptr<class_dispersion> dispersion;  // Dispersion
         std::size_t feature_rows = 0;
         std::size_t correct = 0, labeled_rows = 0;  // true accuracy, when labels are given
+        std::vector<std::uint64_t> predicted;  // rows won by each class (K <= class_counts_max_k)
     };
 
     double batch_score(double sum, std::size_t rows) const;

@@ -69,7 +69,179 @@ nlohmann::json summaries(const std::vector<labeled_set>& sets, const std::string
 
 double clip01(double x) { return std::min(1.0, std::max(0.0, x)); }
 
+// Each set's group for leave-one-group-out: its group, or its own name when it has none; with
+// fewer than two groups every set is its own group (leave-one-out).
+std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets) {
+    std::vector<std::string> keys;
+    for (const auto& s : sets) keys.push_back(s.group.empty() ? s.name : s.group);
+    if (std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return k == keys.front(); }))
+        for (std::size_t i = 0; i < sets.size(); ++i) keys[i] = sets[i].name + "#" + std::to_string(i);
+    return keys;
+}
+
+// The folds of one method's line, in order of first appearance; empty when a fold cannot be fitted.
+std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<std::string>& keys) {
+    std::vector<std::string> order;
+    for (const auto& k : keys)
+        if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+    std::vector<group_fold> folds;
+    for (const auto& g : order) {
+        std::vector<double> xs, ys;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (keys[i] != g) xs.push_back(x[i]), ys.push_back(y[i]);
+        group_fold f;
+        f.group = g;
+        try {
+            const auto line = fit_line(xs, ys);
+            f.slope = line.slope;
+            f.intercept = line.intercept;
+        } catch (const error&) {
+            return {};
+        }
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (keys[i] == g) f.residuals.push_back(y[i] - clip01(f.slope * x[i] + f.intercept));
+        folds.push_back(std::move(f));
+    }
+    return folds;
+}
+
+double mean_abs_residual(const std::vector<group_fold>& folds) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& f : folds)
+        for (const double r : f.residuals) sum += std::abs(r), ++n;
+    return sum / static_cast<double>(n);
+}
+
+// The family's MaNo values: each set's chosen variant (its standard error only where it was
+// scored on that branch); the softrun variants of the baselines leave when a set used another branch.
+std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normalization_choice& choice,
+                                   std::vector<std::string>* notes) {
+    bool all_on_branch = true;
+    for (auto& s : sets) {
+        auto& m = *s.scores.mano;
+        const bool same = m.used == choice.norm && (choice.norm == normalization::softmax || m.taylor_order == choice.taylor_order);
+        all_on_branch = all_on_branch && same;
+        m.score = m.variants.at(choice.variant());
+        if (!same) s.scores.se[static_cast<int>(method::mano)].reset();
+        m.used = choice.norm;
+        m.taylor_order = choice.taylor_order;
+    }
+    if (!all_on_branch) {
+        for (auto& s : sets) {
+            if (notes && (s.scores.confscore_softrun || s.scores.nuclear_softrun) && &s == &sets.front())
+                notes->push_back("confscore_softrun, nuclear_softrun: not calibrated: some sets were scored on the other "
+                                 "softrun branch; score them with normalization " + choice.variant() + " to calibrate these");
+            s.scores.confscore_softrun.reset();
+            s.scores.nuclear_softrun.reset();
+        }
+    }
+    return sets;
+}
+
 }  // namespace
+
+nlohmann::json normalization_choice::to_json() const {
+    nlohmann::json j = {{"variant", variant()}, {"normalization", normalization_name(norm)}, {"taylor_order", taylor_order},
+                        {"by", by}, {"pooled_criterion", pooled_criterion}, {"eta", eta}};
+    if (!errors.empty()) j["errors"] = errors;
+    return j;
+}
+
+normalization_choice normalization_choice::from_json(const nlohmann::json& j) {
+    normalization_choice c;
+    const auto [norm, order] = parse_variant(j.at("variant").get<std::string>());
+    c.norm = norm;
+    c.taylor_order = norm == normalization::taylor ? order : j.at("taylor_order").get<int>();
+    c.by = j.at("by").get<std::string>();
+    if (c.by != "leave-one-group-out" && c.by != "pooled criterion")
+        throw error("calibration: the normalization was chosen by \"" + c.by + "\", which this build does not know");
+    c.pooled_criterion = j.at("pooled_criterion").get<double>();
+    c.eta = j.at("eta").get<double>();
+    if (j.contains("errors")) c.errors = j.at("errors").get<std::map<std::string, double>>();
+    return c;
+}
+
+normalization_choice choose_normalization(const std::vector<labeled_set>& sets, const options& opts) {
+    if (sets.empty()) throw error("choosing a normalization needs at least one set");
+    std::map<std::string, std::vector<double>> values;  // variant -> one value per set
+    double phi_weighted = 0, rows = 0;
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+        const auto& r = sets[i].scores;
+        if (!r.mano || r.mano->variants.empty())
+            throw error("set '" + sets[i].name + "' has no MaNo score on both softrun branches (score it with normalization "
+                        "softrun and no fixed criterion)");
+        for (const auto& [name, value] : r.mano->variants)
+            if (i == 0 || values.count(name)) values[name].push_back(value);
+        for (auto it = values.begin(); it != values.end();)
+            it = it->second.size() == i + 1 ? std::next(it) : values.erase(it);
+        phi_weighted += static_cast<double>(r.n) * r.mano->criterion;
+        rows += static_cast<double>(r.n);
+    }
+    normalization_choice c;
+    c.eta = opts.eta;
+    c.pooled_criterion = phi_weighted / rows;
+    const bool labeled = sets.size() >= min_sets && std::all_of(sets.begin(), sets.end(), [](const labeled_set& s) {
+                             return s.scores.accuracy.has_value();
+                         });
+    if (labeled) {
+        const auto acc = accuracies(sets);
+        const auto keys = fold_keys(sets);
+        for (const auto& [name, x] : values) {
+            const auto folds = fit_folds(x, acc, keys);
+            if (!folds.empty()) c.errors[name] = mean_abs_residual(folds);
+        }
+    }
+    if (!c.errors.empty()) {
+        c.by = "leave-one-group-out";
+        // the lowest error; on a tie softmax, then the lower Taylor order
+        std::string best;
+        std::pair<normalization, int> best_variant{};
+        for (const auto& [name, e] : c.errors) {
+            const auto v = parse_variant(name);
+            if (best.empty() || e < c.errors.at(best) ||
+                (e == c.errors.at(best) && (v.first == normalization::softmax ||
+                                            (best_variant.first == normalization::taylor && v.second < best_variant.second)))) {
+                best = name;
+                best_variant = v;
+            }
+        }
+        c.norm = best_variant.first;
+        c.taylor_order = best_variant.first == normalization::taylor ? best_variant.second : opts.taylor_order;
+        return c;
+    }
+    c.by = "pooled criterion";
+    // the paper's rule, on every row of the family at once: softmax when Phi > eta
+    c.norm = c.pooled_criterion > opts.eta ? normalization::softmax : normalization::taylor;
+    c.taylor_order = opts.taylor_order;
+    if (!values.count(c.variant()))
+        throw error("the pooled criterion chooses " + c.variant() + ", but not every set has a MaNo score on it");
+    return c;
+}
+
+bool assumes_class_proportions(method m) noexcept {
+    return m == method::cot || m == method::nuclear || m == method::nuclear_softrun;
+}
+
+double shift_reference::range_at(double confidence) const {
+    double top = -1, range = 0;
+    for (const auto& [c, d] : sets) top = std::max(top, c);
+    const double floor = std::min(confidence, top);
+    for (const auto& [c, d] : sets)
+        if (c >= floor) range = std::max(range, d);
+    return range;
+}
+
+double class_shift(const result& r, const std::vector<double>& proportions) {
+    if (r.predicted.size() != proportions.size() || r.n == 0)
+        throw error("the set's predicted class counts do not match the calibration's " + std::to_string(proportions.size()) +
+                    " classes");
+    double sum = 0;
+    for (std::size_t c = 0; c < proportions.size(); ++c)
+        sum += std::abs(static_cast<double>(r.predicted[c]) / static_cast<double>(r.n) - proportions[c]);
+    return sum / 2;
+}
 
 nlohmann::json evaluate(const std::vector<labeled_set>& sets) {
     check_labeled(sets, "evaluation");
@@ -97,18 +269,32 @@ nlohmann::json evaluate(const std::vector<labeled_set>& sets) {
     return out;
 }
 
-calibration calibrate(const std::vector<labeled_set>& sets, const options& opts, std::vector<std::string>* notes) {
-    check_labeled(sets, "calibration");
+calibration calibrate(const std::vector<labeled_set>& given, const options& opts, std::vector<std::string>* notes,
+                      bool family) {
+    check_labeled(given, "calibration");
     calibration c;
     c.opts = opts;
-    c.k = sets.front().scores.k;
-    for (const auto& s : sets) {
+    c.k = given.front().scores.k;
+    for (const auto& s : given) {
         if (s.scores.k != c.k)
             throw error("calibration: set '" + s.name + "' has " + std::to_string(s.scores.k) + " classes but set '" +
-                        sets.front().name + "' has " + std::to_string(c.k) + "; calibrate one classifier at a time");
+                        given.front().name + "' has " + std::to_string(c.k) + "; calibrate one classifier at a time");
         c.sets.push_back(s.name);
     }
+    const bool choose = family && opts.norm == normalization::softrun && !opts.criterion &&
+                        std::all_of(given.begin(), given.end(), [](const labeled_set& s) {
+                            return s.scores.mano && !s.scores.mano->variants.empty();
+                        });
+    std::vector<labeled_set> chosen;
+    if (choose) {
+        c.normalization = choose_normalization(given, opts);
+        chosen = on_branch(given, *c.normalization, notes);
+        c.opts.norm = c.normalization->norm;
+        c.opts.taylor_order = c.normalization->taylor_order;
+    }
+    const auto& sets = choose ? chosen : given;
     const auto acc = accuracies(sets);
+    const auto keys = fold_keys(sets);
     for (const auto& [m, values] : common_values(sets)) {
         method_calibration mc;
         mc.m = m;
@@ -123,11 +309,35 @@ calibration calibrate(const std::vector<labeled_set>& sets, const options& opts,
         for (const double v : values) sum += v;
         mc.score_mean = sum / n;
         for (const double v : values) mc.score_sxx += (v - mc.score_mean) * (v - mc.score_mean);
+        mc.folds = fit_folds(values, acc, keys);
+        if (!mc.folds.empty()) mc.logo_mae = mean_abs_residual(mc.folds);
         c.methods.push_back(mc);
     }
     if (c.methods.empty()) throw error("calibration: no method could be fitted on these sets");
     c.opts.methods.clear();
     for (const auto& mc : c.methods) c.opts.methods.push_back(mc.m);
+    for (const auto& mc : c.methods) {
+        if (mc.folds.empty()) continue;
+        const auto better = [&](const std::optional<method>& best) {
+            return !best || mc.logo_mae < std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& x) {
+                                              return x.m == *best;
+                                          })->logo_mae;
+        };
+        if (better(c.recommended)) c.recommended = mc.m;
+        if (!assumes_class_proportions(mc.m) && better(c.fallback)) c.fallback = mc.m;
+    }
+    if (std::all_of(sets.begin(), sets.end(), [&](const labeled_set& s) {
+            return s.scores.predicted.size() == c.k && s.scores.confidence;
+        })) {
+        shift_reference ref;
+        ref.proportions.assign(c.k, 0.0);
+        for (const auto& s : sets)
+            for (std::size_t j = 0; j < c.k; ++j)
+                ref.proportions[j] += static_cast<double>(s.scores.predicted[j]) / static_cast<double>(s.scores.n) /
+                                      static_cast<double>(sets.size());
+        for (const auto& s : sets) ref.sets.emplace_back(*s.scores.confidence, class_shift(s.scores, ref.proportions));
+        c.shift = ref;
+    }
     return c;
 }
 
@@ -141,15 +351,60 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     p.score_se = score_se && std::isfinite(*score_se) ? score_se : std::nullopt;
     const double fitted = f.slope * score + f.intercept;
     const double n = static_cast<double>(f.n);
+    const double t = student_t_quantile(0.5 + level / 2, n - 2);
+    p.accuracy = clip01(fitted);
+    p.extrapolated = score < f.x_min || score > f.x_max;
+    std::size_t residual_count = 0;
+    double residual_sq = 0;
+    for (const auto& fold : c.folds)
+        for (const double r : fold.residuals) residual_sq += r * r, ++residual_count;
+    const double m = static_cast<double>(residual_count);
+    // the ceil(level (m + 1))-th smallest upper end and the floor((1 - level)(m + 1))-th lower one
+    const auto upper_rank = static_cast<std::size_t>(std::ceil(level * (m + 1) - 1e-9));
+    const auto lower_rank = static_cast<std::size_t>(std::floor((1 - level) * (m + 1) + 1e-9));
+    if (!c.folds.empty() && (upper_rank > residual_count || lower_rank < 1)) {
+        // too few sets for jackknife+ at this level: a t interval whose spread is the root mean
+        // square of the held-out-group residuals, with a degree of freedom per group less one
+        const double folds = static_cast<double>(c.folds.size());
+        double variance = residual_sq / m;
+        if (p.score_se) variance += f.slope * f.slope * *p.score_se * *p.score_se;
+        const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
+        p.lower = clip01(fitted - half);
+        p.upper = clip01(fitted + half);
+        return p;
+    }
+    if (!c.folds.empty()) {
+        // jackknife+: each calibration set's fold line at `score`, moved by that set's |residual|
+        std::vector<double> low, high;
+        for (const auto& fold : c.folds)
+            for (const double r : fold.residuals) {
+                const double at = fold.slope * score + fold.intercept;
+                low.push_back(at - std::abs(r));
+                high.push_back(at + std::abs(r));
+            }
+        std::sort(low.begin(), low.end());
+        std::sort(high.begin(), high.end());
+        double lower = low[lower_rank - 1];
+        double upper = high[upper_rank - 1];
+        lower = std::min(lower, fitted);
+        upper = std::max(upper, fitted);
+        // the score's own sampling noise, added in quadrature to each side
+        if (p.score_se) {
+            const double noise = t * std::abs(f.slope) * *p.score_se;
+            lower = fitted - std::hypot(fitted - lower, noise);
+            upper = fitted + std::hypot(upper - fitted, noise);
+        }
+        p.lower = clip01(lower);
+        p.upper = clip01(upper);
+        return p;
+    }
     const double dx = score - c.score_mean;
     // prediction variance of a new set at `score`, plus the score's own sampling variance
     double variance = f.residual_se * f.residual_se * (1.0 + 1.0 / n + (c.score_sxx > 0 ? dx * dx / c.score_sxx : 0.0));
     if (p.score_se) variance += f.slope * f.slope * *p.score_se * *p.score_se;
-    const double half = student_t_quantile(0.5 + level / 2, n - 2) * std::sqrt(variance);
-    p.accuracy = clip01(fitted);
+    const double half = t * std::sqrt(variance);
     p.lower = clip01(fitted - half);
     p.upper = clip01(fitted + half);
-    p.extrapolated = score < f.x_min || score > f.x_max;
     return p;
 }
 
@@ -157,11 +412,34 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
     if (r.k != c.k)
         throw error("the logits have " + std::to_string(r.k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
+    // MaNo (and the softrun baselines) on the calibration's branch: a per-set softrun result
+    // serves through its variants when it took the other branch
+    std::optional<double> mano_value;
+    bool softrun_branch_same = true;
+    if (r.mano && c.opts.norm != normalization::softrun) {
+        const std::string want = variant_name(c.opts.norm, c.opts.taylor_order);
+        const auto& m = *r.mano;
+        softrun_branch_same = variant_name(m.used, m.taylor_order) == want && m.p == c.opts.p;
+        if (softrun_branch_same) {
+            mano_value = m.score;
+        } else if (m.variants.count(want) && m.p == c.opts.p) {
+            mano_value = m.variants.at(want);
+        } else {
+            throw error("MaNo was scored with normalization " + variant_name(m.used, m.taylor_order) + " (p = " +
+                        std::to_string(m.p) + ") but the calibration uses " + want + " (p = " + std::to_string(c.opts.p) +
+                        "); score the set with the calibration's options");
+        }
+    }
     nlohmann::json methods = nlohmann::json::object();
-    for (const auto& v : r.values()) {
+    for (auto v : r.values()) {
         const auto found = std::find_if(c.methods.begin(), c.methods.end(),
                                         [&](const method_calibration& mc) { return mc.m == v.m; });
         if (found == c.methods.end()) continue;
+        if (v.m == method::mano && mano_value && *mano_value != v.value) {
+            v.value = *mano_value;
+            v.se.reset();
+        }
+        if ((v.m == method::confscore_softrun || v.m == method::nuclear_softrun) && !softrun_branch_same) continue;
         const prediction p = predict(*found, v.value, v.se, level);
         nlohmann::json j = {{"score", p.score}};
         if (p.score_se) j["se"] = *p.score_se;
@@ -172,26 +450,85 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
     }
     nlohmann::json out = {{"n", r.n}, {"k", r.k}, {"level", level}, {"methods", methods}};
     if (r.accuracy) out["accuracy"] = *r.accuracy;
+    bool outside = false;
+    if (c.shift && r.predicted.size() == c.k && r.confidence) {
+        const double distance = class_shift(r, c.shift->proportions);
+        const double range = c.shift->range_at(*r.confidence);
+        outside = distance > range;
+        out["shift"] = {{"distance", distance}, {"range", range}, {"outside", outside}};
+    }
+    // the estimate: the calibrated method with the lowest leave-one-group-out error that this
+    // result has, passing over those that assume class proportions when the set is outside
+    const method_calibration* best = nullptr;
+    for (const auto& mc : c.methods) {
+        if (mc.folds.empty() || !methods.contains(method_name(mc.m))) continue;
+        if (outside && assumes_class_proportions(mc.m)) continue;
+        if (!best || mc.logo_mae < best->logo_mae) best = &mc;
+    }
+    if (best) {
+        const auto& e = methods.at(method_name(best->m));
+        out["estimate"] = {{"method", method_name(best->m)},
+                           {"accuracy", e.at("accuracy")},
+                           {"interval", e.at("interval")},
+                           {"extrapolated", e.at("extrapolated")},
+                           {"fallback", !c.recommended || best->m != *c.recommended}};
+    }
     return out;
 }
 
+namespace {
+// Version 2: leave-one-group-out folds, the recommended method, the family's normalization and
+// the class-shift reference.
+constexpr int calibration_version = 2;
+}  // namespace
+
 nlohmann::json calibration::to_json() const {
     nlohmann::json fits = nlohmann::json::object();
+    for (const auto& mc : methods) {
+        nlohmann::json f = {{"slope", mc.fit.slope},
+                            {"intercept", mc.fit.intercept},
+                            {"residual_se", mc.fit.residual_se},
+                            {"n", mc.fit.n},
+                            {"score_min", mc.fit.x_min},
+                            {"score_max", mc.fit.x_max},
+                            {"score_mean", mc.score_mean},
+                            {"score_sxx", mc.score_sxx}};
+        if (!mc.folds.empty()) {
+            f["logo_mae"] = mc.logo_mae;
+            f["folds"] = nlohmann::json::array();
+            for (const auto& fold : mc.folds)
+                f["folds"].push_back({{"group", fold.group}, {"slope", fold.slope}, {"intercept", fold.intercept},
+                                      {"residuals", fold.residuals}});
+        }
+        fits[method_name(mc.m)] = f;
+    }
+    nlohmann::json j = {{"format", "mano-calibration"}, {"version", calibration_version}, {"k", k},
+                        {"options", opts.to_json()}, {"methods", fits}, {"sets", sets}};
+    if (normalization) j["normalization"] = normalization->to_json();
+    if (recommended) j["recommended"] = method_name(*recommended);
+    if (fallback) j["fallback"] = method_name(*fallback);
+    // methods by leave-one-group-out error, best first
+    std::vector<const method_calibration*> ranked;
     for (const auto& mc : methods)
-        fits[method_name(mc.m)] = {{"slope", mc.fit.slope},
-                                   {"intercept", mc.fit.intercept},
-                                   {"residual_se", mc.fit.residual_se},
-                                   {"n", mc.fit.n},
-                                   {"score_min", mc.fit.x_min},
-                                   {"score_max", mc.fit.x_max},
-                                   {"score_mean", mc.score_mean},
-                                   {"score_sxx", mc.score_sxx}};
-    return {{"format", "mano-calibration"}, {"version", 1}, {"k", k}, {"options", opts.to_json()}, {"methods", fits}, {"sets", sets}};
+        if (!mc.folds.empty()) ranked.push_back(&mc);
+    std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->logo_mae < b->logo_mae; });
+    if (!ranked.empty()) {
+        j["ranking"] = nlohmann::json::array();
+        for (const auto* mc : ranked) j["ranking"].push_back({{"method", method_name(mc->m)}, {"logo_mae", mc->logo_mae}});
+    }
+    if (shift) {
+        j["shift"] = {{"proportions", shift->proportions}, {"sets", nlohmann::json::array()}};
+        for (const auto& [conf, d] : shift->sets) j["shift"]["sets"].push_back({{"confidence", conf}, {"distance", d}});
+    }
+    return j;
 }
 
 calibration calibration::from_json(const nlohmann::json& j) {
     try {
-        detail::check_state_header(j, "mano-calibration", "calibration");
+        if (j.is_object() && j.value("format", "") == "mano-calibration" && j.contains("version") && j.at("version") == 1)
+            throw error("calibration: written by an older mano (version 1, without leave-one-group-out folds); run mano "
+                        "calibrate again");
+        detail::check_state_header(j, "mano-calibration", "calibration", calibration_version);
         calibration c;
         c.opts = options::from_json(j.at("options"));
         c.k = j.at("k").get<std::size_t>();
@@ -208,13 +545,57 @@ calibration calibration::from_json(const nlohmann::json& j) {
             mc.fit.x_max = f.at("score_max").get<double>();
             mc.score_mean = f.at("score_mean").get<double>();
             mc.score_sxx = f.at("score_sxx").get<double>();
-            const bool sane = std::isfinite(mc.fit.slope) && std::isfinite(mc.fit.intercept) &&
-                              std::isfinite(mc.fit.residual_se) && mc.fit.residual_se >= 0 && mc.fit.n >= min_sets &&
-                              mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx);
+            bool sane = std::isfinite(mc.fit.slope) && std::isfinite(mc.fit.intercept) &&
+                        std::isfinite(mc.fit.residual_se) && mc.fit.residual_se >= 0 && mc.fit.n >= min_sets &&
+                        mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx);
+            if (f.contains("folds")) {
+                std::size_t residuals = 0;
+                for (const auto& fold : f.at("folds")) {
+                    group_fold g;
+                    g.group = fold.at("group").get<std::string>();
+                    g.slope = fold.at("slope").get<double>();
+                    g.intercept = fold.at("intercept").get<double>();
+                    g.residuals = fold.at("residuals").get<std::vector<double>>();
+                    for (const double r : g.residuals) sane = sane && std::isfinite(r) && std::abs(r) <= 1;
+                    sane = sane && std::isfinite(g.slope) && std::isfinite(g.intercept) && !g.residuals.empty();
+                    residuals += g.residuals.size();
+                    mc.folds.push_back(std::move(g));
+                }
+                mc.logo_mae = f.at("logo_mae").get<double>();
+                sane = sane && mc.folds.size() >= 2 && residuals == mc.fit.n && std::abs(mc.logo_mae - mean_abs_residual(mc.folds)) <= 1e-9;
+            }
             if (!sane) throw error("calibration: the fit of method '" + name + "' is inconsistent");
             c.methods.push_back(mc);
         }
         if (c.methods.empty()) throw error("calibration: no calibrated methods");
+        const auto calibrated = [&](const char* key) -> std::optional<method> {
+            if (!j.contains(key)) return std::nullopt;
+            const method m = parse_method(j.at(key).get<std::string>());
+            const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& mc) { return mc.m == m; });
+            if (found == c.methods.end() || found->folds.empty())
+                throw error(std::string("calibration: the ") + key + " method '" + method_name(m) + "' has no leave-one-group-out fit");
+            return m;
+        };
+        c.recommended = calibrated("recommended");
+        c.fallback = calibrated("fallback");
+        if (j.contains("normalization")) {
+            c.normalization = normalization_choice::from_json(j.at("normalization"));
+            if (c.opts.norm != c.normalization->norm ||
+                (c.opts.norm == normalization::taylor && c.opts.taylor_order != c.normalization->taylor_order))
+                throw error("calibration: the chosen normalization is not the one in \"options\"");
+        }
+        if (j.contains("shift")) {
+            shift_reference ref;
+            ref.proportions = j.at("shift").at("proportions").get<std::vector<double>>();
+            for (const auto& s : j.at("shift").at("sets"))
+                ref.sets.emplace_back(s.at("confidence").get<double>(), s.at("distance").get<double>());
+            double total = 0;
+            bool sane = ref.proportions.size() == c.k && !ref.sets.empty();
+            for (const double x : ref.proportions) sane = sane && x >= 0 && x <= 1, total += x;
+            for (const auto& [conf, d] : ref.sets) sane = sane && conf >= 0 && conf <= 1 && d >= 0 && d <= 1;
+            if (!sane || std::abs(total - 1) > 1e-6) throw error("calibration: the class-shift reference is inconsistent");
+            c.shift = ref;
+        }
         return c;
     } catch (const nlohmann::json::exception& e) {
         throw error(std::string("calibration: ") + e.what());

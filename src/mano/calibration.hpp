@@ -3,6 +3,7 @@
 // fit a per-method linear calibration, and predict an unlabeled set's accuracy with an interval.
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,19 +30,79 @@ struct labeled_set {
 // each with a true accuracy.
 nlohmann::json evaluate(const std::vector<labeled_set>& sets);
 
+// One group of calibration sets (a shift type) left out: the line fitted on the other groups, and
+// the residuals (true accuracy - the line's clipped estimate) of the left-out group's sets.
+struct group_fold {
+    std::string group;
+    double slope = 0;
+    double intercept = 0;
+    std::vector<double> residuals;
+};
+
 // accuracy ~ slope * value + intercept for one method, fitted on labeled sets.
 struct method_calibration {
     method m = method::mano;
     linear_fit fit;
     double score_mean = 0;  // mean of the fitted scores
     double score_sxx = 0;   // sum of squared deviations of the fitted scores from their mean
+    // Leave-one-group-out: one fold per group (sets without a group are groups of one). Empty with
+    // fewer than 2 groups or when a fold cannot be fitted; predictions then fall back to the t
+    // interval of the whole fit.
+    std::vector<group_fold> folds;
+    double logo_mae = 0;  // mean |residual| over every set's fold; meaningful when folds exist
 };
+
+// The normalization one family of sets shares (DESIGN.md section 4): MaNo's branch (and Taylor
+// order) chosen once for all the sets, by the leave-one-group-out error of MaNo's line when the
+// sets have true accuracies, else by the criterion on the pooled sets.
+struct normalization_choice {
+    normalization norm = normalization::softmax;  // softmax or taylor
+    int taylor_order = 2;
+    std::string by;             // "leave-one-group-out" or "pooled criterion"
+    double pooled_criterion = 0;  // sum_i n_i Phi_i / sum_i n_i over the sets
+    double eta = 5;
+    std::map<std::string, double> errors;  // by leave-one-group-out: each variant's error
+
+    std::string variant() const { return variant_name(norm, taylor_order); }
+    nlohmann::json to_json() const;
+    static normalization_choice from_json(const nlohmann::json& j);
+};
+
+// Chooses among the variants every set's MaNo result carries (mano_result::variants: a softrun
+// scan gives softmax and the options' Taylor order; more come from scans at other orders). Ties
+// go to softmax, then to the lower order. Throws mano::error when a set has no MaNo variants.
+normalization_choice choose_normalization(const std::vector<labeled_set>& sets, const options& opts);
+
+// Methods that assume the target's class proportions are the calibration sets' (COT's label
+// marginal, the nuclear norms' spread over classes): they do not back an estimate on a set whose
+// predicted class proportions lie outside the calibrated range.
+bool assumes_class_proportions(method m) noexcept;
+
+// What the calibration sets' predicted class proportions looked like: their mean, and each set's
+// confidence (mean max softmax) with its total variation distance from that mean.
+struct shift_reference {
+    std::vector<double> proportions;
+    std::vector<std::pair<double, double>> sets;  // (confidence, distance)
+
+    // The largest distance a calibration set at least as confident as `confidence` had (the most
+    // confident set's when none is); a set beyond it has moved its class proportions further
+    // than any shift in calibration did at its confidence.
+    double range_at(double confidence) const;
+};
+
+// Total variation distance between a set's predicted class proportions and `proportions`.
+double class_shift(const result& r, const std::vector<double>& proportions);
 
 struct calibration {
     options opts;  // the options the sets were scored with; predictions must score the same way
     std::size_t k = 0;  // the number of classes of the fitted sets; predictions need the same
     std::vector<method_calibration> methods;
     std::vector<std::string> sets;  // names of the fitted sets
+    std::optional<normalization_choice> normalization;  // set when the family's branch was chosen
+    // The method with the lowest leave-one-group-out error, and the best of those that do not
+    // assume class proportions (the estimate on sets outside the calibrated class shift).
+    std::optional<method> recommended, fallback;
+    std::optional<shift_reference> shift;  // when every set had predicted class counts
 
     nlohmann::json to_json() const;
     // Throws mano::error on anything that is not a calibration written by to_json().
@@ -50,8 +111,12 @@ struct calibration {
 
 // Fits every method present in all sets (>= 3 sets with true accuracies). A method whose
 // scores are all equal cannot be fitted: it is left out and a line saying so goes to `notes`.
+// With `family` and softrun options without a fixed criterion, MaNo's branch is chosen once for
+// all sets (choose_normalization) from their variants and recorded in the options; the softrun
+// variants of ConfScore and Nuclear are kept only if every set was scored on the chosen branch.
+// Without `family`, each set keeps its own branch (the paper's literal per-set criterion).
 calibration calibrate(const std::vector<labeled_set>& sets, const options& opts,
-                      std::vector<std::string>* notes = nullptr);
+                      std::vector<std::string>* notes = nullptr, bool family = true);
 
 struct prediction {
     double score = 0;
@@ -61,12 +126,20 @@ struct prediction {
     bool extrapolated = false;       // score outside the range the line was fitted on
 };
 
-// The t prediction interval of the fit at `score` (level in (0, 1), e.g. 0.9), its variance
-// widened by slope^2 * score_se^2 for the score's own sampling uncertainty.
+// The estimate of the whole fit at `score`, with a prediction interval at `level` (in (0, 1),
+// e.g. 0.9): with folds, jackknife+ over groups (Barber et al. 2021): the level quantiles of
+// fold_line(score) -/+ |residual| over the calibration sets, widened to hold the estimate and,
+// in quadrature, by t * |slope| * score_se; with too few sets for that level, fitted -/+ t(folds - 1)
+// * sqrt(mean residual^2 + slope^2 score_se^2); without folds, the t interval of the whole fit,
+// its variance widened by slope^2 * score_se^2.
 prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level);
 
 // Every calibrated method present in `r`: {"n", "k", "level", "methods": {method: {"score",
-// "se"?, "accuracy", "interval": [lo, hi], "extrapolated"}}}, plus "accuracy" (true) when known.
+// "se"?, "accuracy", "interval": [lo, hi], "extrapolated"}}}, plus "accuracy" (true) when known,
+// "estimate": {"method", "accuracy", "interval", "extrapolated", "fallback"} from the recommended
+// method (or its fallback when the set's class proportions are out of range) and "shift":
+// {"distance", "range", "outside"} when the calibration and the result have class counts. MaNo
+// is read from the result's variants when it was scored with per-set softrun.
 nlohmann::json predict(const calibration& c, const result& r, double level);
 
 }  // namespace mano

@@ -8,6 +8,20 @@
 
 namespace mano {
 
+std::string variant_name(normalization n, int taylor_order) {
+    return n == normalization::taylor ? "taylor" + std::to_string(taylor_order) : normalization_name(n);
+}
+
+std::pair<normalization, int> parse_variant(const std::string& name) {
+    if (name == "softmax") return {normalization::softmax, 0};
+    if (name.size() > 6 && name.compare(0, 6, "taylor") == 0 && name.size() <= 9 &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos && name[6] != '0') {
+        const int order = std::stoi(name.substr(6));
+        if (order <= 170) return {normalization::taylor, order};
+    }
+    throw error("unknown normalization variant '" + name + "'; variants are softmax and taylorN (N = the Taylor order, e.g. taylor2)");
+}
+
 nlohmann::json result::to_json() const {
     nlohmann::json methods = nlohmann::json::object();
     if (mano) {
@@ -20,6 +34,7 @@ nlohmann::json result::to_json() const {
             {"taylor_order", mano->taylor_order},
         };
         if (mano->criterion_fixed) m["criterion_fixed"] = true;
+        if (!mano->variants.empty()) m["variants"] = mano->variants;
         if (mano->batch_size > 0) {
             m["batch_size"] = mano->batch_size;
             m["batches"] = mano->batches;
@@ -46,6 +61,8 @@ nlohmann::json result::to_json() const {
         if (v.se && std::isfinite(*v.se)) methods[method_name(v.m)]["se"] = *v.se;
     nlohmann::json out = {{"n", n}, {"k", k}, {"methods", methods}};
     if (accuracy) out["accuracy"] = *accuracy;
+    if (!predicted.empty()) out["predicted"] = predicted;
+    if (confidence) out["confidence"] = *confidence;
     return out;
 }
 
@@ -65,6 +82,18 @@ result result::from_json(const nlohmann::json& j) {
     r.n = count("n");
     r.k = count("k");
     if (j.contains("accuracy")) r.accuracy = number(j, "accuracy", "the result");
+    if (j.contains("confidence")) r.confidence = number(j, "confidence", "the result");
+    if (j.contains("predicted")) {
+        const auto& counts = j.at("predicted");
+        std::uint64_t total = 0;
+        bool ok = counts.is_array() && counts.size() == r.k;
+        for (std::size_t c = 0; ok && c < counts.size(); ++c) {
+            ok = counts[c].is_number_unsigned();
+            if (ok) r.predicted.push_back(counts[c].get<std::uint64_t>()), total += r.predicted.back();
+        }
+        if (!ok || total != r.n)
+            throw error("result: \"predicted\" must hold k whole class counts that sum to n");
+    }
     if (!j.contains("methods") || !j.at("methods").is_object()) throw error("result: needs an object \"methods\"");
     for (const auto& item : j.at("methods").items()) {
         const std::string& name = item.key();
@@ -90,6 +119,13 @@ result result::from_json(const nlohmann::json& j) {
                 x.eta = number(m, "eta", where);
                 x.taylor_order = static_cast<int>(number(m, "taylor_order", where));
                 x.criterion_fixed = m.value("criterion_fixed", false);
+                if (m.contains("variants")) {
+                    if (!m.at("variants").is_object()) throw error("result: " + where + " \"variants\" must be an object");
+                    for (const auto& v : m.at("variants").items()) {
+                        parse_variant(v.key());
+                        x.variants[v.key()] = number(m.at("variants"), v.key().c_str(), where + " variants");
+                    }
+                }
                 if (m.contains("batch_size")) {
                     x.batch_size = static_cast<std::int64_t>(number(m, "batch_size", where));
                     x.batches = static_cast<std::size_t>(number(m, "batches", where));

@@ -3,7 +3,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,7 +24,19 @@ struct mano_result {
     int taylor_order = 2;
     std::int64_t batch_size = 0;   // 0 = whole set
     std::size_t batches = 0;       // number of batches averaged (batch mode only)
+    // softrun without a fixed criterion computes both branches in one pass: the score each would
+    // give, keyed by variant_name ("softmax", "taylor2"), so that a family of sets can share one
+    // branch chosen after scoring (choose_normalization).
+    std::map<std::string, double> variants;
 };
+
+// "softmax", or "taylor" followed by the order ("taylor2"); parse_variant is its inverse and
+// throws mano::error on anything else.
+std::string variant_name(normalization n, int taylor_order);
+std::pair<normalization, int> parse_variant(const std::string& name);
+
+// Predicted class counts are kept (state, result) up to this many classes.
+inline constexpr std::size_t class_counts_max_k = 1000;
 
 // An estimate that comes with a threshold (ATC) or an error (COT) besides the accuracy.
 struct accuracy_estimate {
@@ -46,6 +60,13 @@ struct result {
     std::array<std::optional<double>, method_count> se;
     // The true accuracy, when labels were pushed with the rows.
     std::optional<double> accuracy;
+    // How many rows each class wins (argmax), K counts summing to n; empty beyond
+    // class_counts_max_k classes. The shift diagnostics compare these proportions across sets.
+    std::vector<std::uint64_t> predicted;
+    // The mean maximum softmax probability (at the options' temperature), whatever the methods:
+    // the shift diagnostics compare a set's class proportions with calibration sets at least as
+    // confident.
+    std::optional<double> confidence;
 
     // Every computed method's one number, in method order: the score, or the accuracy estimate
     // for the methods that estimate accuracy directly (cot, atc_mc, atc_ne, doc, agreement).

@@ -95,12 +95,24 @@ def test_output_forms(tmp):
     proc = run("score", a, b, "--json")
     objs = [json.loads(line) for line in proc.stdout.strip().splitlines()]
     check(len(objs) == 2 and objs[0]["file"] == str(a) and objs[1]["file"] == str(b), "JSON lines, one per file")
-    check(set(objs[0]) == {"n", "k", "methods", "file"}, "JSON keys")
+    check(set(objs[0]) == {"n", "k", "methods", "file", "predicted", "confidence"}, "JSON keys")
+    q64 = q.astype(np.float64)
+    check(objs[0]["predicted"] == np.bincount(q64.argmax(1), minlength=10).tolist(), "predicted class counts")
+    e = np.exp(q64 - q64.max(1, keepdims=True))
+    check(rel(objs[0]["confidence"], float(np.mean(1 / e.sum(1)))) <= 1e-6, "confidence: mean max softmax")
+    variants = objs[0]["methods"]["mano"]["variants"]
+    check(set(variants) == {"softmax", "taylor2"}, f"softrun's variants: {sorted(variants)}")
+    for name, forced in (("softmax", "softmax"), ("taylor2", "taylor")):
+        want = mano(q64, normalization=forced)["score"]
+        check(rel(variants[name], want) <= 1e-6, f"variant {name}: {variants[name]} vs {want}")
     check(set(objs[0]["methods"]) == {"mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun",
                                       "nuclear_softrun"}, f"default methods: {sorted(objs[0]['methods'])}")
     proc = run("score", a, "--json", "--methods", "mano")
     check(proc.returncode == 0 and set(json.loads(proc.stdout)["methods"]) == {"mano"}, "--methods mano")
-    check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order", "se"}, "mano keys")
+    check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order", "se",
+                                              "variants"}, "mano keys")
+    proc = run("score", a, "--json", "--methods", "mano", "--normalization", "softmax")
+    check(proc.returncode == 0 and "variants" not in json.loads(proc.stdout)["methods"]["mano"], "no variants when forced")
     check(run("--help").returncode == 0 and run("score", "--help").returncode == 0, "--help exits 0")
     check(run("--version").stdout.startswith("mano "), "--version")
     for arch in ["sse2", "sse4.2", "avx2", "avx512"]:

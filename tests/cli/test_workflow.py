@@ -13,7 +13,7 @@ from scipy import stats
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 from harness import check, finish, rel  # noqa: E402
-from mano_reference import softmax_rows  # noqa: E402
+from mano_reference import mano, softmax_rows  # noqa: E402
 
 MANO = sys.argv[1]
 
@@ -40,6 +40,45 @@ def same_methods(a, b, tol, what):
                 worst = max(worst, err)
     check(set(a["methods"]) == set(b["methods"]) and worst <= tol, f"{what}: worst relative difference {worst:.2e}")
     return worst
+
+
+# ---- an independent reference of leave-one-group-out calibration (DESIGN.md section 4) ----
+def fold_keys(names, groups):
+    keys = [g if g else n for n, g in zip(names, groups)]
+    return [f"{n}#{i}" for i, n in enumerate(names)] if len(set(keys)) < 2 else keys
+
+
+def logo_folds(x, y, keys):
+    """[(group, slope, intercept, [indices], [residuals])]: each group's sets predicted by the line of the others."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    folds = []
+    for g in dict.fromkeys(keys):
+        out = np.array([k == g for k in keys])
+        a, b = np.polyfit(x[~out], y[~out], 1)
+        idx = np.flatnonzero(out)
+        folds.append((g, a, b, idx, y[idx] - np.clip(a * x[idx] + b, 0, 1)))
+    return folds
+
+
+def logo_mae(folds):
+    return float(np.mean(np.abs(np.concatenate([f[4] for f in folds]))))
+
+
+def reference_interval(fit, folds, x, se, level):
+    """Jackknife+ over groups, or a t interval on the held-out residuals when the sets are too few."""
+    yhat = fit["slope"] * x + fit["intercept"]
+    r = np.concatenate([f[4] for f in folds])
+    at = np.concatenate([np.full(len(f[4]), f[1] * x + f[2]) for f in folds])
+    m = len(r)
+    hi_rank, lo_rank = int(np.ceil(level * (m + 1) - 1e-9)), int(np.floor((1 - level) * (m + 1) + 1e-9))
+    t = stats.t.ppf(0.5 + level / 2, fit["n"] - 2)
+    if hi_rank > m or lo_rank < 1:
+        half = stats.t.ppf(0.5 + level / 2, len(folds) - 1) * np.sqrt(np.mean(r ** 2) + (fit["slope"] * se) ** 2)
+        return np.clip([yhat - half, yhat + half], 0, 1)
+    lo = min(np.sort(at - np.abs(r))[lo_rank - 1], yhat)
+    hi = max(np.sort(at + np.abs(r))[hi_rank - 1], yhat)
+    noise = t * abs(fit["slope"]) * se
+    return np.clip([yhat - np.hypot(yhat - lo, noise), yhat + np.hypot(hi - yhat, noise)], 0, 1)
 
 
 def test_threads_chunks_shards(tmp):
@@ -218,6 +257,8 @@ def test_eval_calibrate_predict(tmp):
     x_fit = {m: np.array([report["sets"][i]["methods"][m].get("score", report["sets"][i]["methods"][m].get("accuracy"))
                           for i in even]) for m in c["methods"]}
     y_fit = np.array([acc[i] for i in even])
+    even_names = [sets[i]["name"] for i in even]
+    folds = {}
     for m, fit in c["methods"].items():
         a, b = np.polyfit(x_fit[m], y_fit, 1)
         resid = y_fit - (a * x_fit[m] + b)
@@ -226,6 +267,14 @@ def test_eval_calibrate_predict(tmp):
               f"calibration {m}: {fit} vs slope {a} intercept {b} rse {rse}")
         check(fit["n"] == len(even) and fit["score_min"] == x_fit[m].min() and fit["score_max"] == x_fit[m].max(),
               f"calibration {m}: n and score range")
+        # one group: leave-one-out folds
+        folds[m] = logo_folds(x_fit[m], y_fit, fold_keys(even_names, ["even"] * len(even)))
+        got = [np.concatenate([[f["slope"], f["intercept"]], f["residuals"]]) for f in fit["folds"]]
+        want = [np.concatenate([[f[1], f[2]], f[4]]) for f in folds[m]]
+        check(len(got) == len(want) and all(np.allclose(g, w, rtol=1e-9, atol=1e-12) for g, w in zip(got, want)) and
+              abs(fit["logo_mae"] - logo_mae(folds[m])) < 1e-12, f"calibration {m}: leave-one-out folds")
+    best = min(c["methods"], key=lambda m: (c["methods"][m]["logo_mae"], list(c["methods"]).index(m)))
+    check(c["recommended"] == best, f"recommended {c['recommended']} vs the lowest held-out error {best}")
     for level in (0.9, 0.5):
         proc = run("predict", "--calibration", cal, "--manifest", manifest, "--group", "odd", "--json", "--level", level,
                    "--quiet")
@@ -242,10 +291,7 @@ def test_eval_calibrate_predict(tmp):
                 x = e["score"]
                 n = fit["n"]
                 yhat = fit["slope"] * x + fit["intercept"]
-                var = fit["residual_se"] ** 2 * (1 + 1 / n + (x - fit["score_mean"]) ** 2 / fit["score_sxx"])
-                var += fit["slope"] ** 2 * e.get("se", 0.0) ** 2
-                half = stats.t.ppf(0.5 + level / 2, n - 2) * np.sqrt(var)
-                lo, hi = np.clip([yhat - half, yhat + half], 0, 1)
+                lo, hi = reference_interval(fit, folds[m], x, e.get("se", 0.0), level)
                 check(abs(e["accuracy"] - np.clip(yhat, 0, 1)) < 1e-12 and abs(e["interval"][0] - lo) < 1e-9 and
                       abs(e["interval"][1] - hi) < 1e-9, f"predict {entry['name']} {m}: {e} vs [{lo}, {hi}]")
                 check(e["extrapolated"] == (x < fit["score_min"] or x > fit["score_max"]), f"{m}: extrapolated flag")
@@ -276,6 +322,173 @@ def test_eval_calibrate_predict(tmp):
               "chunked stream: the easy chunk is estimated more accurate")
     proc = run("score", tmp / "stream.npy", "--calibration", cal, "--p", "3")
     check(proc.returncode == 2 and "calibration" in proc.stderr, "--calibration refuses scoring options")
+
+
+def make_family(tmp, rng, n=400, k=10):
+    """Four shift types x four severities on differently scaled logits (so that the criterion
+    straddles eta), and three label-shifted easy sets whose labels come from two classes."""
+    sets, data = [], {}
+    kinds = {"fade": lambda i: (0.6, 2.4 - 0.5 * i), "noise": lambda i: (1.0 + 0.6 * i, 2.5),
+             "cool": lambda i: (0.25, 1.0 - 0.2 * i), "blend": lambda i: (0.8 + 0.3 * i, 2.0 - 0.3 * i)}
+    for kind, shape in kinds.items():
+        for i in range(4):
+            scale, signal = shape(i)
+            labels = rng.integers(0, k, n)
+            q = rng.standard_normal((n, k)) * scale
+            q[np.arange(n), labels] += signal
+            name = f"{kind}_{i}"
+            sets.append({"name": name, "group": kind, "logits": f"{name}.npy", "labels": f"{name}_y.npy"})
+            data[name] = (q.astype(np.float32), labels)
+    for i in range(3):
+        labels = rng.choice([0, 1], n, p=[0.7, 0.3])
+        q = rng.standard_normal((n, k)) * 0.6
+        q[np.arange(n), labels] += 2.6
+        name = f"label_shift_{i}"
+        sets.append({"name": name, "group": "label_shift", "logits": f"{name}.npy", "labels": f"{name}_y.npy"})
+        data[name] = (q.astype(np.float32), labels)
+    for name, (q, y) in data.items():
+        np.save(tmp / f"{name}.npy", q)
+        np.save(tmp / f"{name}_y.npy", y.astype(np.int64))
+    manifest = tmp / "family.json"
+    manifest.write_text(json.dumps({"sets": sets}))
+    return manifest, sets, data
+
+
+def test_family_recommended_intervals(tmp):
+    rng = np.random.default_rng(21)
+    manifest, sets, data = make_family(tmp, rng)
+    calibrate_on = ["fade", "noise", "cool"]
+    fit_sets = [s for s in sets if s["group"] in calibrate_on]
+    q = {s["name"]: data[s["name"]][0].astype(np.float64) for s in sets}
+    acc = {s["name"]: float(np.mean(q[s["name"]].argmax(1) == data[s["name"]][1])) for s in sets}
+    phis = [mano(q[s["name"]])["criterion"] for s in fit_sets]
+    check(min(phis) <= 5 < max(phis), f"the family straddles eta: criteria {min(phis):.2f}..{max(phis):.2f}")
+    cal = tmp / "family_cal.json"
+    groups = [a for g in calibrate_on for a in ("--group", g)]
+    proc = run("calibrate", manifest, *groups, "-o", cal, "--taylor-orders", "2,3", "--quiet")
+    check(proc.returncode == 0, f"calibrate family: {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        return
+    check("MaNo normalization for all sets" in proc.stdout and "recommended estimate" in proc.stdout, "calibrate says what it chose")
+    c = json.loads(cal.read_text())
+    keys = fold_keys([s["name"] for s in fit_sets], [s["group"] for s in fit_sets])
+    y = np.array([acc[s["name"]] for s in fit_sets])
+    # the branch: each variant's leave-one-group-out error over the calibration sets
+    errors = {}
+    for name, norm, order in (("softmax", "softmax", 2), ("taylor2", "taylor", 2), ("taylor3", "taylor", 3)):
+        x = [mano(q[s["name"]], normalization=norm, taylor_order=order)["score"] for s in fit_sets]
+        errors[name] = logo_mae(logo_folds(x, y, keys))
+    chosen = min(errors, key=lambda v: (errors[v], v != "softmax", v))
+    got = c.get("normalization", {})
+    check(got.get("by") == "leave-one-group-out" and set(got.get("errors", {})) == set(errors) and
+          all(abs(got["errors"][v] - errors[v]) < 1e-5 for v in errors), f"variant errors {got.get('errors')} vs {errors}")
+    check(got.get("variant") == chosen, f"chosen variant {got.get('variant')} vs {chosen}")
+    opts = c["options"]
+    check(opts["normalization"] == ("softmax" if chosen == "softmax" else "taylor") and
+          (chosen == "softmax" or opts["taylor_order"] == int(chosen[6:])), f"the branch is recorded in the options: {opts}")
+    # every method's folds over the three groups, the recommended method and its fallback
+    x_fit = {}
+    for m in c["methods"]:
+        if m == "mano":
+            x_fit[m] = np.array([mano(q[s["name"]], normalization="softmax" if chosen == "softmax" else "taylor",
+                                      taylor_order=int(chosen[6:]) if chosen != "softmax" else 2)["score"] for s in fit_sets])
+        else:
+            x_fit[m] = None
+    proc = run("eval", manifest, *groups, "--taylor-orders", "2,3", "--json", "--quiet")
+    report = json.loads(proc.stdout) if proc.returncode == 0 else {"sets": []}
+    check(proc.returncode == 0 and report["normalization"]["variant"] == chosen and "per_set" in report["normalization"],
+          f"eval reports the family's normalization: {proc.stderr.strip()}")
+    by_name = {r["name"]: r for r in report["sets"]}
+    worst = 0.0
+    folds = {}
+    for m, fit in c["methods"].items():
+        x = np.array([by_name[s["name"]]["methods"][m].get("score", by_name[s["name"]]["methods"][m].get("accuracy"))
+                      for s in fit_sets])
+        if m == "mano":
+            worst = max(worst, float(np.max(np.abs(x - x_fit[m]) / x_fit[m])))
+        folds[m] = logo_folds(x, y, keys)
+        check(len(fit["folds"]) == 3 and [f["group"] for f in fit["folds"]] == calibrate_on and
+              abs(fit["logo_mae"] - logo_mae(folds[m])) < 1e-9, f"{m}: folds over the three groups")
+    check(worst < 1e-6, f"mano on the chosen branch vs NumPy: {worst:.1e}")
+    ranked = sorted(c["methods"], key=lambda m: c["methods"][m]["logo_mae"])
+    check(c["recommended"] == ranked[0], f"recommended {c['recommended']} vs {ranked[0]}")
+    proportional = {"cot", "nuclear", "nuclear_softrun"}
+    check(c["fallback"] == [m for m in ranked if m not in proportional][0], f"fallback {c['fallback']}")
+    check([r["method"] for r in c["ranking"]] == ranked, "ranking, best first")
+    # the class-shift reference: mean predicted proportions and each set's (confidence, distance)
+    props = np.array([np.bincount(q[s["name"]].argmax(1), minlength=10) / len(q[s["name"]]) for s in fit_sets])
+    ref = props.mean(0)
+    conf = np.array([np.mean(softmax_rows(q[s["name"]]).max(1)) for s in fit_sets])
+    dist = 0.5 * np.abs(props - ref).sum(1)
+    check(np.allclose(c["shift"]["proportions"], ref, atol=1e-12) and
+          np.allclose([e["distance"] for e in c["shift"]["sets"]], dist, atol=1e-12) and
+          np.allclose([e["confidence"] for e in c["shift"]["sets"]], conf, rtol=1e-6), "class-shift reference")
+
+    # predict the held-out type and the label-shift sets
+    proc = run("predict", "--calibration", cal, "--manifest", manifest, "--group", "blend", "--group", "label_shift",
+               "--json", "--quiet")
+    check(proc.returncode == 0, f"predict family: {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        return
+    pred = json.loads(proc.stdout)
+    outside_seen = 0
+    for entry in pred["sets"]:
+        name = entry["name"]
+        for m, e in entry["methods"].items():
+            lo, hi = reference_interval(c["methods"][m], folds[m], e["score"], e.get("se", 0.0), 0.9)
+            check(abs(e["interval"][0] - lo) < 1e-9 and abs(e["interval"][1] - hi) < 1e-9,
+                  f"{name} {m}: jackknife+ interval {e['interval']} vs [{lo}, {hi}]")
+        props_here = np.bincount(q[name].argmax(1), minlength=10) / len(q[name])
+        d = 0.5 * np.abs(props_here - ref).sum()
+        c_here = np.mean(softmax_rows(q[name]).max(1))
+        floor = min(c_here, conf.max())
+        rng_here = dist[conf >= floor].max()
+        outside = d > rng_here
+        outside_seen += outside
+        check(abs(entry["shift"]["distance"] - d) < 1e-12 and abs(entry["shift"]["range"] - rng_here) < 1e-12 and
+              entry["shift"]["outside"] == outside, f"{name}: shift {entry['shift']} vs {d}, {rng_here}, {outside}")
+        allowed = [m for m in ranked if m in entry["methods"] and not (outside and m in proportional)]
+        want = entry["methods"][allowed[0]]
+        check(entry["estimate"]["method"] == allowed[0] and entry["estimate"]["accuracy"] == want["accuracy"] and
+              entry["estimate"]["interval"] == want["interval"] and
+              entry["estimate"]["fallback"] == (allowed[0] != c["recommended"]), f"{name}: estimate {entry['estimate']}")
+    check(outside_seen >= 1 and all(e["shift"]["outside"] for e in pred["sets"] if e["group"] == "label_shift"),
+          "the label-shift sets are outside the calibrated class shift")
+    check("estimate" in pred["coverage"], "coverage of the estimate")
+    proc = run("predict", "--calibration", cal, "--manifest", manifest, "--group", "label_shift", "--quiet")
+    check(proc.returncode == 0 and "outside" in proc.stdout and "estimate" in proc.stdout.splitlines()[0], "text output leads with the estimate")
+
+    # the paper's literal per-set criterion stays available
+    lit = tmp / "literal_cal.json"
+    proc = run("calibrate", manifest, *groups, "-o", lit, "--normalization", "softrun", "--quiet")
+    c2 = json.loads(lit.read_text()) if proc.returncode == 0 else {}
+    check(proc.returncode == 0 and "normalization" not in c2 and c2["options"]["normalization"] == "softrun",
+          f"--normalization softrun keeps per-set branches: {proc.stderr.strip()}")
+    # bad options and tampered calibrations
+    v1 = dict(c, version=1)
+    no_folds = json.loads(json.dumps(c))
+    del no_folds["methods"][c["recommended"]]["folds"]
+    del no_folds["methods"][c["recommended"]]["logo_mae"]
+    bad_props = json.loads(json.dumps(c))
+    bad_props["shift"]["proportions"][0] += 0.5
+    bad_branch = json.loads(json.dumps(c))
+    bad_branch["normalization"]["variant"] = "taylor7"
+    for path, content in (("v1.json", v1), ("nofolds.json", no_folds), ("props.json", bad_props), ("branch.json", bad_branch)):
+        (tmp / path).write_text(json.dumps(content))
+    cases = [
+        (["calibrate", manifest, "--taylor-orders", "0"], "--taylor-orders"),
+        (["calibrate", manifest, "--criterion", "5"], "--criterion"),
+        (["eval", manifest, "--normalization", "sometimes"], "--normalization"),
+        (["predict", "--calibration", tmp / "v1.json", tmp / "fade_0.npy"], "older mano"),
+        (["predict", "--calibration", tmp / "nofolds.json", tmp / "fade_0.npy"], "leave-one-group-out"),
+        (["predict", "--calibration", tmp / "props.json", tmp / "fade_0.npy"], "class-shift"),
+        (["predict", "--calibration", tmp / "branch.json", tmp / "fade_0.npy"], "normalization"),
+    ]
+    for args, needle in cases:
+        proc = run(*args)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0],
+              f"{[str(a).replace(str(tmp), '') for a in args]}: exit {proc.returncode}, {proc.stderr!r}")
 
 
 def test_bad_inputs(tmp):
@@ -341,5 +554,6 @@ with tempfile.TemporaryDirectory() as d:
     test_threads_chunks_shards(tmp)
     test_formats(tmp)
     test_eval_calibrate_predict(tmp)
+    test_family_recommended_intervals(tmp)
     test_bad_inputs(tmp)
 finish()
