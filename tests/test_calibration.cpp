@@ -336,9 +336,10 @@ TEST_CASE("jackknife+ intervals over groups") {
 TEST_CASE("shift diagnostics: class proportions against calibration sets as confident") {
     mano::shift_reference ref;
     ref.proportions = {0.25, 0.25, 0.25, 0.25};
-    ref.sets = {{0.9, 0.05}, {0.7, 0.2}, {0.5, 0.4}};
-    CHECK(ref.range_at(0.95) == 0.05);  // more confident than every set: the most confident one's
-    CHECK(ref.range_at(0.8) == 0.05);
+    ref.sets = {{0.9, 0.05}, {0.85, 0.1}, {0.8, 0.02}, {0.7, 0.2}, {0.5, 0.4}};
+    CHECK(ref.range_at(0.95) == 0.1);  // beyond every set: the three most confident ones
+    CHECK(ref.range_at(0.88) == 0.1);
+    CHECK(ref.range_at(0.75) == 0.1);
     CHECK(ref.range_at(0.6) == 0.2);
     CHECK(ref.range_at(0.1) == 0.4);
     mano::result r;

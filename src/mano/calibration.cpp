@@ -106,6 +106,10 @@ std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vecto
     return folds;
 }
 
+// Held-out errors compared at 1e-9: methods that differ by a constant (DoC is ConfScore moved by
+// one) tie in the last bits, differently on each target; ties go to the registry's order.
+long long error_key(double logo_mae) { return std::llround(logo_mae * 1e9); }
+
 double mean_abs_residual(const std::vector<group_fold>& folds) {
     double sum = 0;
     std::size_t n = 0;
@@ -132,7 +136,9 @@ std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normaliz
         for (auto& s : sets) {
             if (notes && (s.scores.confscore_softrun || s.scores.nuclear_softrun) && &s == &sets.front())
                 notes->push_back("confscore_softrun, nuclear_softrun: not calibrated: some sets were scored on the other "
-                                 "softrun branch; score them with normalization " + choice.variant() + " to calibrate these");
+                                 "softrun branch; score them with normalization " + std::string(normalization_name(choice.norm)) +
+                                 (choice.norm == normalization::taylor ? " (taylor_order " + std::to_string(choice.taylor_order) + ")" : "") +
+                                 " to calibrate these");
             s.scores.confscore_softrun.reset();
             s.scores.nuclear_softrun.reset();
         }
@@ -225,9 +231,12 @@ bool assumes_class_proportions(method m) noexcept {
 }
 
 double shift_reference::range_at(double confidence) const {
-    double top = -1, range = 0;
-    for (const auto& [c, d] : sets) top = std::max(top, c);
-    const double floor = std::min(confidence, top);
+    std::vector<double> confidences;
+    for (const auto& [c, d] : sets) confidences.push_back(c);
+    std::sort(confidences.rbegin(), confidences.rend());
+    // never fewer than the three most confident sets: one set's distance is too thin a range
+    const double floor = std::min(confidence, confidences[std::min<std::size_t>(2, confidences.size() - 1)]);
+    double range = 0;
     for (const auto& [c, d] : sets)
         if (c >= floor) range = std::max(range, d);
     return range;
@@ -319,9 +328,10 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     for (const auto& mc : c.methods) {
         if (mc.folds.empty()) continue;
         const auto better = [&](const std::optional<method>& best) {
-            return !best || mc.logo_mae < std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& x) {
+            return !best || error_key(mc.logo_mae) <
+                                error_key(std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& x) {
                                               return x.m == *best;
-                                          })->logo_mae;
+                                          })->logo_mae);
         };
         if (better(c.recommended)) c.recommended = mc.m;
         if (!assumes_class_proportions(mc.m) && better(c.fallback)) c.fallback = mc.m;
@@ -454,8 +464,13 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
     if (c.shift && r.predicted.size() == c.k && r.confidence) {
         const double distance = class_shift(r, c.shift->proportions);
         const double range = c.shift->range_at(*r.confidence);
-        outside = distance > range;
-        out["shift"] = {{"distance", distance}, {"range", range}, {"outside", outside}};
+        // the distance two samples of n rows from the same proportions have on average: beyond
+        // the range by less than this is sampling noise, not a shift
+        double allowance = 0;
+        for (const double p : c.shift->proportions)
+            allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
+        outside = distance > range + allowance;
+        out["shift"] = {{"distance", distance}, {"range", range}, {"allowance", allowance}, {"outside", outside}};
     }
     // the estimate: the calibrated method with the lowest leave-one-group-out error that this
     // result has, passing over those that assume class proportions when the set is outside
@@ -463,7 +478,7 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
     for (const auto& mc : c.methods) {
         if (mc.folds.empty() || !methods.contains(method_name(mc.m))) continue;
         if (outside && assumes_class_proportions(mc.m)) continue;
-        if (!best || mc.logo_mae < best->logo_mae) best = &mc;
+        if (!best || error_key(mc.logo_mae) < error_key(best->logo_mae)) best = &mc;
     }
     if (best) {
         const auto& e = methods.at(method_name(best->m));
@@ -511,7 +526,8 @@ nlohmann::json calibration::to_json() const {
     std::vector<const method_calibration*> ranked;
     for (const auto& mc : methods)
         if (!mc.folds.empty()) ranked.push_back(&mc);
-    std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->logo_mae < b->logo_mae; });
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](auto* a, auto* b) { return error_key(a->logo_mae) < error_key(b->logo_mae); });
     if (!ranked.empty()) {
         j["ranking"] = nlohmann::json::array();
         for (const auto* mc : ranked) j["ranking"].push_back({{"method", method_name(mc->m)}, {"logo_mae", mc->logo_mae}});

@@ -84,9 +84,9 @@ struct shift_reference {
     std::vector<double> proportions;
     std::vector<std::pair<double, double>> sets;  // (confidence, distance)
 
-    // The largest distance a calibration set at least as confident as `confidence` had (the most
-    // confident set's when none is); a set beyond it has moved its class proportions further
-    // than any shift in calibration did at its confidence.
+    // The largest distance a calibration set at least as confident as `confidence` had (over the
+    // three most confident sets at least); a set beyond it has moved its class proportions
+    // further than any shift in calibration did at its confidence.
     double range_at(double confidence) const;
 };
 
@@ -138,7 +138,9 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
 // "se"?, "accuracy", "interval": [lo, hi], "extrapolated"}}}, plus "accuracy" (true) when known,
 // "estimate": {"method", "accuracy", "interval", "extrapolated", "fallback"} from the recommended
 // method (or its fallback when the set's class proportions are out of range) and "shift":
-// {"distance", "range", "outside"} when the calibration and the result have class counts. MaNo
+// {"distance", "range", "allowance", "outside"} when the calibration and the result have class
+// counts: outside when distance > range + allowance, the mean distance that sampling n rows from
+// the calibration's proportions gives (0.5 sum_k sqrt(2 p_k (1 - p_k) / (pi n))). MaNo
 // is read from the result's variants when it was scored with per-set softrun.
 nlohmann::json predict(const calibration& c, const result& r, double level);
 
