@@ -1,0 +1,246 @@
+"""Writes Fashion-MNIST-C, the real-image quality benchmark of mano: three classifiers of
+Fashion-MNIST (28x28 gray images, 10 classes, from Debian's dataset-fashion-mnist; nothing is
+downloaded) evaluated on 13 corruption types x 5 severities of a fixed 2000-image subset of the
+test split, that clean subset, and 12 label-shifted resamples of the test split.
+
+For each model <m> in mlp, lenet, bncnn, bench/fashion_mnist_c/data/<m>/ receives float32 logits
+(<set>_logits.npy, 2000 x 10) for every set, int64 labels (test_labels.npy, shared by the clean
+and every corrupted set; label_shift_*_labels.npy for the label shifts), a labeled source
+validation set (source_*.npy) and manifest.json in the format of `mano eval`. Deterministic
+(fixed split, seeds, one torch thread): run it twice and the files are byte-identical.
+
+    /usr/bin/python3 bench/fashion_mnist_c/make_fashion_mnist_c.py [-v]
+"""
+import gzip
+import hashlib
+import json
+import os
+import pathlib
+import sys
+import time
+
+# One BLAS thread: the order of floating-point sums, hence every byte written, stays fixed.
+for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[variable] = "1"
+sys.dont_write_bytecode = True
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import corruptions as C  # noqa: E402  (the size-generic corruption functions beside this file)
+
+torch.set_num_threads(1)
+torch.use_deterministic_algorithms(True)
+
+HERE = pathlib.Path(__file__).resolve().parent
+OUT = HERE / "data"
+DATA_DIR = pathlib.Path("/usr/share/datasets/fashion-mnist")
+K = 10
+N_SOURCE = 2000   # held out of the training split, labeled: the source validation set
+N_TEST = 2000     # fixed subset of the test split: the clean set and every corruption of it
+N_SHIFT = 2000    # rows of each label-shift set
+
+
+# ---- data: the idx files of Debian's dataset-fashion-mnist, images in [0, 1] ----
+def read_idx(name):
+    """An idx file (plain or .gz) as a numpy array: big-endian header, magic 0x0000 08 <ndim>."""
+    for path in (DATA_DIR / name, DATA_DIR / (name + ".gz")):
+        if path.is_file():
+            raw = (gzip.open if path.suffix == ".gz" else open)(path, "rb").read()
+            break
+    else:
+        sys.exit(f"Fashion-MNIST not found in {DATA_DIR} ({name}[.gz]): apt-get install dataset-fashion-mnist")
+    if raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        sys.exit(f"{name}: not an unsigned-byte idx file")
+    ndim = raw[3]
+    shape = tuple(int(v) for v in np.frombuffer(raw, ">u4", ndim, 4))
+    return np.frombuffer(raw, np.uint8, int(np.prod(shape)), 4 + 4 * ndim).reshape(shape)
+
+
+def stratified(y, per_class, rng):
+    """Sorted indices of `per_class` rows of every class, drawn without replacement."""
+    return np.sort(np.concatenate([rng.choice(np.flatnonzero(y == k), per_class, replace=False) for k in range(K)]))
+
+
+train_images = read_idx("train-images-idx3-ubyte").astype(np.float64) / 255.0
+train_labels = read_idx("train-labels-idx1-ubyte").astype(np.int64)
+test_images = read_idx("t10k-images-idx3-ubyte").astype(np.float64) / 255.0
+test_labels = read_idx("t10k-labels-idx1-ubyte").astype(np.int64)
+
+val_idx = stratified(train_labels, N_SOURCE // K, np.random.default_rng(0))
+train_mask = np.ones(len(train_labels), bool)
+train_mask[val_idx] = False
+x_train, y_train = train_images[train_mask], train_labels[train_mask]
+x_val, y_val = train_images[val_idx], train_labels[val_idx]
+sub_idx = stratified(test_labels, N_TEST // K, np.random.default_rng(1))
+x_test, y_test = test_images[sub_idx], test_labels[sub_idx]
+
+
+# ---- models: each maps images in [0, 1] (M x 28 x 28) to logits (M x 10) ----
+MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST training pixels, a fixed input standardization
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                       torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, K))
+
+    def forward(self, x):
+        return self.net((x - MEAN) / STD)
+
+
+class LeNet(torch.nn.Module):
+    # LeNet-5 style: conv 5x5 x6 (padded), max-pool, conv 5x5 x16, max-pool, 120-84-10, ReLU.
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 6, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(6, 16, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2))
+        self.head = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16 * 5 * 5, 120), torch.nn.ReLU(),
+                                        torch.nn.Linear(120, 84), torch.nn.ReLU(), torch.nn.Linear(84, K))
+
+    def forward(self, x):
+        return self.head(self.features(((x - MEAN) / STD).unsqueeze(1)))
+
+
+def conv_bn(cin, cout):
+    return [torch.nn.Conv2d(cin, cout, 3, padding=1, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.ReLU()]
+
+
+class BnCnn(torch.nn.Module):
+    # Three 3x3 conv + BatchNorm + ReLU layers (16, 32, 64 channels), a max-pool after the first
+    # two, a linear head on the 64 x 7 x 7 features.
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            *conv_bn(1, 16), torch.nn.MaxPool2d(2),
+            *conv_bn(16, 32), torch.nn.MaxPool2d(2),
+            *conv_bn(32, 64))
+        self.head = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64 * 7 * 7, K))
+
+    def forward(self, x):
+        return self.head(self.features(((x - MEAN) / STD).unsqueeze(1)))
+
+
+def fit_torch(make, seed, epochs, lr, batch_size=128):
+    """Adam, cross-entropy, a fixed seed for the weights and the batch order; eval mode after."""
+    torch.manual_seed(seed)
+    model = make()
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    xt = torch.tensor(x_train, dtype=torch.float32)
+    yt = torch.tensor(y_train)
+    order = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        model.train()
+        for batch in torch.randperm(len(xt), generator=order).split(batch_size):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xt[batch]), yt[batch]).backward()
+            opt.step()
+    model.eval()
+
+    def logits(x):
+        with torch.no_grad():
+            xt = torch.tensor(x, dtype=torch.float32)
+            return torch.cat([model(b) for b in xt.split(500)]).numpy()
+    return logits
+
+
+MODELS = {  # name: (class, seed, epochs, learning rate)
+    "mlp": (Mlp, 1, 3, 1e-3),
+    "lenet": (LeNet, 2, 3, 2e-3),
+    "bncnn": (BnCnn, 3, 2, 1e-3),
+}
+
+# ---- corruptions (corruptions.py); severity 1..5 parameters, chosen so that the models'
+# accuracies run from near clean (1) to heavily degraded (5). Pixel units are 28x28 pixels.
+CORRUPTIONS = {  # name: (function, [parameter of severity 1..5], keyword arguments)
+    "gaussian_noise": (C.gaussian_noise, [0.08, 0.15, 0.25, 0.4, 0.6], {}),
+    "shot_noise": (C.shot_noise, [40.0, 15.0, 6.0, 3.0, 1.5], {}),
+    "impulse_noise": (C.impulse_noise, [0.03, 0.07, 0.12, 0.2, 0.3], {}),
+    "gaussian_blur": (C.gaussian_blur, [0.6, 1.0, 1.5, 2.0, 3.0], {}),
+    "contrast": (C.contrast, [0.6, 0.4, 0.25, 0.15, 0.08], {}),
+    "brightness": (C.brightness, [0.1, 0.2, 0.35, 0.5, 0.7], {}),
+    "pixelate": (C.pixelate, [20, 14, 10, 7, 5], {}),
+    "rotate": (C.rotate, [5.0, 10.0, 15.0, 25.0, 40.0], {}),
+    "translate": (C.translate, [0.5, 1.0, 2.0, 3.0, 4.5], {}),
+    "elastic": (C.elastic, [0.5, 1.0, 1.5, 2.2, 3.0], {"sigma": 3.0}),
+    "occlusion": (C.occlusion, [6, 9, 12, 15, 18], {}),
+    "invert": (C.invert, [0.1, 0.2, 0.3, 0.38, 0.45], {}),
+    "zoom": (C.zoom, [0.95, 0.9, 0.8, 0.7, 0.6], {}),
+}
+LABEL_SHIFT_ALPHAS = [0.1, 0.5, 1.0, 5.0]  # three resamples each
+
+
+def build_sets():
+    """[(name, group, images, labels, labels file)]: the clean subset, every corruption of it, the
+    label shifts. The clean and corrupted sets share one labels file."""
+    sets = [("clean", "clean", x_test, y_test, "test_labels.npy")]
+    for t, (name, (f, params, kwargs)) in enumerate(CORRUPTIONS.items()):
+        for s, c in enumerate(params, start=1):
+            rng = np.random.default_rng([t, s])
+            sets.append((f"{name}_{s}", name, f(x_test, c, rng, **kwargs), y_test, "test_labels.npy"))
+    # Label shift: class proportions ~ Dirichlet(alpha), N_SHIFT rows drawn with replacement within
+    # each class of the full clean test split (10000 images).
+    by_class = [np.flatnonzero(test_labels == k) for k in range(K)]
+    for a, alpha in enumerate(LABEL_SHIFT_ALPHAS):
+        for r in range(3):
+            rng = np.random.default_rng([100, a, r])
+            counts = rng.multinomial(N_SHIFT, rng.dirichlet(np.full(K, alpha)))
+            rows = np.concatenate([rng.choice(by_class[k], counts[k]) for k in range(K)])
+            name = f"label_shift_a{alpha:g}_{r}"
+            sets.append((name, "label_shift", test_images[rows], test_labels[rows], f"{name}_labels.npy"))
+    return sets
+
+
+def main():
+    start = time.time()
+    sets = build_sets()
+    print(f"# corrupted sets built in {time.time() - start:.1f} s", file=sys.stderr)
+    models = {}
+    for name, (make, seed, epochs, lr) in MODELS.items():
+        start = time.time()
+        models[name] = fit_torch(make, seed, epochs, lr)
+        print(f"# {name} trained in {time.time() - start:.1f} s", file=sys.stderr)
+    print("| model | accuracy: source | clean test | min over sets | median | max | sets |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    summary = {}
+    for model_name, logits_of in models.items():
+        folder = OUT / model_name
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in list(folder.glob("*.npy")) + list(folder.glob("manifest.json")):
+            stale.unlink()
+        source_logits = logits_of(x_val).astype(np.float32)
+        np.save(folder / "source_logits.npy", source_logits)
+        np.save(folder / "source_labels.npy", y_val)
+        entries, accs = [], {}
+        for name, group, x, y, labels_file in sets:
+            z = logits_of(x).astype(np.float32)
+            np.save(folder / f"{name}_logits.npy", z)
+            if not (folder / labels_file).exists():
+                np.save(folder / labels_file, y)
+            accs[name] = float(np.mean(z.argmax(1) == y))
+            entries.append({"name": name, "group": group, "logits": f"{name}_logits.npy", "labels": labels_file})
+        manifest = {"source": {"logits": "source_logits.npy", "labels": "source_labels.npy"}, "sets": entries}
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        source_acc = float(np.mean(source_logits.argmax(1) == y_val))
+        values = np.array(list(accs.values()))
+        print(f"| {model_name} | {source_acc:.3f} | {accs['clean']:.3f} | {values.min():.3f} | "
+              f"{np.median(values):.3f} | {values.max():.3f} | {len(values)} |")
+        summary[model_name] = accs
+    if "-v" in sys.argv:
+        names = [s[0] for s in sets]
+        print("set " + " ".join(f"{m:>7}" for m in models))
+        for n in names:
+            print(f"{n:24s} " + " ".join(f"{summary[m][n]:7.3f}" for m in models))
+    digest = hashlib.sha256()
+    for path in sorted(OUT.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(OUT).as_posix().encode())
+            digest.update(path.read_bytes())
+    print(f"sha256 of bench/fashion_mnist_c/data: {digest.hexdigest()}")
+
+
+if __name__ == "__main__":
+    main()
