@@ -203,11 +203,20 @@ std::string evaluate(const std::string& sets) {
     return guarded([&] { return mano::evaluate(labeled_sets(json::parse(sets))).dump(); });
 }
 
-// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}.
+// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}. The
+// options may carry "family": false to keep each set's own softrun branch (default true: one
+// branch chosen for all the sets).
 std::string calibrate(const std::string& sets, const std::string& options_json) {
     return guarded([&] {
+        json given = json::parse(options_json);
+        bool family = true;
+        if (given.is_object() && given.contains("family")) {
+            if (!given.at("family").is_boolean()) throw mano::error("options: \"family\" must be true or false");
+            family = given.at("family").get<bool>();
+            given.erase("family");
+        }
         std::vector<std::string> notes;
-        const auto c = mano::calibrate(labeled_sets(json::parse(sets)), mano::options::from_json(json::parse(options_json)), &notes);
+        const auto c = mano::calibrate(labeled_sets(json::parse(sets)), mano::options::from_json(given), &notes, family);
         return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
     });
 }

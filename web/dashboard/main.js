@@ -13,8 +13,9 @@ const METHOD_ORDER = ['mano', 'confscore', 'entropy', 'nuclear', 'mde', 'cot', '
 const LABEL_COLUMNS = ['label', 'labels', 'target', 'y', 'class'];
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
-const el = (tag, props = {}, ...children) => {
+const el = (tag, { dataset, ...props } = {}, ...children) => {
   const node = Object.assign(document.createElement(tag), props);
+  if (dataset) Object.assign(node.dataset, dataset);
   node.append(...children);
   return node;
 };
@@ -22,12 +23,19 @@ const el = (tag, props = {}, ...children) => {
 const worker = new ManoWorker(new ManoWorkerScript());
 const timelineHelp = $('timeline-note').textContent;
 
-// sets: { name, file, labels?, labelColumn?, result, prediction? }, in the order they came.
-const state = { sets: [], source: null, evaluation: null, calibration: null, method: 'mano', timeline: null };
+// sets: { name, file, labels?, labelColumn?, scan, result, branch?, prediction? }, in the order they
+// came: `scan` is the set scored with per-set softrun (both MaNo branches at once), `result` the
+// set as shown and calibrated: on the branch the calibration chose for all sets (`branch`), else
+// the scan. `method` is the one the user picked; until then the calibration's recommended one.
+const state = { sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null };
 
 const valueOf = (result, m) => result?.methods?.[m]?.score ?? result?.methods?.[m]?.accuracy;
 const fmt = (x, digits = 4) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const pct = (x) => (x === undefined || x === null ? '–' : `${(100 * x).toFixed(1)}%`);
+const interval = (p) => `[${pct(p.interval[0])}, ${pct(p.interval[1])}]`;
+const branchName = (mano) => (mano ? (mano.normalization === 'taylor' ? `taylor${mano.taylor_order}` : mano.normalization) : '–');
+// Labels and a source set change what a scan holds: score the set again.
+const forget = (set) => Object.assign(set, { scan: null, result: null, branch: null });
 
 // "contrast_0_logits.npy" and "contrast_0_labels.npy" -> "contrast_0"
 function setName(fileName) {
@@ -70,16 +78,25 @@ async function csvLabelColumn(file) {
 }
 
 const options = () => (state.source ? { source: state.source } : {});
+// The options of the calibration's branch for all sets (as `mano calibrate` and `mano predict`
+// score them), or per-set softrun without one.
+const familyOptions = (family) => (family
+  ? { ...options(), normalization: family.normalization, taylorOrder: family.taylor_order } : options());
 
-async function scoreSet(set, index, count) {
-  const label = `Scoring ${set.name} (${index + 1} of ${count})`;
+async function scoreFile(set, how, label) {
   showProgress(label, 0, 1);
-  const { result } = await worker.scoreFile(set.file, options(), {
+  const { result } = await worker.scoreFile(set.file, how, {
     labels: set.labels,
     labelColumn: set.labelColumn,
     onProgress: (done, total) => showProgress(`${label}: ${done.toLocaleString()} of ${total.toLocaleString()} rows`, done, total),
   });
-  set.result = result;
+  return result;
+}
+
+async function scoreSet(set, index, count) {
+  set.scan = await scoreFile(set, options(), `Scoring ${set.name} (${index + 1} of ${count})`);
+  set.result = set.scan;
+  set.branch = null;
 }
 
 async function addFiles(fileList) {
@@ -101,14 +118,14 @@ async function addFiles(fileList) {
         const [logits, y] = [await worker.read(f), await worker.read(labels)];
         if (y.dtype !== 'int32') throw new Error(`${labels.name}: labels must be integers`);
         state.source = { logits: logits.data, labels: y.data, dtype: logits.dtype };
-        for (const s of state.sets) s.result = null;  // rescored with the source below
+        for (const s of state.sets) forget(s);  // rescored with the source below
       } catch (e) {
         showError(e.message);
       }
     }
     for (const f of logitsFiles.filter((f) => !isSource(setName(f.name)))) {
       const name = setName(f.name);
-      const set = { name, file: f, labels: labelsFiles.get(name), result: null };
+      const set = forget({ name, file: f, labels: labelsFiles.get(name) });
       labelsFiles.delete(name);
       if (/\.(csv|tsv)$/i.test(f.name)) set.labelColumn = await csvLabelColumn(f);
       const old = state.sets.findIndex((s) => s.name === name);
@@ -120,7 +137,7 @@ async function addFiles(fileList) {
       const set = state.sets.find((s) => s.name === name);
       if (set) {
         set.labels = labels;
-        set.result = null;
+        forget(set);
       } else {
         showError(`${labels.name}: no logits file for these labels (expected a file named like ${name}_logits.npy)`);
       }
@@ -133,7 +150,7 @@ async function addFiles(fileList) {
 }
 
 async function rescore() {
-  const todo = state.sets.filter((s) => !s.result);
+  const todo = state.sets.filter((s) => !s.scan);
   for (const [i, set] of todo.entries()) {
     try {
       await scoreSet(set, i, todo.length);
@@ -146,21 +163,42 @@ async function rescore() {
   render();
 }
 
-// With three or more labeled sets: the evaluation, a calibration, and predictions for the rest.
+// With three or more labeled sets: MaNo's branch chosen once for all of them (from their scans),
+// every set scored on it, then the evaluation, the calibration and predictions for the rest: the
+// numbers of `mano eval`, `mano calibrate` and `mano predict` on the same files.
 async function analyse() {
   state.evaluation = null;
   state.calibration = null;
   for (const s of state.sets) s.prediction = undefined;
-  const labeled = state.sets.filter((s) => s.result.accuracy !== undefined);
-  if (labeled.length < 3) return;
-  const sets = labeled.map((s) => ({ name: s.name, result: s.result }));
+  const labeled = state.sets.filter((s) => s.scan.accuracy !== undefined);
+  if (labeled.length < 3) {
+    for (const s of state.sets) Object.assign(s, { result: s.scan, branch: null });
+    return;
+  }
   try {
+    const chosen = await worker.calibrate(labeled.map((s) => ({ name: s.name, result: s.scan })), options());
+    const family = chosen.normalization;
+    const todo = state.sets.filter((s) => (family ? s.branch !== family.variant : s.result !== s.scan));
+    for (const [i, s] of todo.entries()) {
+      s.result = family
+        ? await scoreFile(s, familyOptions(family), `Scoring ${s.name} with MaNo ${family.variant}, the branch for all sets (${i + 1} of ${todo.length})`)
+        : s.scan;
+      s.branch = family?.variant ?? null;
+    }
+    const sets = labeled.map((s) => ({ name: s.name, result: s.result }));
     state.evaluation = await worker.evaluate(sets);
-    state.calibration = await worker.calibrate(sets, options());
+    if (family) {
+      state.calibration = await worker.calibrate(sets, familyOptions(family));
+      state.calibration.normalization = family;
+    } else {
+      state.calibration = chosen;
+    }
     for (const s of state.sets.filter((x) => x.result.accuracy === undefined))
       s.prediction = await worker.predict(state.calibration, s.result, { level: LEVEL });
   } catch (e) {
     showError(`calibration: ${e.message}`);
+  } finally {
+    hideProgress();
   }
 }
 
@@ -187,8 +225,13 @@ function render() {
     return;
   }
   const all = methods();
-  if (!all.includes(state.method)) state.method = all[0];
-  $('method-select').replaceChildren(...all.map((m) => el('option', { value: m, textContent: m, selected: m === state.method })));
+  if (!state.picked || !all.includes(state.method)) {
+    const recommended = state.calibration?.recommended;
+    state.method = all.includes(recommended) ? recommended : all.includes('mano') ? 'mano' : all[0];
+  }
+  $('method-select').replaceChildren(...all.map((m) => el('option', {
+    value: m, textContent: m === state.calibration?.recommended ? `${m} (recommended)` : m, selected: m === state.method,
+  })));
   renderHeadline();
   renderTable(all);
   renderCalibration();
@@ -198,18 +241,35 @@ function render() {
   if (state.sets.some((s) => s.name === chosen)) files.value = chosen;
 }
 
+// Why a set's estimate is not the recommended method's, or is less sure than it looks.
+function estimateWarnings(s) {
+  const e = s.prediction.estimate;
+  const out = [];
+  if (s.prediction.shift?.outside) {
+    const recommended = state.calibration.recommended;
+    out.push(`class proportions outside the calibrated range (shift ${pct(s.prediction.shift.distance)}, ` +
+      `calibrated up to ${pct(s.prediction.shift.range)} + ${pct(s.prediction.shift.allowance)} sampling noise)` +
+      (e.fallback ? `: by ${e.method} instead of ${recommended}, which assumes them` : `; ${e.method} does not assume them`));
+  } else if (e.fallback) {
+    out.push(`by ${e.method}: the recommended ${state.calibration.recommended} has no score for this set`);
+  }
+  if (e.extrapolated) out.push(`the ${e.method} score lies outside the calibrated range`);
+  return out;
+}
+
 function renderHeadline() {
   const m = state.method;
   const cards = [];
-  const unlabeled = state.sets.filter((s) => s.prediction?.methods?.[m]);
+  const unlabeled = state.sets.filter((s) => s.prediction?.estimate);
   for (const s of unlabeled.slice(0, 6)) {
-    const p = s.prediction.methods[m];
-    const alert = p.accuracy < Number($('threshold').value);
-    cards.push(el('div', { className: `card${alert ? ' alert' : ''}` },
+    const e = s.prediction.estimate;
+    const alert = e.accuracy < Number($('threshold').value);
+    const warnings = estimateWarnings(s);
+    cards.push(el('div', { className: `card${alert ? ' alert' : ''}`, dataset: { testid: 'estimate-card', name: s.name } },
       el('div', { className: 'what', textContent: `Estimated accuracy · ${s.name}` }),
-      el('div', { className: 'big', textContent: pct(p.accuracy) }),
-      el('div', { className: 'range', textContent: `${Math.round(LEVEL * 100)}% interval ${pct(p.interval[0])} – ${pct(p.interval[1])}` +
-        ` · ${m}${p.extrapolated ? ' · outside the calibrated range' : ''}` })));
+      el('div', { className: 'big', textContent: pct(e.accuracy) }),
+      el('div', { className: 'range', textContent: `${interval(e)} by ${e.method} · ${Math.round(LEVEL * 100)}% interval` }),
+      ...warnings.map((w) => el('div', { className: 'warning', textContent: `⚠ ${w}` }))));
   }
   if (unlabeled.length > 6) cards.push(el('div', { className: 'card' }, el('div', { className: 'what', textContent: `and ${unlabeled.length - 6} more sets in the table below` })));
   if (!state.calibration) {
@@ -219,8 +279,16 @@ function renderHeadline() {
       el('div', { className: 'big', textContent: fmt(valueOf(s.result, m)) }),
       el('div', { className: 'range', textContent: 'Add at least 3 labeled sets (logits + labels) to turn scores into accuracy estimates with intervals.' })));
   }
-  const best = state.evaluation && Object.entries(state.evaluation.summary).sort((a, b) => a[1].mae - b[1].mae)[0];
-  if (best) {
+  const cal = state.calibration;
+  const recommended = cal?.recommended && cal.methods[cal.recommended];
+  const best = !recommended && state.evaluation && Object.entries(state.evaluation.summary).sort((a, b) => a[1].mae - b[1].mae)[0];
+  if (recommended) {
+    cards.push(el('div', { className: 'card', dataset: { testid: 'recommended-card' } },
+      el('div', { className: 'what', textContent: 'Recommended method: the lowest error on held-out labeled sets' }),
+      el('div', { className: 'big', textContent: cal.recommended }),
+      el('div', { className: 'range', textContent: `mean abs. error ${pct(recommended.logo_mae)} held out` +
+        (cal.normalization ? ` · MaNo normalization ${cal.normalization.variant} for all sets` : '') })));
+  } else if (best) {
     cards.push(el('div', { className: 'card' },
       el('div', { className: 'what', textContent: 'Most accurate method on your labeled sets (leave-one-out)' }),
       el('div', { className: 'big', textContent: best[0] }),
@@ -231,16 +299,24 @@ function renderHeadline() {
 
 function renderTable(all) {
   const m = state.method;
+  const level = `[${Math.round(LEVEL * 100)}%]`;
   const head = ['set', 'N', 'K', 'true accuracy'];
-  if (state.calibration) head.push(`estimate (${m}) [${Math.round(LEVEL * 100)}%]`);
+  if (state.calibration) head.push(`estimate ${level}`, 'class shift', `estimate (${m}) ${level}`);
   head.push('MaNo criterion', 'branch', ...all);
   const rows = state.sets.map((s) => {
     const cells = [s.name, s.result.n.toLocaleString(), s.result.k, pct(s.result.accuracy)];
     if (state.calibration) {
+      const e = s.prediction?.estimate;
+      const warnings = e ? estimateWarnings(s) : [];
+      cells.push(e ? el('span', { title: warnings.join('; ') }, pct(e.accuracy),
+        el('span', { className: 'interval', textContent: ` ${interval(e)} ${e.method}${warnings.length ? ' ⚠' : ''}` })) : '–');
+      const shift = s.prediction?.shift;
+      cells.push(shift ? el('span', { className: shift.outside ? 'outside' : '', title: `calibrated up to ${pct(shift.range)} + ${pct(shift.allowance)} sampling noise` },
+        `${pct(shift.distance)}${shift.outside ? ' outside' : ''}`) : '–');
       const p = s.prediction?.methods?.[m];
-      cells.push(p ? el('span', {}, pct(p.accuracy), el('span', { className: 'interval', textContent: ` [${pct(p.interval[0])}, ${pct(p.interval[1])}]` })) : '–');
+      cells.push(p ? el('span', {}, pct(p.accuracy), el('span', { className: 'interval', textContent: ` ${interval(p)}` })) : '–');
     }
-    cells.push(fmt(s.result.methods.mano?.criterion, 3), s.result.methods.mano?.normalization ?? '–', ...all.map((x) => fmt(valueOf(s.result, x))));
+    cells.push(fmt(s.result.methods.mano?.criterion, 3), branchName(s.result.methods.mano), ...all.map((x) => fmt(valueOf(s.result, x))));
     const tr = el('tr', { className: s.result.accuracy === undefined ? 'unlabeled' : '' },
       ...cells.map((c, i) => el('td', { className: head[i] === m ? 'selected' : '' }, c)));
     tr.dataset.testid = 'set-row';
@@ -258,19 +334,27 @@ async function renderCalibration() {
   panel.hidden = !state.evaluation;
   if (!state.evaluation) return;
   const m = state.method;
+  const cal = state.calibration;
   panel.querySelector('.note').textContent = `${labeled.length} labeled sets; R², Spearman ρ and Kendall τ across them, ` +
-    'and the mean absolute error of the fitted line when each set is left out.';
+    'and the mean absolute error of the fitted line when each set (or each set\'s group) is left out.';
+  $('normalization-note').hidden = !cal?.normalization;
+  if (cal?.normalization) $('normalization-note').textContent = normalizationText(cal.normalization);
   const summary = state.evaluation.summary;
+  // the calibration's leave-one-group-out error (what "recommended" ranks by), else the evaluation's leave-one-out one
+  const heldOut = (x) => cal?.methods?.[x]?.logo_mae ?? summary[x].mae;
   const rows = Object.keys(summary).sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)).map((x) => {
+    const name = x === cal?.recommended ? `${x} ★` : x === cal?.fallback ? `${x} ☆` : x;
     const tr = el('tr', { className: x === m ? 'selected' : '' },
-      ...[x, fmt(summary[x].r2, 3), fmt(summary[x].spearman, 3), fmt(summary[x].kendall, 3), pct(summary[x].mae)]
+      ...[name, fmt(summary[x].r2, 3), fmt(summary[x].spearman, 3), fmt(summary[x].kendall, 3), pct(heldOut(x))]
         .map((c) => el('td', { className: x === m ? 'selected' : '', textContent: c })));
     tr.style.cursor = 'pointer';
     tr.onclick = () => selectMethod(x);
     return tr;
   });
-  $('summary-table').replaceChildren(
-    el('thead', {}, el('tr', {}, ...['method', 'R²', 'ρ', 'τ', 'LOO MAE'].map((h) => el('th', { textContent: h })))),
+  const legend = cal?.recommended ? el('caption', { textContent: `★ recommended (lowest held-out error)` +
+    (cal.fallback && cal.fallback !== cal.recommended ? ` · ☆ its stand-in on sets whose class proportions are outside the calibrated range` : '') }) : '';
+  $('summary-table').replaceChildren(legend,
+    el('thead', {}, el('tr', {}, ...['method', 'R²', 'ρ', 'τ', 'held-out MAE'].map((h) => el('th', { textContent: h })))),
     el('tbody', {}, ...rows));
   const calibrated = state.calibration?.methods?.[m];
   if (!calibrated) {
@@ -291,8 +375,17 @@ async function renderCalibration() {
   });
 }
 
+// How the calibration chose MaNo's normalization for all sets.
+function normalizationText(n) {
+  const how = n.errors
+    ? `the lower held-out error (${Object.entries(n.errors).map(([v, e]) => `${v} ${pct(e)}`).join(', ')})`
+    : `the criterion over all sets' rows (${fmt(n.pooled_criterion, 3)} ${n.normalization === 'softmax' ? '>' : '≤'} η = ${fmt(n.eta, 2)})`;
+  return `MaNo normalization for all sets: ${n.variant}, chosen by ${how}.`;
+}
+
 function selectMethod(m) {
   state.method = m;
+  state.picked = true;
   render();
   if (state.timeline) drawTimeline();
 }
@@ -308,7 +401,8 @@ async function buildTimeline() {
   setStatus(`Building the timeline of ${set.name}…`, true);
   try {
     const label = `Timeline of ${set.name}, ${rows} rows per chunk`;
-    const { result } = await worker.scoreFile(set.file, options(), {
+    // on the calibration's branch for all sets, so that each chunk's estimate has its score's own uncertainty
+    const { result } = await worker.scoreFile(set.file, familyOptions(state.calibration?.normalization), {
       labels: set.labels,
       labelColumn: set.labelColumn,
       chunkResults: rows,
@@ -356,6 +450,8 @@ function exportObject() {
       ...(s.result.accuracy !== undefined ? { accuracy: s.result.accuracy } : {}),
       methods: s.result.methods,
       ...(s.prediction ? { prediction: s.prediction.methods } : {}),
+      ...(s.prediction?.estimate ? { estimate: s.prediction.estimate } : {}),
+      ...(s.prediction?.shift ? { shift: s.prediction.shift } : {}),
     })),
   };
   if (state.evaluation) out.evaluation = { summary: state.evaluation.summary, notes: state.evaluation.notes };
@@ -373,11 +469,16 @@ function csvText() {
   const all = methods();
   const m = state.method;
   const quote = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  const lines = [['set', 'n', 'k', 'accuracy', ...all, `estimate_${m}`, 'lower', 'upper'].join(',')];
+  const lines = [['set', 'n', 'k', 'accuracy', ...all, `estimate_${m}`, 'lower', 'upper', 'estimate', 'estimate_method',
+    'estimate_lower', 'estimate_upper', 'estimate_fallback', 'class_shift', 'class_shift_outside'].join(',')];
   for (const s of state.sets) {
     const p = s.prediction?.methods?.[m];
+    const e = s.prediction?.estimate;
+    const shift = s.prediction?.shift;
     lines.push([s.name, s.result.n, s.result.k, s.result.accuracy ?? '', ...all.map((x) => valueOf(s.result, x) ?? ''),
-      p?.accuracy ?? '', p?.interval[0] ?? '', p?.interval[1] ?? ''].map(quote).join(','));
+      p?.accuracy ?? '', p?.interval[0] ?? '', p?.interval[1] ?? '',
+      e?.accuracy ?? '', e?.method ?? '', e?.interval[0] ?? '', e?.interval[1] ?? '', e?.fallback ?? '',
+      shift?.distance ?? '', shift?.outside ?? ''].map(quote).join(','));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -406,7 +507,7 @@ async function loadExample() {
 }
 
 function clearAll() {
-  Object.assign(state, { sets: [], source: null, evaluation: null, calibration: null, timeline: null });
+  Object.assign(state, { sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null });
   $('errors').replaceChildren();
   $('timeline').replaceChildren();
   $('timeline-note').textContent = timelineHelp;

@@ -44,6 +44,8 @@ export interface ManoMethodResult {
   batch_size?: number;
   batches?: number;
   se?: number;
+  /** softrun without a fixed criterion: the score on each branch ("softmax", "taylor2"), for calibrate's family choice. */
+  variants?: Record<string, number>;
 }
 export interface ScoreResult { score: number; se?: number }
 export interface AccuracyResult { accuracy: number; threshold?: number; error?: number; se?: number }
@@ -54,6 +56,10 @@ export interface Result {
   k: number;
   /** The true accuracy, when labels were given. */
   accuracy?: number;
+  /** How many rows each class wins (argmax): K counts summing to n (K <= 1000). */
+  predicted?: number[];
+  /** The mean maximum softmax probability. */
+  confidence?: number;
   methods: {
     mano?: ManoMethodResult;
     confscore?: ScoreResult;
@@ -124,14 +130,71 @@ export interface Evaluation {
   notes: string[];
 }
 
+/** calibrate's options: `normalization` may also be 'family' (the default), one softrun branch for all the sets. */
+export interface CalibrateOptions extends Omit<Options, 'normalization'> {
+  /**
+   * 'family' (default): MaNo's branch chosen once for all the sets (by leave-one-group-out error),
+   * from sets scored with 'softrun'; 'softrun': each set's own criterion (the paper's literal rule);
+   * 'softmax' / 'taylor': forced.
+   */
+  normalization?: 'family' | 'softrun' | 'softmax' | 'taylor';
+}
+
+/** One group of calibration sets left out: the line fitted on the others, and the left-out sets' residuals. */
+export interface CalibrationFold {
+  group: string;
+  slope: number;
+  intercept: number;
+  /** true accuracy - the fold line's (clipped) estimate, one per left-out set. */
+  residuals: number[];
+}
+
+/** accuracy ~ slope * score + intercept for one method. */
+export interface MethodCalibration {
+  slope: number;
+  intercept: number;
+  residual_se: number;
+  n: number;
+  score_min: number;
+  score_max: number;
+  score_mean: number;
+  score_sxx: number;
+  /** Mean |residual| when each set's group was left out (with at least 2 groups). */
+  logo_mae?: number;
+  folds?: CalibrationFold[];
+}
+
+/** MaNo's normalization shared by the calibration's sets (calibrate with normalization 'family'). */
+export interface NormalizationChoice {
+  /** 'softmax' or 'taylor' with its order, e.g. 'taylor2'. */
+  variant: string;
+  normalization: 'softmax' | 'taylor';
+  taylor_order: number;
+  by: 'leave-one-group-out' | 'pooled criterion';
+  /** The criterion over every row of the sets. */
+  pooled_criterion: number;
+  eta: number;
+  /** By leave-one-group-out: each variant's error. */
+  errors?: Record<string, number>;
+}
+
 /** What `mano calibrate` writes: JSON.stringify it to save it, and the CLI's predict reads it. */
 export interface Calibration {
   format: 'mano-calibration';
   version: number;
   k: number;
   options: Record<string, unknown>;
-  methods: Record<string, unknown>;
+  methods: Partial<Record<MethodName, MethodCalibration>>;
   sets: string[];
+  normalization?: NormalizationChoice;
+  /** The method with the lowest leave-one-group-out error: it backs Prediction.estimate. */
+  recommended?: MethodName;
+  /** The best method that does not assume the calibration's class proportions. */
+  fallback?: MethodName;
+  /** Methods by leave-one-group-out error, best first. */
+  ranking?: { method: MethodName; logo_mae: number }[];
+  /** The calibration sets' mean predicted class proportions, and each set's confidence and distance from them. */
+  shift?: { proportions: number[]; sets: { confidence: number; distance: number }[] };
   /** Why a method was left out (not enumerable: not saved). */
   readonly notes?: string[];
 }
@@ -148,6 +211,19 @@ export interface Prediction {
     interval: [number, number];
     extrapolated: boolean;
   }>>;
+  /** The calibration's recommended estimate (its fallback when the set's class proportions are out of range). */
+  estimate?: {
+    method: MethodName;
+    accuracy: number;
+    interval: [number, number];
+    extrapolated: boolean;
+    /** true when another method than the recommended one backs it. */
+    fallback: boolean;
+  };
+  /** Total variation distance of the set's predicted class proportions from the calibration sets' mean. */
+  /** Total variation of the set's predicted class proportions from the calibration sets' mean; outside when
+   * distance > range (the calibration sets as confident) + allowance (sampling noise of n rows). */
+  shift?: { distance: number; range: number; allowance: number; outside: boolean };
 }
 
 export interface Matrix {
@@ -210,7 +286,7 @@ export function scoreSource(source: MatrixSource | Matrix, options?: Options, ho
 export function accumulator(cols: number, options?: Options): Accumulator;
 export function accumulatorFromJSON(state: AccumulatorState | string): Accumulator;
 export function evaluate(sets: LabeledSet[]): Evaluation;
-export function calibrate(sets: LabeledSet[], options?: Options): Calibration;
+export function calibrate(sets: LabeledSet[], options?: CalibrateOptions): Calibration;
 export function predict(calibration: Calibration, result: Result, options?: { level?: number }): Prediction;
 export interface ScorePrediction { accuracy: number; interval: [number, number]; extrapolated: boolean }
 /** The accuracy a calibration implies for each score of one method (its prediction band). */
@@ -263,7 +339,7 @@ export class ManoWorker {
   scoreFile(file: Blob, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
   read(file: Blob, options?: CsvOptions & { key?: string }): Promise<Matrix>;
   evaluate(sets: LabeledSet[]): Promise<Evaluation>;
-  calibrate(sets: LabeledSet[], options?: Options): Promise<Calibration>;
+  calibrate(sets: LabeledSet[], options?: CalibrateOptions): Promise<Calibration>;
   predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
   predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
     options?: { level?: number }): Promise<ScorePrediction[]>;

@@ -172,6 +172,9 @@ function coreOptions(options, cols) {
       throw new InputError(`unknown option '${key}'; the options are ${[...Object.keys(OPTION_KEYS), ...EXTRA_OPTION_KEYS].join(', ')}`);
     }
   }
+  if (partial.normalization === 'family')
+    throw new InputError("normalization 'family' chooses one branch for a family of sets: it is an option of calibrate(); " +
+      "score each set with 'softrun' (the default), which keeps both branches");
   const fitTemperature = partial.temperature === 'fit';
   if (fitTemperature) delete partial.temperature;
   if (partial.label_marginal === 'uniform') delete partial.label_marginal;
@@ -432,13 +435,28 @@ export function evaluate(sets) {
   return JSON.parse(call(() => core.evaluate(setsJson(sets))));
 }
 
+const CALIBRATION_NORMALIZATIONS = ['family', 'softrun', 'softmax', 'taylor'];
+
 // A per-method linear calibration score -> accuracy, fitted on >= 3 labeled sets scored with
 // `options`; the object is what `mano calibrate` writes (JSON.stringify it to save it), with the
-// notes on methods left out in a non-enumerable `notes`.
+// notes on methods left out in a non-enumerable `notes`. normalization 'family' (the default)
+// chooses MaNo's softrun branch once for all the sets (the sets scored with 'softrun', which
+// keeps both branches) and records it; 'softrun' keeps each set's own branch.
 export function calibrate(sets, options = {}) {
   ready();
   const probe = sets?.[0]?.result?.k;
-  const json = coreOptions(options, wholeNumber(probe, 'sets[0].result.k'));
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new InputError('options must be an object');
+  const { normalization = 'family', ...rest } = options;
+  if (!CALIBRATION_NORMALIZATIONS.includes(normalization)) {
+    throw new InputError(`normalization '${normalization}' is not one of ${CALIBRATION_NORMALIZATIONS.join(', ')} ` +
+      "('family': one branch chosen for all the sets; 'softrun': each set's own criterion)");
+  }
+  const family = normalization === 'family';
+  if (family && rest.criterion !== undefined && rest.criterion !== null)
+    throw new InputError("a fixed criterion fixes the softrun branch; pass it with normalization 'softrun', not 'family'");
+  const prepared = coreOptions({ ...rest, normalization: family ? 'softrun' : normalization }, wholeNumber(probe, 'sets[0].result.k'));
+  const json = JSON.stringify({ ...JSON.parse(prepared), family });
   const { calibration, notes } = JSON.parse(call(() => core.calibrate(setsJson(sets), json)));
   Object.defineProperty(calibration, 'notes', { value: notes, enumerable: false });
   return calibration;

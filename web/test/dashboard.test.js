@@ -1,8 +1,9 @@
 // The dashboard (build/dashboard, built by `npm run build`) in Debian's Chromium: the bundled
 // example's files go in through the file input (contrast sets with labels, blend sets without,
 // the source set); the exported JSON and the displayed numbers must equal the native CLI's for
-// the same files (1e-6 relative): scores (`mano score`/`mano eval`), the calibration
-// (`mano calibrate`), the estimates (`mano predict`) and a timeline (`mano score --chunk-size`).
+// the same files (1e-6 relative): scores (`mano eval`, and `mano score` on the branch the
+// calibration chose for all sets), the calibration (`mano calibrate`), the estimates
+// (`mano predict`) and a timeline (`mano score --chunk-size`).
 // A malformed file gets a clear message and the page stays usable; no request leaves
 // 127.0.0.1; a full-page screenshot is saved to build/artifacts/dashboard.png.
 import assert from 'node:assert/strict';
@@ -12,7 +13,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CHROMIUM, compareDeep, foreignRequests, haveChromium, launchChromium, nativeMano, root, runNative, serveDirectory, tempDir,
+  CHROMIUM, compareDeep, foreignRequests, haveChromium, launchChromium, nativeMano, normalLogits, root, runNative, serveDirectory,
+  tempDir, writeNpy,
 } from './support.js';
 
 const site = path.join(root, 'build/dashboard');
@@ -25,6 +27,16 @@ const sourceFlags = ['--source-logits', file('source_logits.npy'), '--source-lab
 
 const ready = (page) => page.waitForFunction(
   () => document.querySelector('[data-testid="status"]').dataset.state === 'ready', null, { timeout: 60_000 });
+
+// The options that score a set on the MaNo branch a calibration chose for all its sets.
+const branchFlags = (n) => ['--normalization', n.normalization, '--taylor-order', String(n.taylor_order)];
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+
+// DoC is ConfScore moved by a constant: their held-out errors tie to the last bit, and the
+// order of the two in "ranking" follows each build's rounding. Compared by method instead.
+function byMethod(cal) {
+  return { ...cal, ranking: Object.fromEntries((cal.ranking ?? []).map((r) => [r.method, r.logo_mae])) };
+}
 
 async function exported(page) {
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-json"]')]);
@@ -72,14 +84,16 @@ describe('dashboard (chromium)', { skip }, () => {
       sets: contrast.map((name) => ({ name, logits: file(`${name}_logits.npy`), labels: file(`${name}_labels.npy`) })),
     }));
     const evaluation = runNative(['eval', '--json', manifest]);
+    assert.equal(report.calibration.normalization.variant, evaluation.normalization.variant);
     for (const want of evaluation.sets) {
       const got = report.sets.find((s) => s.name === want.name);
       assert.deepEqual(compareDeep({ n: got.n, k: got.k, accuracy: got.accuracy, methods: got.methods },
         { n: want.n, k: want.k, accuracy: want.accuracy, methods: want.methods }, 1e-6, want.name), []);
     }
     assert.deepEqual(compareDeep(report.evaluation.summary, evaluation.summary, 1e-6, 'summary'), []);
-    const scored = execFileSync(nativeMano, ['score', '--json', '--quiet', ...sourceFlags, ...blend.map((s) => file(`${s}_logits.npy`))],
-      { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    // the unlabeled sets are scored on the branch chosen for the labeled ones
+    const scored = execFileSync(nativeMano, ['score', '--json', '--quiet', ...sourceFlags, ...branchFlags(evaluation.normalization),
+      ...blend.map((s) => file(`${s}_logits.npy`))], { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
     blend.forEach((name, i) => {
       const got = report.sets.find((s) => s.name === name);
       assert.equal(got.accuracy, undefined, `${name} was loaded without labels`);
@@ -91,26 +105,44 @@ describe('dashboard (chromium)', { skip }, () => {
     const manifest = path.join(tmp, 'contrast.json');
     const cal = path.join(tmp, 'cal.json');
     execFileSync(nativeMano, ['calibrate', manifest, '-o', cal, '--quiet']);
-    assert.deepEqual(compareDeep(report.calibration, JSON.parse(fs.readFileSync(cal, 'utf8')), 1e-6, 'calibration'), []);
+    const want = JSON.parse(fs.readFileSync(cal, 'utf8'));
+    assert.ok(want.normalization && want.recommended, 'the native calibration chose a branch and a method');
+    assert.deepEqual(compareDeep(byMethod(report.calibration), byMethod(want), 1e-6, 'calibration'), []);
     const list = execFileSync(nativeMano, ['predict', '--calibration', cal, '--json', '--quiet', ...blend.map((s) => file(`${s}_logits.npy`))],
       { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
     blend.forEach((name, i) => {
-      const got = report.sets.find((s) => s.name === name).prediction;
-      assert.deepEqual(compareDeep(got, list[i].methods, 1e-6, name), []);
+      const got = report.sets.find((s) => s.name === name);
+      assert.deepEqual(compareDeep(got.prediction, list[i].methods, 1e-6, name), []);
+      assert.deepEqual(compareDeep(got.estimate, list[i].estimate, 1e-6, `${name} estimate`), []);
+      assert.deepEqual(compareDeep(got.shift, list[i].shift, 1e-6, `${name} shift`), []);
     });
   });
 
   test('the page shows the same numbers', async () => {
+    const recommended = report.calibration.recommended;
+    assert.equal(await page.locator('[data-testid="method-select"]').inputValue(), recommended,
+      'the method selector starts on the recommended method');
     const row = page.locator('[data-testid="set-row"][data-name="blend_2"]');
     const cells = await row.locator('td').allTextContents();
     const set = report.sets.find((s) => s.name === 'blend_2');
-    const est = set.prediction.mano;
-    assert.ok(cells.includes(`${(100 * est.accuracy).toFixed(1)}% [${(100 * est.interval[0]).toFixed(1)}%, ${(100 * est.interval[1]).toFixed(1)}%]`),
+    const est = set.prediction[recommended];
+    assert.ok(cells.includes(`${pct(est.accuracy)} [${pct(est.interval[0])}, ${pct(est.interval[1])}]`),
       `blend_2 row: ${cells.join(' | ')}`);
     assert.ok(cells.includes(set.methods.mano.score.toFixed(4)), `MaNo score of blend_2 not shown: ${cells.join(' | ')}`);
-    const headline = await page.locator('[data-testid="headline"]').textContent();
-    assert.match(headline, /Estimated accuracy · blend_0/);
-    assert.ok(headline.includes(`${(100 * report.sets.find((s) => s.name === 'blend_0').prediction.mano.accuracy).toFixed(1)}%`));
+    assert.ok(cells.includes(report.calibration.normalization.variant), `blend_2's MaNo branch not shown: ${cells.join(' | ')}`);
+    // the headline: each unlabeled set's recommended estimate, naming its method
+    for (const name of ['blend_0', 'blend_1']) {
+      const { estimate, shift } = report.sets.find((s) => s.name === name);
+      const card = await page.locator(`[data-testid="estimate-card"][data-name="${name}"]`).textContent();
+      assert.match(card, new RegExp(`Estimated accuracy · ${name}`));
+      assert.ok(card.includes(`${pct(estimate.accuracy)}[${pct(estimate.interval[0])}, ${pct(estimate.interval[1])}] by ${estimate.method} · 90% interval`),
+        `${name} card: ${card}`);
+      assert.equal(/class proportions outside the calibrated range/.test(card), shift.outside, `${name} card: ${card}`);
+    }
+    const recommendedCard = await page.locator('[data-testid="recommended-card"]').textContent();
+    assert.ok(recommendedCard.includes(recommended) && recommendedCard.includes(report.calibration.normalization.variant), recommendedCard);
+    const note = await page.locator('[data-testid="normalization-note"]').textContent();
+    assert.match(note, new RegExp(`MaNo normalization for all sets: ${report.calibration.normalization.variant}, chosen by the lower held-out error`));
     assert.equal(await page.locator('[data-testid="scatter"] canvas').count() > 0, true, 'the calibration scatter is drawn');
   });
 
@@ -121,9 +153,9 @@ describe('dashboard (chromium)', { skip }, () => {
     await page.click('[data-testid="build-timeline"]');
     await ready(page);
     await page.waitForSelector('[data-testid="timeline"] canvas');
-    const { timeline } = await exported(page);
-    const chunks = execFileSync(nativeMano, ['score', '--json', '--quiet', '--chunk-size', '500', ...sourceFlags, file('blend_1_logits.npy')],
-      { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    const { timeline, calibration } = await exported(page);
+    const chunks = execFileSync(nativeMano, ['score', '--json', '--quiet', '--chunk-size', '500', ...sourceFlags,
+      ...branchFlags(calibration.normalization), file('blend_1_logits.npy')], { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(timeline.chunks.length, chunks.length);
     timeline.chunks.forEach((c, i) => {
       assert.equal(c.first, i * 500);
@@ -140,6 +172,14 @@ describe('dashboard (chromium)', { skip }, () => {
     const lines = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
     assert.equal(lines.length, 1 + 12);
     assert.match(lines[0], /^set,n,k,accuracy,mano,/);
+    const header = lines[0].split(',');
+    const blend0 = lines.find((l) => l.startsWith('blend_0,')).split(',');
+    const { estimate, shift } = report.sets.find((s) => s.name === 'blend_0');
+    const column = (name) => blend0[header.indexOf(name)];
+    assert.equal(Number(column('estimate')), estimate.accuracy);
+    assert.equal(column('estimate_method'), estimate.method);
+    assert.equal(Number(column('estimate_lower')), estimate.interval[0]);
+    assert.equal(column('class_shift_outside'), String(shift.outside));
   });
 
   test('a malformed file gets a clear message and the page stays usable', async () => {
@@ -153,9 +193,30 @@ describe('dashboard (chromium)', { skip }, () => {
     await ready(page);
     const after = await exported(page);
     const set = after.sets.find((s) => s.name === 'blend_5');
-    const truth = runNative(['score', '--json', '--quiet', file('blend_5_logits.npy')]);
+    const truth = runNative(['score', '--json', '--quiet', ...branchFlags(after.calibration.normalization), file('blend_5_logits.npy')]);
     assert.ok(set.accuracy > 0 && set.accuracy <= 1, 'labels added later give blend_5 its true accuracy');
     assert.deepEqual(compareDeep(set.methods.mano, truth.methods.mano, 1e-6), []);
+  });
+
+  test('a set whose classes moved is flagged, and its estimate is the one mano predict gives', async () => {
+    // confident rows won by classes 0 and 1 only (7:3): label shift, not a corruption
+    const rows = 2000, cols = 10;
+    const q = normalLogits(rows, cols, 1, 77);
+    for (let r = 0; r < rows; r++) q[r * cols + (r % 10 < 7 ? 0 : 1)] += 8;
+    const shifted = path.join(tmp, 'moved_logits.npy');
+    writeNpy(shifted, q, [rows, cols]);
+    await page.setInputFiles('[data-testid="file-input"]', shifted);
+    await ready(page);
+    const { sets, calibration } = await exported(page);
+    const got = sets.find((s) => s.name === 'moved');
+    assert.ok(got?.shift?.outside, `the moved set is outside the calibrated class proportions: ${JSON.stringify(got?.shift)}`);
+    const card = await page.locator('[data-testid="estimate-card"][data-name="moved"]').textContent();
+    assert.match(card, /class proportions outside the calibrated range/);
+    const cal = path.join(tmp, 'page_cal.json');
+    fs.writeFileSync(cal, JSON.stringify(calibration));
+    const want = runNative(['predict', '--calibration', cal, '--json', '--quiet', shifted]);
+    assert.deepEqual(compareDeep(got.estimate, want.estimate, 1e-6, 'moved estimate'), []);
+    assert.deepEqual(compareDeep(got.shift, want.shift, 1e-6, 'moved shift'), []);
   });
 
   test('nothing was fetched from anywhere but the page\'s own origin; no errors logged', async () => {

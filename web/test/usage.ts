@@ -8,8 +8,9 @@ import {
   score, scoreSource, simdSupported, version, Accumulator,
 } from 'mano-score';
 import type {
-  AccumulatorState, Api, Calibration, Dtype, Evaluation, InitOptions, LabeledSet, LogitsArray, Matrix, MatrixSource,
-  MethodName, Options, Prediction, Result, Shape, SummaryStats,
+  AccumulatorState, Api, CalibrateOptions, Calibration, CalibrationFold, Dtype, Evaluation, InitOptions, LabeledSet,
+  LogitsArray, Matrix, MatrixSource, MethodCalibration, MethodName, NormalizationChoice, Options, Prediction, Result, Shape,
+  SummaryStats,
 } from 'mano-score';
 import { handleMessage } from 'mano-score/worker';
 
@@ -66,6 +67,9 @@ export async function useEverything(): Promise<number> {
   const trueAccuracy: number | undefined = labeled.accuracy;
   const n: number = labeledArray.n + labeledArray.k;
   const se = f32.methods.confscore?.se;
+  const taylor2: number | undefined = f32.methods.mano?.variants?.taylor2;
+  const predicted: number[] | undefined = f32.predicted;
+  const confidence: number | undefined = f32.confidence;
 
   // --- accumulators
   const acc: Accumulator = accumulator(10, { methods: ['mano', 'entropy'] });
@@ -123,10 +127,32 @@ export async function useEverything(): Promise<number> {
   const calibration: Calibration = calibrate(sets, { methods: ['mano', 'confscore'] });
   const saved: string = JSON.stringify(calibration);
   const left: string[] | undefined = calibration.notes;
+  const calibrateOptions: CalibrateOptions = { normalization: 'family', source: { logits: new Float32Array(30), labels: [0, 1, 2] } };
+  const family: Calibration = calibrate(sets, calibrateOptions);
+  calibrate(sets, { normalization: 'softrun', p: 4 });
+  const choice: NormalizationChoice | undefined = family.normalization;
+  const variant: string | undefined = choice?.variant;
+  const branch: 'softmax' | 'taylor' | undefined = choice?.normalization;
+  const chosenBy: 'leave-one-group-out' | 'pooled criterion' | undefined = choice?.by;
+  const variantErrors: Record<string, number> | undefined = choice?.errors;
+  const recommended: MethodName | undefined = family.recommended;
+  const fallbackMethod: MethodName | undefined = family.fallback;
+  const best: MethodName | undefined = family.ranking?.[0]?.method;
+  const fit: MethodCalibration | undefined = family.methods.mano;
+  const fold: CalibrationFold | undefined = fit?.folds?.[0];
+  const residual: number | undefined = fold?.residuals[0];
+  const logoMae: number | undefined = fit?.logo_mae;
+  const proportions: number[] | undefined = family.shift?.proportions;
+  const calibratedDistance: number | undefined = family.shift?.sets[0]?.distance;
   const prediction: Prediction = predict(JSON.parse(saved) as Calibration, fromMatrix, { level: 0.95 });
   const low: number | undefined = prediction.methods.mano?.interval[0];
   const high = prediction.methods.mano?.interval[1];
   const extrapolated: boolean | undefined = prediction.methods.confscore?.extrapolated;
+  const estimateMethod: MethodName | undefined = prediction.estimate?.method;
+  const estimateLow: number | undefined = prediction.estimate?.interval[0];
+  const usedFallback: boolean | undefined = prediction.estimate?.fallback;
+  const outside: boolean | undefined = prediction.shift?.outside;
+  const shiftDistance: number | undefined = prediction.shift?.distance;
   const methods: MethodName[] = defaultMethods(10, 2000);
 
   // --- the Worker client
@@ -144,7 +170,7 @@ export async function useEverything(): Promise<number> {
   await worker.scoreFile(file, undefined, { format: 'safetensors', key: 'logits' });
   const read: Matrix = await worker.read(file, { key: 'x', delimiter: ';' });
   const wEval: Evaluation = await worker.evaluate(sets);
-  const wCal: Calibration = await worker.calibrate(sets, { p: 4 });
+  const wCal: Calibration = await worker.calibrate(sets, { p: 4, normalization: 'family' });
   const wPred: Prediction = await worker.predict(wCal, wr, { level: 0.8 });
   worker.terminate();
 
@@ -188,6 +214,12 @@ export async function useEverything(): Promise<number> {
   score(new Float32Array(4), { rows: 2, cols: 2, dtype: 'int32' });
   // @ts-expect-error normalization is one of three names
   accumulator(10, { normalization: 'softplus' });
+  // @ts-expect-error 'family' is for calibrate, which sees every set, not for scoring one
+  score(new Float32Array(4), { rows: 2, cols: 2 }, { normalization: 'family' });
+  // @ts-expect-error calibrate's normalization is one of four names
+  calibrate(sets, { normalization: 'per-set' });
+  // @ts-expect-error the estimate's interval is a pair of numbers
+  const estimateText: string | undefined = prediction.estimate?.interval[1];
   // @ts-expect-error score is synchronous: a Result, not a Promise
   const notAPromise: Promise<Result> = score(new Float32Array(4), { rows: 2, cols: 2 });
   // @ts-expect-error no such Worker method
@@ -203,6 +235,8 @@ export async function useEverything(): Promise<number> {
 
   void [v, chunk, manoScore, criterion, norm, cot, atc, trueAccuracy, n, se, rows, arch, accResult, partLength,
     timeline, st, csvLabels, safetensors, any, r2, groupR2, setAccuracy, notes, left, low, high, extrapolated, methods,
-    started, name, result, read, wEval, wPred, isError, notAPromise, notString, setMano];
+    started, name, result, read, wEval, wPred, isError, notAPromise, notString, setMano, taylor2, predicted, confidence,
+    variant, branch, chosenBy, variantErrors, recommended, fallbackMethod, best, residual, logoMae, proportions,
+    calibratedDistance, estimateMethod, estimateLow, usedFallback, outside, shiftDistance, estimateText];
   return manoScore ?? 0;
 }
