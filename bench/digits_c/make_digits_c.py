@@ -9,7 +9,6 @@ validation set (source_*.npy) and manifest.json in the format of `mano eval`. De
 
     /usr/bin/python3 bench/digits_c/make_digits_c.py
 """
-import hashlib
 import json
 import os
 import pathlib
@@ -20,11 +19,15 @@ for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[variable] = "1"
 
 import numpy as np
-from scipy import ndimage
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from corruptions import (brightness, contrast, elastic, gaussian_blur, gaussian_noise, impulse_noise, invert,  # noqa: E402
+                         occlusion, pixelate, print_digest, print_per_set, rotate, shot_noise, speckle_noise, translate,
+                         zoom)
 
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
@@ -95,100 +98,7 @@ def fit_torch(make, seed, epochs, lr, weight_decay):
     return logits
 
 
-# ---- corruptions of images in [0, 1]; 5 severities each, a fixed seed per (type, severity) ----
-def clip(x):
-    return np.clip(x, 0.0, 1.0)
-
-
-def per_image(x, f):
-    return np.stack([f(img, i) for i, img in enumerate(x)])
-
-
-def gaussian_noise(x, c, rng):
-    return clip(x + rng.normal(0.0, c, x.shape))
-
-
-def shot_noise(x, c, rng):
-    return clip(rng.poisson(x * c) / c)
-
-
-def impulse_noise(x, c, rng):
-    u = rng.random(x.shape)
-    out = x.copy()
-    out[u < c / 2] = 0.0
-    out[(u >= c / 2) & (u < c)] = 1.0
-    return out
-
-
-def speckle_noise(x, c, rng):
-    return clip(x + x * rng.normal(0.0, c, x.shape))
-
-
-def gaussian_blur(x, c, rng):
-    return per_image(x, lambda img, i: ndimage.gaussian_filter(img, c, mode="constant"))
-
-
-def contrast(x, c, rng):
-    mean = x.mean(axis=(1, 2), keepdims=True)
-    return clip((x - mean) * c + mean)
-
-
-def brightness(x, c, rng):
-    return clip(x + c)
-
-
-def pixelate(x, c, rng):
-    # Down to c x c pixels (bilinear), back up to 8 x 8 by nearest neighbour.
-    def f(img, i):
-        small = ndimage.zoom(img, c / 8.0, order=1, mode="nearest", grid_mode=True)
-        return ndimage.zoom(small, 8.0 / c, order=0, mode="nearest", grid_mode=True)[:8, :8]
-    return clip(per_image(x, f))
-
-
-def rotate(x, c, rng):
-    angles = c * rng.choice([-1.0, 1.0], len(x))
-    return clip(per_image(x, lambda img, i: ndimage.rotate(img, angles[i], reshape=False, order=1)))
-
-
-def translate(x, c, rng):
-    theta = rng.uniform(0.0, 2 * np.pi, len(x))
-    return clip(per_image(x, lambda img, i: ndimage.shift(img, (c * np.sin(theta[i]), c * np.cos(theta[i])), order=1)))
-
-
-def elastic(x, c, rng):
-    # Random displacement field, smoothed (sigma 1 pixel), scaled to c pixels of RMS displacement.
-    alpha, sigma = c, 1.0
-    grid = np.mgrid[0:8, 0:8].astype(np.float64)
-
-    def f(img, i):
-        d = np.stack([ndimage.gaussian_filter(rng.uniform(-1, 1, (8, 8)), sigma) for _ in range(2)])
-        d *= alpha / max(np.sqrt((d ** 2).sum(0).mean()), 1e-12)
-        return ndimage.map_coordinates(img, grid + d, order=1, mode="constant")
-    return clip(per_image(x, f))
-
-
-def occlusion(x, c, rng):
-    # A gray c x c square at a random place.
-    out = x.copy()
-    for i in range(len(x)):
-        r, col = rng.integers(0, 8 - c + 1, 2)
-        out[i, r:r + c, col:col + c] = 0.5
-    return out
-
-
-def invert(x, c, rng):
-    return x * (1.0 - c) + (1.0 - x) * c
-
-
-def zoom(x, c, rng):
-    # Shrink (c < 1) about the centre: the digit gets smaller, the border empty.
-    def f(img, i):
-        centre = np.array([3.5, 3.5])
-        matrix = np.eye(2) / c
-        return ndimage.affine_transform(img, matrix, offset=centre - matrix @ centre, order=1, mode="constant")
-    return clip(per_image(x, f))
-
-
+# ---- corruptions of images in [0, 1] (bench/corruptions.py); 5 severities each, a fixed seed per (type, severity) ----
 # Severity 1..5 parameters, chosen so that the models' accuracies run from near-clean to degraded.
 CORRUPTIONS = {
     "gaussian_noise": (gaussian_noise, [0.1, 0.2, 0.3, 0.45, 0.6]),
@@ -258,17 +168,8 @@ def main():
               f"{np.median(values):.3f} | {values.max():.3f} | {len(values)} |")
         summary[model_name] = accs
     if "-v" in sys.argv:
-        names = [s[0] for s in sets]
-        print("set " + " ".join(f"{m:>7}" for m in models))
-        for n in names:
-            print(f"{n:24s} " + " ".join(f"{summary[m][n]:7.3f}" for m in models))
-    digest = hashlib.sha256()
-    for path in sorted(OUT.rglob("*")):
-        if path.is_file():
-            digest.update(path.relative_to(OUT).as_posix().encode())
-            digest.update(path.read_bytes())
-    print(f"sha256 of bench/digits_c/data: {digest.hexdigest()}")
-
+        print_per_set(summary, [s[0] for s in sets])
+    print_digest(OUT, "bench/digits_c/data")
 
 if __name__ == "__main__":
     main()

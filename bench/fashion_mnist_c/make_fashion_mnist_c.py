@@ -12,7 +12,6 @@ validation set (source_*.npy) and manifest.json in the format of `mano eval`. De
     /usr/bin/python3 bench/fashion_mnist_c/make_fashion_mnist_c.py [-v]
 """
 import gzip
-import hashlib
 import json
 import os
 import pathlib
@@ -27,8 +26,8 @@ sys.dont_write_bytecode = True
 import numpy as np
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import corruptions as C  # noqa: E402  (the size-generic corruption functions beside this file)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import corruptions as C  # noqa: E402  (bench/corruptions.py: size-generic, shared with Digits-C)
 
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
@@ -230,17 +229,8 @@ def main():
               f"{np.median(values):.3f} | {values.max():.3f} | {len(values)} |")
         summary[model_name] = accs
     if "-v" in sys.argv:
-        names = [s[0] for s in sets]
-        print("set " + " ".join(f"{m:>7}" for m in models))
-        for n in names:
-            print(f"{n:24s} " + " ".join(f"{summary[m][n]:7.3f}" for m in models))
-    digest = hashlib.sha256()
-    for path in sorted(OUT.rglob("*")):
-        if path.is_file():
-            digest.update(path.relative_to(OUT).as_posix().encode())
-            digest.update(path.read_bytes())
-    print(f"sha256 of bench/fashion_mnist_c/data: {digest.hexdigest()}")
-
+        C.print_per_set(summary, [s[0] for s in sets])
+    C.print_digest(OUT, "bench/fashion_mnist_c/data")
 
 if __name__ == "__main__":
     main()

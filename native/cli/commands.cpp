@@ -503,7 +503,8 @@ int run_eval(eval_command& c) {
             const auto p = summarize(per_set, acc);
             report["normalization"]["per_set"] = {{"r2", p.r2}, {"pearson", p.pearson}, {"spearman", p.spearman},
                                                   {"kendall", p.kendall}, {"mae", p.mae}, {"n", p.n}};
-        } catch (const error&) {
+        } catch (const error& e) {
+            warn(std::string("mano with each set's own softrun branch: no summary: ") + e.what());
         }
     }
     if (!c.plots.empty()) write_plots(c.plots, report, sets);

@@ -1,4 +1,5 @@
-"""Image corruptions for the quality benchmarks, generic in the image size.
+"""Image corruptions for the quality benchmarks (Digits-C, Fashion-MNIST-C), generic in the image
+size, and the summary lines their generators print.
 
 Every function takes a stack of gray images in [0, 1] (M x H x W, float64), a severity parameter
 c and a numpy Generator, and returns a corrupted stack of the same shape in [0, 1]. Nothing here
@@ -116,3 +117,21 @@ def zoom(x, c, rng):
     offset = centre - matrix @ centre
     return clip(per_image(x, lambda img, i: ndimage.affine_transform(img, matrix, offset=offset, order=1, mode="constant")))
 
+
+
+def print_per_set(summary, names):
+    """-v: every set's accuracy under every model, {model: {set: accuracy}}."""
+    print("set " + " ".join(f"{m:>7}" for m in summary))
+    for n in names:
+        print(f"{n:24s} " + " ".join(f"{summary[m][n]:7.3f}" for m in summary))
+
+
+def print_digest(folder, label):
+    """SHA-256 over every file's relative path and bytes: equal digests, byte-identical data."""
+    import hashlib
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(folder).as_posix().encode())
+            digest.update(path.read_bytes())
+    print(f"sha256 of {label}: {digest.hexdigest()}")
