@@ -201,6 +201,11 @@ TEST_CASE("write_file writes the plot and names the path when it cannot", "[plot
     std::stringstream read;
     read << in.rdbuf();
     CHECK(read.str() == svg);
+    // written through a temporary file beside it, renamed over it: nothing else is left behind
+    mano::cli::write_file(path, "second");
+    std::size_t entries = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) entries += entry.path().filename() == "mano.svg" ? 1 : 100;
+    CHECK(entries == 1);
     std::filesystem::remove_all(folder);
 
     const std::string missing = (folder / "no such folder" / "mano.svg").string();

@@ -374,6 +374,12 @@ int run_score(score_command& c) {
         throw error("--emit-state writes the state of one logits file; give exactly one file and no --chunk-size");
     if (!c.rows.empty() && c.files.size() != 1) throw error("--rows selects rows of one logits file; give exactly one");
     if (!(c.level > 0 && c.level < 1)) throw error("--level must lie strictly between 0 and 1, e.g. 0.9");
+    if (!c.emit_state.empty()) {
+        auto inputs = c.files;
+        inputs.insert(inputs.end(), {c.methods.second_logits, c.methods.features, c.methods.source_features,
+                                     c.methods.source_logits, c.methods.source_labels, c.calibration});
+        refuse_overwriting_inputs(c.emit_state, inputs, "--emit-state");
+    }
     option_resolver resolver(c.methods, c.input);
     const unsigned threads = thread_count(c.input.threads);
 
@@ -459,6 +465,7 @@ int run_score(score_command& c) {
 }
 
 int run_merge(merge_command& c) {
+    if (!c.emit_state.empty()) refuse_overwriting_inputs(c.emit_state, c.states, "--emit-state");
     std::optional<accumulator> total;
     for (const auto& path : c.states) {
         std::ifstream in(path);
@@ -563,6 +570,12 @@ int run_calibrate(calibrate_command& c) {
                     "--input VAL_DIR --synthesize to build shifted sets from labeled images");
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest);
+    if (!c.output.empty()) {
+        std::vector<std::string> inputs{c.manifest};
+        if (manifest.source) inputs.insert(inputs.end(), {manifest.source->logits, manifest.source->labels});
+        for (const auto& s : manifest.sets) inputs.insert(inputs.end(), {s.logits, s.labels});
+        refuse_overwriting_inputs(c.output, inputs, "-o");
+    }
     const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
     std::vector<std::string> notes;
     calibration cal = calibrate(scored.sets, scored.used, &notes, false);
@@ -712,10 +725,12 @@ void model_args::add_to(CLI::App* app, const std::string& batch_flag) {
     app->add_option("--input", input, "an image folder (one subfolder per class gives labels) or an N x C x H x W float32 .npy");
     app->add_option("--device", device, "auto | cpu | cuda | cuda:INDEX")->capture_default_str();
     app->add_option("--amp", amp, "off | fp16 | bf16: autocast the model to this type")->capture_default_str();
-    app->add_option(batch_flag, batch_size, "images per model call")->capture_default_str();
-    app->add_option("--workers", workers, "image decoding threads (default: every core but one, at least one)");
-    preprocessing.push_back(app->add_option("--resize", resize, "resize images so that their shorter side is S pixels"));
-    preprocessing.push_back(app->add_option("--crop", crop, "then center-crop C x C pixels"));
+    app->add_option(batch_flag, batch_size, "images per model call")->capture_default_str()->check(whole_number(true));
+    app->add_option("--workers", workers, "image decoding threads (default: every core but one, at least one)")
+        ->check(whole_number(false));
+    preprocessing.push_back(app->add_option("--resize", resize, "resize images so that their shorter side is S pixels")
+                                ->check(whole_number(true)));
+    preprocessing.push_back(app->add_option("--crop", crop, "then center-crop C x C pixels")->check(whole_number(true)));
     preprocessing.push_back(app->add_option("--mean", mean, "m,m,m: per-channel mean subtracted from pixels in [0, 1] (default 0,0,0)"));
     preprocessing.push_back(app->add_option("--std", std, "s,s,s: per-channel divisor after the mean (default 1,1,1)"));
 }

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     score->add_option("files", score_args.files, "logit files, one N x K array each")->required()->check(CLI::ExistingFile);
     score->add_flag("--json", score_args.json, "one JSON object per file (or chunk), as JSON Lines");
     score->add_option("--chunk-size", score_args.chunk_size,
-                      "one result per consecutive chunk of R rows (a stream in time order)");
+                      "one result per consecutive chunk of R rows (a stream in time order)")
+        ->check(whole_number(true));
     score->add_option("--rows", score_args.rows, "FIRST:END: score only these rows (0-based, END excluded), e.g. a shard");
     score->add_option("--emit-state", score_args.emit_state,
                       "also write the mergeable accumulator state (JSON) to this file, for mano merge");
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
                   "with --model and --input VAL_DIR: fit on synthetic shifts (9 corruptions x 5 severities) of a labeled "
                   "image folder");
     cal->add_option("--seed", cal_args.seed, "with --synthesize: the seed of the corruptions' random draws")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole_number(false));
     cal_args.run.add_to(cal, "--infer-batch-size");
 
     infer_command infer_args;

@@ -4,11 +4,16 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <locale>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <mano/error.hpp>
 
@@ -382,14 +387,57 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
 }
 
 void write_file(const std::string& path, const std::string& text) {
-    errno = 0;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (out) out.close();
-    if (!out) {
+    const auto fail = [&](const std::string& what, int code) {
+        throw error(path + ": cannot write the file (" + what + (code ? std::string(": ") + std::strerror(code) : "") + ")");
+    };
+    // A temporary file beside the target, renamed over it once complete and on disk: a reader, a
+    // crash or a concurrent writer sees the old file or the new one, never a part of either.
+    const std::filesystem::path target(path);
+    const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+    std::string temporary = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    const int fd = ::mkstemp(temporary.data());
+    if (fd < 0) fail("creating a temporary file in its folder", errno);
+    const auto abandon = [&](const std::string& what) {
         const int code = errno;
-        throw error(path + ": cannot write the file" + (code ? std::string(" (") + std::strerror(code) + ")" : ""));
+        ::close(fd);
+        ::unlink(temporary.c_str());
+        fail(what, code);
+    };
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) abandon("writing");
+        done += static_cast<std::size_t>(n);
     }
+    // mkstemp makes the file 0600; give it what a plain create would (0666 less the umask)
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::fchmod(fd, 0666 & ~mask) != 0) abandon("setting its permissions");
+    if (::fsync(fd) != 0) abandon("flushing it to disk");
+    if (::close(fd) != 0) {
+        const int code = errno;
+        ::unlink(temporary.c_str());
+        fail("closing it", code);
+    }
+    if (::rename(temporary.c_str(), path.c_str()) != 0) {
+        const int code = errno;
+        ::unlink(temporary.c_str());
+        fail("renaming the temporary file over it", code);
+    }
+    const int dir = ::open(folder.c_str(), O_RDONLY);
+    if (dir >= 0) {  // the rename itself on disk; a folder that cannot be opened still has the file
+        ::fsync(dir);
+        ::close(dir);
+    }
+}
+
+void refuse_overwriting_inputs(const std::string& output, const std::vector<std::string>& inputs, const std::string& flag) {
+    std::error_code ec;
+    if (!std::filesystem::exists(output, ec)) return;
+    for (const auto& input : inputs)
+        if (!input.empty() && std::filesystem::equivalent(output, input, ec))
+            throw error(flag + " " + output + ": this is an input file (" + input +
+                        "); write the output to another path");
 }
 
 }  // namespace cli

@@ -34,8 +34,14 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
                         const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
                         double spearman);
 
-// Writes `text` to `path`; throws mano::error naming the path on failure.
+// Writes `text` to `path` atomically: into a temporary file in the same folder, flushed to disk,
+// then renamed over `path`, so that a crash or a concurrent writer never leaves a partial file and
+// the previous one stays whole until the new one is complete. Throws mano::error naming the path.
 void write_file(const std::string& path, const std::string& text);
+
+// Throws mano::error when `output` is one of `inputs` (the same file, by any path): mano never
+// writes over what it reads. `flag` names the option that gave `output`.
+void refuse_overwriting_inputs(const std::string& output, const std::vector<std::string>& inputs, const std::string& flag);
 
 }  // namespace cli
 }  // namespace mano

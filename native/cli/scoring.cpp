@@ -163,7 +163,7 @@ void input_args::add_to(CLI::App* app) {
                                                          "it is not a logit");
     app->add_option("--header", header, "CSV/TSV: whether the first line is a header (default: detect)")
         ->check(CLI::IsMember({"yes", "no"}));
-    app->add_option("--threads", threads, "threads (default: every core)");
+    app->add_option("--threads", threads, "threads (default: every core)")->check(whole_number(false));
     app->add_flag("--quiet", quiet, "no progress line on stderr");
 }
 
@@ -196,6 +196,16 @@ io::read_options input_args::labels_options() const {
     o.key.clear();  // a --key names the logits; labels in a container are the member "labels"
     o.shape.reset();
     return o;
+}
+
+CLI::Validator whole_number(bool positive) {
+    return CLI::Validator(
+        [positive](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && !(positive && std::stoull(text) == 0)) return "";
+            return std::string("must be a whole number ") + (positive ? ">= 1" : ">= 0") + " below 10^18 (got '" + text + "')";
+        },
+        positive ? "INT>=1" : "INT>=0");
 }
 
 void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batch_flag, bool families) {

@@ -24,6 +24,10 @@
 namespace mano {
 namespace cli {
 
+// For unsigned options: the text must be a plain whole number (no sign, no exponent), at least 1
+// when `positive`, and small enough for 64 bits; CLI11 would otherwise wrap "-1" to 2^64 - 1.
+CLI::Validator whole_number(bool positive);
+
 // How input files are read and how much of the machine is used.
 struct input_args {
     io::read_options read;

@@ -87,7 +87,6 @@ bool any_preprocessing(const model_args& a) {
 void check_run(const model_args& a, const char* command) {
     if (a.model.empty()) throw error(std::string(command) + " needs --model (a TorchScript .pt file)");
     if (a.input.empty()) throw error(std::string(command) + " needs --input (an image folder or an N x C x H x W float32 .npy)");
-    if (a.batch_size == 0) throw error("the model's batch size must be at least 1");
 }
 
 unsigned worker_count(unsigned requested) {

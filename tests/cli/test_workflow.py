@@ -502,6 +502,80 @@ def test_family_recommended_intervals(tmp):
               f"{[str(a).replace(str(tmp), '') for a in args]}: exit {proc.returncode}, {proc.stderr!r}")
 
 
+def test_atomic_writes(tmp):
+    """kill -9 at random points of --emit-state and -o never leaves a partial file nor loses the
+    previous good one; concurrent writers to one path leave one whole file; inputs are never overwritten."""
+    import random
+    import signal
+    import time
+    rng = np.random.default_rng(5)
+    big, small = tmp / "atomic_big.npy", tmp / "atomic_small.npy"
+    np.save(big, rng.standard_normal((5000, 100)).astype(np.float32))  # a ~10 MB state (COT keeps the rows)
+    np.save(small, rng.standard_normal((50, 100)).astype(np.float32))
+    state = tmp / "atomic_state.json"
+    run("score", small, "--emit-state", state, "--quiet")
+    old = state.read_text()
+    run("score", big, "--emit-state", tmp / "atomic_new.json", "--quiet")
+    new = (tmp / "atomic_new.json").read_text()
+    check(old != new and json.loads(new)["n"] == 5000, "two different states to tell apart")
+    start = time.monotonic()
+    run("score", big, "--emit-state", tmp / "atomic_timing.json", "--quiet")
+    duration = time.monotonic() - start
+    random.seed(7)
+    outcomes = {"previous": 0, "new": 0}
+    bad = []
+    for trial in range(200):
+        proc = subprocess.Popen([MANO, "score", str(big), "--emit-state", str(state), "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(random.uniform(0, duration * 1.1))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        text = state.read_text()
+        if text == old:
+            outcomes["previous"] += 1
+        elif text == new:
+            outcomes["new"] += 1
+        else:
+            bad.append(trial)
+        if trial % 2 and text == new:
+            state.write_text(old)  # start again from the previous state, to catch a loss of it
+    check(not bad, f"kill -9 during --emit-state left a partial or corrupt state in trials {bad[:10]}")
+    check(outcomes["previous"] > 0 and outcomes["new"] > 0, f"the kills fell before and after the rename: {outcomes}")
+    print(f"kill -9 during --emit-state, 200 trials: {outcomes}")
+    # -o of calibrate, killed the same way
+    cal_manifest = tmp / "atomic_manifest.json"
+    sets = make_shifted_sets(tmp, np.random.default_rng(3), 6)
+    cal_manifest.write_text(json.dumps({"sets": sets}))
+    cal = tmp / "atomic_cal.json"
+    run("calibrate", cal_manifest, "-o", cal, "--quiet")
+    good = cal.read_text()
+    broken = 0
+    for trial in range(50):
+        proc = subprocess.Popen([MANO, "calibrate", str(cal_manifest), "-o", str(cal), "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(random.uniform(0, 0.05))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        broken += cal.read_text() != good
+    check(broken == 0, f"kill -9 during calibrate -o changed the calibration in {broken} of 50 trials")
+    # eight writers at once to one path, ten times: one whole state
+    for round_ in range(10):
+        procs = [subprocess.Popen([MANO, "score", str(big), "--emit-state", str(state), "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(8)]
+        codes = [p.wait() for p in procs]
+        check(codes == [0] * 8 and state.read_text() == new, f"8 concurrent --emit-state, round {round_}: {codes}")
+    # mano never writes over its inputs
+    before = big.read_bytes()
+    for args, needle in ((["score", big, "--emit-state", big], "input file"),
+                         (["merge", tmp / "atomic_new.json", "--emit-state", tmp / "atomic_new.json"], "input file"),
+                         (["calibrate", cal_manifest, "-o", cal_manifest], "input file"),
+                         (["calibrate", cal_manifest, "-o", tmp / sets[0]["labels"]], "input file")):
+        proc = run(*args)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0], f"{args[0]} over an input: {proc.stderr!r}")
+    check(big.read_bytes() == before and json.loads(cal_manifest.read_text())["sets"] == sets, "the inputs are unchanged")
+
+
 def test_bad_inputs(tmp):
     rng = np.random.default_rng(2)
     sets = make_shifted_sets(tmp, rng, 4)
@@ -539,6 +613,10 @@ def test_bad_inputs(tmp):
         (["score", tmp / "set0.npy", "--shape", "3"], "--shape"),
         (["score", tmp / "set0.npy", "--level", "2"], "--level"),
         (["score", tmp / "set0.npy", "--threads", "-1"], "threads"),
+        (["score", tmp / "set0.npy", "--json", "--chunk-size", "-1"], "--chunk-size"),
+        (["score", tmp / "set0.npy", "--chunk-size", "0"], "--chunk-size"),
+        (["score", tmp / "set0.npy", "--chunk-size", "99999999999999999999"], "--chunk-size"),
+        (["score", tmp / "set0.npy", "--chunk-size", "1e3"], "--chunk-size"),
         (["predict", "--calibration", tmp / "cal_bad.json"], "give logit files or --manifest"),
     ]
     for args, needle in cases:
@@ -566,5 +644,6 @@ with tempfile.TemporaryDirectory() as d:
     test_formats(tmp)
     test_eval_calibrate_predict(tmp)
     test_family_recommended_intervals(tmp)
+    test_atomic_writes(tmp)
     test_bad_inputs(tmp)
 finish()
