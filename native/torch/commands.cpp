@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/plot.hpp"
 #include "corruptions.hpp"
 #include "images.hpp"
 #include "io/reader.hpp"
@@ -260,7 +261,10 @@ int run_infer(infer_command& c) {
     }
     const model_input in = open_input(c.run, p, c.labels);
     std::unique_ptr<inference::npy_writer> out;
-    if (!c.out.empty()) out = std::make_unique<inference::npy_writer>(c.out);
+    if (!c.out.empty()) {
+        refuse_overwriting_inputs(c.out, {c.run.model, c.run.input, c.labels, c.calibration}, "--out");
+        out = std::make_unique<inference::npy_writer>(c.out);
+    }
     inference::model net(c.run.model, {c.run.device, c.run.amp});
 
     input_args defaults;
@@ -324,6 +328,7 @@ int run_calibrate_synthesized(calibrate_command& c) {
         throw error("--input " + c.run.input + ": calibrate --synthesize needs a labeled image folder (one subfolder per class)");
     c.input.finish();
     c.methods.finish();
+    if (!c.output.empty()) refuse_overwriting_inputs(c.output, {c.run.model}, "-o");
     const preprocessing p = preprocessing_of(c.run);
     const model_input in = open_folder(c.run.input, p);
     if (!in.folder->labeled())

@@ -3,6 +3,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <mano/error.hpp>
 
@@ -18,13 +22,28 @@ constexpr std::size_t header_bytes = 128;
 }  // namespace
 
 npy_writer::npy_writer(std::string path) : path_(std::move(path)) {
-    file_ = std::fopen(path_.c_str(), "wb");
-    if (!file_) fail("cannot create the file");
+    // rows go to a temporary file beside `path`, renamed over it by close() once complete
+    const std::filesystem::path target(path_);
+    const auto folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+    temporary_ = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    const int fd = ::mkstemp(temporary_.data());
+    if (fd < 0) fail("cannot create a temporary file in its folder");
+    const mode_t mask = ::umask(0);  // what a plain create would give: 0666 less the umask
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+    file_ = ::fdopen(fd, "wb");
+    if (!file_) {
+        ::close(fd);
+        ::unlink(temporary_.c_str());
+        fail("cannot create the file");
+    }
     write_header(0);
 }
 
 npy_writer::~npy_writer() {
-    if (file_) std::fclose(file_);
+    if (!file_) return;
+    std::fclose(file_);  // not closed: the run failed, and `path` keeps what it had
+    ::unlink(temporary_.c_str());
 }
 
 void npy_writer::fail(const std::string& what) const {
@@ -61,9 +80,15 @@ void npy_writer::close() {
     if (!file_) return;
     if (std::fflush(file_) != 0) fail("cannot write the logits");
     write_header(rows_);
+    const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
     const int status = std::fclose(file_);
     file_ = nullptr;
-    if (status != 0) fail("cannot finish the file");
+    if (!flushed || status != 0 || ::rename(temporary_.c_str(), path_.c_str()) != 0) {
+        const int code = errno;
+        ::unlink(temporary_.c_str());
+        errno = code;
+        fail("cannot finish the file");
+    }
 }
 
 }  // namespace inference

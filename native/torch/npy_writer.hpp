@@ -11,8 +11,8 @@ namespace inference {
 
 class npy_writer {
 public:
-    // Creates (truncates) `path` at once, so a bad path fails before any work; throws
-    // mano::error naming it when it cannot be written.
+    // Creates a temporary file beside `path` at once, so a bad folder fails before any work;
+    // throws mano::error naming `path` when it cannot be written.
     explicit npy_writer(std::string path);
     ~npy_writer();
     npy_writer(const npy_writer&) = delete;
@@ -20,8 +20,9 @@ public:
 
     // Appends `rows` rows of `cols` floats; every call must have the same `cols`.
     void append(const float* data, std::size_t rows, std::size_t cols);
-    // Writes the final shape into the header and closes the file. Until then the header says
-    // (0, K), so an interrupted run leaves a valid, empty array rather than a wrong one.
+    // Writes the final shape into the header, flushes the file to disk and renames it over
+    // `path`: an interrupted run leaves `path` as it was, never a partial array. Without close()
+    // the destructor removes the temporary file.
     void close();
 
     std::size_t rows() const noexcept { return rows_; }
@@ -32,6 +33,7 @@ private:
     [[noreturn]] void fail(const std::string& what) const;
 
     std::string path_;
+    std::string temporary_;
     std::size_t cols_ = 0;
     std::size_t rows_ = 0;
     std::FILE* file_ = nullptr;

@@ -50,6 +50,14 @@ def test_logits(tmp):
         check(diff <= 1e-5, f"{name}: logits differ from PyTorch's by {diff}")
         header = out.read_bytes()[:128]
         check(header[:6] == b"\x93NUMPY" and header[127:128] == b"\n", f"{name}: .npy header {header!r}")
+        leftovers = [p.name for p in tmp.iterdir() if ".tmp-" in p.name]
+        check(not leftovers, f"{name}: --out is written through a temporary file renamed over it: {leftovers}")
+    # --out never replaces an input, and a run that fails keeps the previous file
+    before = (tmp / "logits.npy").read_bytes()
+    proc = run("infer", "--model", MODEL, "--input", INPUTS, "--out", INPUTS)
+    check(proc.returncode == 2 and "input file" in proc.stderr, f"--out over the input: {proc.stderr!r}")
+    proc = run("infer", "--model", MODEL, "--input", INPUTS, "--out", tmp / "logits.npy", "--calibration", tmp / "none.json")
+    check(proc.returncode == 2 and (tmp / "logits.npy").read_bytes() == before, "a failed run keeps the previous --out file")
 
 
 def test_results(tmp):
