@@ -107,14 +107,21 @@ bool accumulator::baseline_rows_differ() const { return opts_.temperature != 1.0
 
 namespace {
 
-// MDE's running log-sum-exp of the energies: keep the maximum and the sum of exp(E - max).
-void add_energy(double& max, double& exp_sum, double e) {
+// MDE's running log-sum-exp of the energies (the maximum and the sum of exp(E - max)), and
+// their sum as deviations from the first one.
+void add_energy(double& max, double& exp_sum, double& shift, double& deviation_sum, double e) {
+    if (exp_sum == 0) {
+        max = shift = e;
+        exp_sum = 1;
+        return;
+    }
     if (e > max) {
         exp_sum = exp_sum * std::exp(max - e) + 1.0;
         max = e;
     } else {
         exp_sum += std::exp(e - max);
     }
+    deviation_sum += e - shift;
 }
 
 void check_finite_row(const double* row, std::size_t k, std::size_t index, const char* prefix) {
@@ -291,8 +298,8 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                 state_.max_prob.add(base[r].max_prob);
                 state_.entropy.add(base[r].entropy);
                 if (mde) {  // an exp per row: only when asked for
-                    add_energy(state_.energy_max, state_.energy_exp_sum, -base[r].lse);
-                    state_.energy_sum += -base[r].lse;
+                    add_energy(state_.energy_max, state_.energy_exp_sum, state_.energy_shift, state_.energy_deviation_sum,
+                               -base[r].lse);
                 }
                 state_.max_sigma.softmax.add(st.max_prob);
                 state_.max_sigma.taylor.add(st.taylor_max);
@@ -361,6 +368,10 @@ double proportion_se(double a, double n) { return std::sqrt(std::max(0.0, a * (1
 
 }  // namespace
 
+// Below this mean of sigma^p the sum has lost its terms to underflow (each < DBL_MIN): at up to
+// 10^12 entries they weigh at most 2e-6 of it.
+constexpr double min_power_mean = 1e-290;
+
 double accumulator::batch_score(double sum, std::size_t rows) const {
     return std::pow(sum / (static_cast<double>(rows) * static_cast<double>(k_)), 1.0 / opts_.p);
 }
@@ -414,13 +425,19 @@ void accumulator::merge(const accumulator& other) {
     }
     state_.max_prob.add(o.max_prob);
     state_.entropy.add(o.entropy);
-    if (o.energy_exp_sum > 0) {
+    if (state_.energy_exp_sum == 0) {
+        state_.energy_max = o.energy_max;
+        state_.energy_exp_sum = o.energy_exp_sum;
+        state_.energy_shift = o.energy_shift;
+        state_.energy_deviation_sum = o.energy_deviation_sum;
+    } else if (o.energy_exp_sum > 0) {
         const double top = std::max(state_.energy_max, o.energy_max);
         state_.energy_exp_sum = state_.energy_exp_sum * std::exp(state_.energy_max - top) +
                                 o.energy_exp_sum * std::exp(o.energy_max - top);
         state_.energy_max = top;
+        state_.energy_deviation_sum +=
+            o.energy_deviation_sum + static_cast<double>(o.n) * (o.energy_shift - state_.energy_shift);
     }
-    state_.energy_sum += o.energy_sum;
     if (state_.gram) state_.gram->add(*o.gram);
     if (state_.gram_softrun_softmax) state_.gram_softrun_softmax->add(*o.gram_softrun_softmax);
     if (state_.gram_softrun_taylor) state_.gram_softrun_taylor->add(*o.gram_softrun_taylor);
@@ -496,16 +513,23 @@ result accumulator::finalize() const {
             const double score = batch_score(sums.sum, state_.n);
             // delta method: S = mean^(1/p) with mean = sums / (NK), so dS = S / (p mean) d(mean)
             const double mean = sums.sum / (n * static_cast<double>(k_));
+            // sigma^p of every entry below double's range: the score would read 0, below its floor
+            if (!(mean >= min_power_mean)) return std::numeric_limits<double>::quiet_NaN();
             if (on_softmax == softmax && mean > 0)
                 r.se[static_cast<int>(method::mano)] =
                     score / (o.p * mean) * mean_se(sums.sum, sums.sum_sq, n) / static_cast<double>(k_);
             return score;
         };
         m.score = branch_score(softmax);
+        if (std::isnan(m.score))
+            throw error("p = " + std::to_string(o.p) + " is too large for these logits: every sigma^p underflows double "
+                        "precision, so the " + normalization_name(used) + " score would read 0; use a smaller p");
         if (o.norm == normalization::softrun && !o.criterion) {
-            m.variants[variant_name(normalization::softmax, o.taylor_order)] = softmax ? m.score : branch_score(true);
-            if (state_.taylor_overflow_row < 0)
-                m.variants[variant_name(normalization::taylor, o.taylor_order)] = softmax ? branch_score(false) : m.score;
+            const auto put = [&](normalization branch, double value) {
+                if (!std::isnan(value)) m.variants[variant_name(branch, o.taylor_order)] = value;
+            };
+            put(normalization::softmax, softmax ? m.score : branch_score(true));
+            if (state_.taylor_overflow_row < 0) put(normalization::taylor, softmax ? branch_score(false) : m.score);
         }
         r.mano = m;
     }
@@ -519,7 +543,10 @@ result accumulator::finalize() const {
         se_of(method::entropy, state_.entropy);
     }
     // MDE = LSE_j(E_j) - mean_i E_i with E_i = -LSE(q_i)
-    if (o.wants(method::mde)) r.mde = state_.energy_max + std::log(state_.energy_exp_sum) - state_.energy_sum / n;
+    // MDE = LSE_j(E_j) - mean_i E_i = (max - mean) + log sum_j exp(E_j - max), both terms >= 0
+    if (o.wants(method::mde))
+        r.mde = std::max(0.0, (state_.energy_max - state_.energy_shift) - state_.energy_deviation_sum / n) +
+                std::log(state_.energy_exp_sum);
     if (o.wants(method::nuclear)) r.nuclear = state_.gram->nuclear(state_.n);
     if (o.wants(method::confscore_softrun)) {
         const moments& max_sigma = softmax ? state_.max_sigma.softmax : state_.max_sigma.taylor;
@@ -573,8 +600,8 @@ result accumulator::finalize() const {
 namespace {
 
 // Version 2 added the sums of squares behind the standard errors, and the label counts; 4 the
-// predicted class counts.
-constexpr int state_version = 4;
+// predicted class counts; 5 MDE's energies as deviations from the first one.
+constexpr int state_version = 5;
 
 }  // namespace
 
@@ -607,7 +634,8 @@ nlohmann::json accumulator::to_json() const {
           {"sum_taylor", s.batch_sums.taylor}}},
         {"max_prob", moments_json(s.max_prob)},
         {"entropy", moments_json(s.entropy)},
-        {"energy", {{"max", s.energy_max}, {"exp_sum", s.energy_exp_sum}, {"sum", s.energy_sum}}},
+        {"energy", {{"max", s.energy_max}, {"exp_sum", s.energy_exp_sum}, {"shift", s.energy_shift},
+                    {"deviation_sum", s.energy_deviation_sum}}},
         {"gram", s.gram ? s.gram->to_json() : nlohmann::json()},
         {"gram_softrun_softmax", s.gram_softrun_softmax ? s.gram_softrun_softmax->to_json() : nlohmann::json()},
         {"gram_softrun_taylor", s.gram_softrun_taylor ? s.gram_softrun_taylor->to_json() : nlohmann::json()},
@@ -646,7 +674,8 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.entropy = moments_from(j.at("entropy"));
         s.energy_max = j.at("energy").at("max").get<double>();
         s.energy_exp_sum = j.at("energy").at("exp_sum").get<double>();
-        s.energy_sum = j.at("energy").at("sum").get<double>();
+        s.energy_shift = j.at("energy").at("shift").get<double>();
+        s.energy_deviation_sum = j.at("energy").at("deviation_sum").get<double>();
         const auto read_gram = [&](const char* key, std::optional<detail::gram_sum>& into) {
             const auto& value = j.at(key);
             if (value.is_null() != !into)
@@ -678,7 +707,11 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
             throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
                         " class counts that sum to n");
         s.predicted = predicted;
-        const bool sane = std::isfinite(s.phi_sum) && s.sums.softmax.sum >= 0 && s.sums.taylor.sum >= 0 &&
+        const bool energies = std::isfinite(s.energy_max) && std::isfinite(s.energy_shift) &&
+                              std::isfinite(s.energy_deviation_sum) && std::isfinite(s.energy_exp_sum) &&
+                              (o.wants(method::mde) && s.n > 0 ? s.energy_exp_sum >= 1 && s.energy_shift <= s.energy_max
+                                                               : s.energy_exp_sum >= 0);
+        const bool sane = energies && std::isfinite(s.phi_sum) && s.sums.softmax.sum >= 0 && s.sums.taylor.sum >= 0 &&
                           s.correct <= s.labeled_rows && s.labeled_rows <= s.n &&
                           (o.batch_size == 0 ? s.batches == 0 && s.batch_rows == 0
                                              : s.batch_rows < static_cast<std::size_t>(o.batch_size) &&

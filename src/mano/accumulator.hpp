@@ -98,7 +98,9 @@ private:
         // baselines on q / T
         moments max_prob;  // ConfScore
         moments entropy;   // Entropy
-        double energy_max = -1e308, energy_exp_sum = 0, energy_sum = 0;  // MDE: E_i = -LSE_i
+        // MDE: E_i = -LSE_i; the running max with sum_i exp(E_i - max) (0 until the first row), and
+        // sum_i (E_i - shift) with shift = the first row's E, so that mean E - max never cancels
+        double energy_max = 0, energy_exp_sum = 0, energy_shift = 0, energy_deviation_sum = 0;
         std::optional<detail::gram_sum> gram;  // Nuclear: the rows, or P^T P beyond K rows
         std::vector<double> cot_rows;  // COT: the softmax rows, N x K
         // softrun variants on q

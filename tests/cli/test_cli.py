@@ -13,7 +13,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 from baselines_reference import baselines, fit_temperature  # noqa: E402
 from harness import check, finish, rel  # noqa: E402
-from mano_reference import criterion, mano  # noqa: E402
+from mano_reference import criterion, mano, softmax_rows  # noqa: E402
 
 MANO = sys.argv[1]
 
@@ -269,6 +269,63 @@ def test_baseline_errors(tmp):
     check(proc.returncode == 2 and "one class" in proc.stderr, f"single predicted class: {proc.stderr!r}")
 
 
+def test_mde_extremes(tmp):
+    """MDE = LSE_j(E_j) - mean_i E_i >= log N with E_i = -LSE(q_i): no cancellation at extreme logits."""
+    from scipy.special import logsumexp
+    top = tmp / "f32max.npy"
+    np.save(top, np.full((200, 10), np.finfo(np.float32).max, np.float32))
+    proc = run("score", top, "--json", "--methods", "mde")
+    got = json.loads(proc.stdout)["methods"]["mde"]["score"] if proc.returncode == 0 else -1
+    check(rel(got, np.log(200)) <= 1e-9, f"MDE of 200 equal float32-max rows: {got} vs log 200 = {np.log(200)}")
+    q = np.zeros((300, 10))
+    q[0::3, 0] = 1e300   # E = -1e300
+    q[1::3, :] = -1e300  # E = 1e300 - log 10
+    q[2::3, 1] = -5.0    # E = -LSE of a plain row
+    wide = tmp / "pm1e300.npy"
+    np.save(wide, q)
+    m = q.max(1, keepdims=True)
+    energies = -(m[:, 0] + np.log(np.exp(q - m).sum(1)))
+    want = logsumexp(energies) - energies.mean()
+    proc = run("score", wide, "--json", "--methods", "mde")
+    got = json.loads(proc.stdout)["methods"]["mde"]["score"] if proc.returncode == 0 else -1
+    check(rel(got, want) <= 1e-9 and got >= np.log(300), f"MDE at +-1e300: {got} vs {want}")
+    # the same through shards merged in both orders
+    a, b = tmp / "mde_a.json", tmp / "mde_b.json"
+    run("score", wide, "--methods", "mde", "--rows", "0:100", "--emit-state", a, "--quiet")
+    run("score", wide, "--methods", "mde", "--rows", "100:300", "--emit-state", b, "--quiet")
+    for order in ((a, b), (b, a)):
+        proc = run("merge", *order, "--json")
+        got = json.loads(proc.stdout)["methods"]["mde"]["score"] if proc.returncode == 0 else -1
+        check(rel(got, want) <= 1e-9, f"MDE at +-1e300 through merged shards: {got} vs {want}")
+    # a tampered energy sum is refused, not printed as -inf
+    state = json.loads(a.read_text())
+    state["energy"]["exp_sum"] = 0.0
+    bad = tmp / "mde_bad.json"
+    bad.write_text(json.dumps(state))
+    proc = run("merge", bad)
+    check(proc.returncode == 2 and "inconsistent" in proc.stderr, f"tampered MDE state: {proc.stderr!r}")
+
+
+def test_large_p(tmp):
+    """A large p is exact while sigma^p stays within double's range, and refused once it would read 0."""
+    from scipy.special import logsumexp
+    rng = np.random.default_rng(12)
+    q = (rng.standard_normal((500, 1000)) * 0.5).astype(np.float32)
+    path = tmp / "large_p.npy"
+    np.save(path, q)
+    probs = softmax_rows(q.astype(np.float64))
+    for p in (64, 100):
+        want = np.exp((logsumexp(p * np.log(probs.ravel())) - np.log(probs.size)) / p)
+        proc = run("score", path, "--json", "--methods", "mano", "--p", p, "--normalization", "softmax")
+        got = json.loads(proc.stdout)["methods"]["mano"]["score"] if proc.returncode == 0 else -1
+        check(rel(got, want) <= 1e-6, f"p = {p}, K = 1000: {got} vs {want} (log-space NumPy)")
+    for p in ("200", "1e7"):
+        proc = run("score", path, "--json", "--methods", "mano", "--p", p)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and proc.stdout == "" and len(lines) == 1 and "too large" in lines[0],
+              f"p = {p}: refused instead of a score of 0: {proc.returncode} {proc.stderr!r}")
+
+
 with tempfile.TemporaryDirectory() as d:
     tmp = pathlib.Path(d)
     test_baselines(tmp)
@@ -277,4 +334,6 @@ with tempfile.TemporaryDirectory() as d:
     test_output_forms(tmp)
     test_bad_files(tmp)
     test_bad_options(tmp)
+    test_mde_extremes(tmp)
+    test_large_p(tmp)
 finish()
