@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/plot.hpp"
+#include "io/json.hpp"
 #include "io/manifest.hpp"
 
 namespace mano {
@@ -127,10 +128,9 @@ std::pair<std::size_t, std::size_t> parse_rows(const std::string& text, std::siz
 }  // namespace
 
 calibration read_calibration(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw error(path + ": cannot open the calibration file");
+    const json j = io::read_json(path, "calibration", io::calibration_max_bytes);
     try {
-        return calibration::from_json(json::parse(in));
+        return calibration::from_json(j);
     } catch (const json::exception& e) {
         throw error(path + ": not a calibration file written by mano calibrate (" + e.what() + ")");
     } catch (const error& e) {
@@ -468,10 +468,9 @@ int run_merge(merge_command& c) {
     if (!c.emit_state.empty()) refuse_overwriting_inputs(c.emit_state, c.states, "--emit-state");
     std::optional<accumulator> total;
     for (const auto& path : c.states) {
-        std::ifstream in(path);
-        if (!in) throw error(path + ": cannot open this state file");
+        const json state = io::read_json(path, "accumulator state", io::state_max_bytes);
         try {
-            auto acc = accumulator::from_json(json::parse(in));
+            auto acc = accumulator::from_json(state);
             if (total)
                 total->merge(acc);
             else

@@ -1,4 +1,7 @@
 // The `mano` command: estimate a classifier's accuracy from its logits on unlabeled data.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 
@@ -102,32 +105,44 @@ int main(int argc, char** argv) {
     predict->add_option("--level", predict_args.level, "prediction interval level")->capture_default_str();
     predict_args.input.add_to(predict);
 
-    try {
-        app.parse(argc, argv);
-        if (score->parsed()) return run_score(score_args);
-        if (merge->parsed()) return run_merge(merge_args);
-        if (eval->parsed()) return run_eval(eval_args);
-        if (cal->parsed()) return run_calibrate(cal_args);
-        if (predict->parsed()) return run_predict(predict_args);
-        if (infer->parsed()) return run_infer(infer_args);
-        return 1;
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "mano: error: " << e.what() << " (see mano --help)\n";
-        return 2;
-    } catch (const mano::error& e) {
-        std::cerr << "mano: error: " << e.what() << '\n';
-        return 2;
-    } catch (const std::bad_alloc&) {
-        std::cerr << "mano: error: out of memory\n";
-        return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "mano: internal error: " << e.what() << '\n';
+    const int code = [&]() -> int {
+        try {
+            app.parse(argc, argv);
+            if (score->parsed()) return run_score(score_args);
+            if (merge->parsed()) return run_merge(merge_args);
+            if (eval->parsed()) return run_eval(eval_args);
+            if (cal->parsed()) return run_calibrate(cal_args);
+            if (predict->parsed()) return run_predict(predict_args);
+            if (infer->parsed()) return run_infer(infer_args);
+            return 1;
+        } catch (const CLI::CallForHelp& e) {
+            return app.exit(e);
+        } catch (const CLI::CallForAllHelp& e) {
+            return app.exit(e);
+        } catch (const CLI::CallForVersion& e) {
+            return app.exit(e);
+        } catch (const CLI::ParseError& e) {
+            std::cerr << "mano: error: " << e.what() << " (see mano --help)\n";
+            return 2;
+        } catch (const mano::error& e) {
+            std::cerr << "mano: error: " << e.what() << '\n';
+            return 2;
+        } catch (const std::bad_alloc&) {
+            std::cerr << "mano: error: out of memory\n";
+            return 1;
+        } catch (const std::exception& e) {
+            std::cerr << "mano: internal error: " << e.what() << '\n';
+            return 1;
+        }
+    }();
+    // Output that did not reach its destination (a full disk, /dev/full, a closed pipe) is a
+    // failure, not a silent success.
+    errno = 0;
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {
+        const int why = errno;
+        std::cerr << "mano: error: cannot write the output" << (why ? std::string(" (") + std::strerror(why) + ")" : "") << '\n';
         return 1;
     }
+    return code;
 }

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "io/json.hpp"
 
 namespace mano {
 namespace cli {
@@ -306,11 +309,13 @@ std::vector<double> read_marginal(const std::string& spec, std::size_t k, const 
         for (auto& c : counts) c /= static_cast<double>(source_labels.size());
         return counts;
     }
-    std::ifstream in(spec);
-    if (!in) throw error("--label-marginal: '" + spec + "' is not uniform, source, or a readable JSON file");
+    std::error_code ec;
+    if (!std::filesystem::exists(spec, ec))
+        throw error("--label-marginal: '" + spec + "' is not uniform, source, or a readable JSON file");
+    const nlohmann::json j = io::read_json(spec, "label marginal", io::marginal_max_bytes);
     std::vector<double> marginal;
     try {
-        marginal = nlohmann::json::parse(in).get<std::vector<double>>();
+        marginal = j.get<std::vector<double>>();
     } catch (const nlohmann::json::exception&) {
         throw error(spec + ": the label marginal must be a JSON array of K numbers summing to 1");
     }

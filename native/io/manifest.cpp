@@ -1,13 +1,13 @@
 #include "io/manifest.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include <mano/error.hpp>
+
+#include "io/json.hpp"
 
 #include "io/detail.hpp"
 
@@ -51,12 +51,10 @@ std::string resolve(const std::filesystem::path& folder, const std::string& file
 }  // namespace
 
 manifest parse_manifest(const std::string& text, const std::string& path) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-        fail(path, std::string("not valid JSON (") + e.what() + ")");
-    }
+    return manifest_of(parse_json(text, path, "manifest"), path);
+}
+
+manifest manifest_of(const nlohmann::json& j, const std::string& path) {
     if (!j.is_object()) fail(path, "a manifest is a JSON object with a \"sets\" array");
     check_keys(path, j, "the manifest", {"source", "sets"});
     const auto folder = std::filesystem::path(path).parent_path();
@@ -90,13 +88,7 @@ manifest parse_manifest(const std::string& text, const std::string& path) {
     return m;
 }
 
-manifest read_manifest(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, "cannot open the manifest");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_manifest(text.str(), path);
-}
+manifest read_manifest(const std::string& path) { return manifest_of(read_json(path, "manifest", manifest_max_bytes), path); }
 
 }  // namespace io
 }  // namespace mano

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace mano {
 namespace io {
 
@@ -32,6 +34,8 @@ struct manifest {
 // Every problem is a mano::error starting with the manifest's path.
 manifest read_manifest(const std::string& path);
 manifest parse_manifest(const std::string& text, const std::string& path);
+// The same from parsed JSON.
+manifest manifest_of(const nlohmann::json& j, const std::string& path);
 
 }  // namespace io
 }  // namespace mano

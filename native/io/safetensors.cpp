@@ -3,12 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include "io/detail.hpp"
+#include "io/json.hpp"
 
 namespace mano {
 namespace io {
 namespace detail {
 
 namespace {
+
+// The safetensors format caps its JSON header at 100 MB.
+constexpr std::uint64_t safetensors_header_max_bytes = 100'000'000;
 
 struct tensor {
     std::string where;
@@ -53,17 +57,15 @@ tensor find_tensor(const file_handle& file, const read_options& opts, const std:
     file.read_at(0, len, 8);
     std::uint64_t header_len = 0;
     for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
+    if (header_len > safetensors_header_max_bytes)
+        fail(path, "is not a valid .safetensors file: its header length " + std::to_string(header_len) +
+                       " is over the format's limit of " + std::to_string(safetensors_header_max_bytes) + " bytes");
     if (header_len > size - 8)
         fail(path, "is not a valid .safetensors file: its header length " + std::to_string(header_len) +
                        " is larger than the rest of the file (" + std::to_string(size - 8) + " bytes)");
     std::string text(static_cast<std::size_t>(header_len), '\0');
     file.read_at(8, text.data(), text.size());
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        fail(path, std::string("is not a valid .safetensors file: its header is not valid JSON (") + e.what() + ")");
-    }
+    const nlohmann::json header = parse_json(text, path, "is not a valid .safetensors file: its header");
     if (!header.is_object()) fail(path, "is not a valid .safetensors file: its header is not a JSON object");
     std::vector<std::string> names;
     for (const auto& item : header.items())

@@ -14,6 +14,7 @@
 #include "cli/plot.hpp"
 #include "corruptions.hpp"
 #include "images.hpp"
+#include "io/json.hpp"
 #include "io/reader.hpp"
 #include "model.hpp"
 #include "npy_writer.hpp"
@@ -214,8 +215,7 @@ accumulator stream(inference::model& net, const sample_source& source, const mod
 
 // The preprocessing a calibration from calibrate --synthesize was fitted with, if it says.
 std::optional<preprocessing> recorded_preprocessing(const std::string& path) {
-    std::ifstream in(path);
-    const json j = json::parse(in, nullptr, false);
+    const json j = io::read_json(path, "calibration", io::calibration_max_bytes);
     if (!j.is_object() || !j.contains("inference")) return std::nullopt;
     try {
         const auto& r = j.at("inference").at("preprocessing");

@@ -619,11 +619,38 @@ def test_bad_inputs(tmp):
         (["score", tmp / "set0.npy", "--chunk-size", "1e3"], "--chunk-size"),
         (["predict", "--calibration", tmp / "cal_bad.json"], "give logit files or --manifest"),
     ]
+    # every JSON reader: nesting and size limits that do not depend on the input, and no hang on a FIFO
+    import os
+    import struct
+    deep = "[" * 20_000_000
+    (tmp / "deep_state.json").write_text(deep)
+    (tmp / "deep_cal.json").write_text("{\"a\": " * 100 + "1" + "}" * 100)
+    (tmp / "deep_marginal.json").write_text("[" * 70 + "]" * 70)
+    (tmp / "deep_manifest.json").write_text("{\"sets\": " + "[" * 100 + "]" * 100 + "}")
+    with open(tmp / "huge_manifest.json", "w") as f:
+        f.write(" " * (64 << 20) + "{}")
+    os.mkfifo(tmp / "fifo.json")
+    (tmp / "big_header.safetensors").write_bytes(struct.pack("<Q", 200_000_000) + b"{}")
+    cases += [
+        (["merge", tmp / "deep_state.json"], "nests deeper than 64 levels"),
+        (["predict", "--calibration", tmp / "deep_cal.json", tmp / "set0.npy"], "nests deeper than 64 levels"),
+        (["score", tmp / "set0.npy", "--label-marginal", tmp / "deep_marginal.json", "--methods", "cot"], "nests deeper"),
+        (["eval", tmp / "deep_manifest.json"], "nests deeper than 64 levels"),
+        (["eval", tmp / "huge_manifest.json"], "-byte limit"),
+        (["merge", tmp / "fifo.json"], "not a readable regular file"),
+        (["predict", "--calibration", tmp / "fifo.json", tmp / "set0.npy"], "not a readable regular file"),
+        (["score", tmp / "big_header.safetensors"], "over the format's limit of 100000000 bytes"),
+    ]
     for args, needle in cases:
         proc = run(*args)
         lines = proc.stderr.strip().splitlines()
         check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0],
               f"{[str(a).replace(str(tmp), '') for a in args]}: exit {proc.returncode}, {proc.stderr!r}")
+    # output that cannot be written is a failure
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([MANO, "score", str(tmp / "set0.npy"), "--json"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    check(proc.returncode == 1 and "cannot write the output" in proc.stderr, f"stdout to /dev/full: {proc.returncode} {proc.stderr!r}")
     # merging shards scored with different options
     a, b = tmp / "sa.json", tmp / "sb.json"
     run("score", tmp / "set0.npy", "--emit-state", a, "--quiet")

@@ -1,0 +1,53 @@
+#include "io/json.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include <mano/error.hpp>
+
+namespace mano {
+namespace io {
+
+namespace {
+
+// Thrown from the parser's callback to stop at the first level too deep.
+struct too_deep {};
+
+// Parses `input` (text or a stream, read as it goes) with the depth limit.
+template <class Input>
+nlohmann::json parse_limited(Input&& input, const std::string& path, const std::string& what) {
+    try {
+        return nlohmann::json::parse(std::forward<Input>(input), [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+            if (depth > json_max_depth) throw too_deep{};
+            return true;
+        });
+    } catch (const too_deep&) {
+        throw error(path + ": " + what + " nests deeper than " + std::to_string(json_max_depth) +
+                    " levels, the limit of mano's JSON readers");
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
+        throw error(path + ": " + what + " is not valid JSON (" + e.what() + ")");
+    }
+}
+
+}  // namespace
+
+nlohmann::json parse_json(const std::string& text, const std::string& path, const std::string& what) {
+    return parse_limited(text, path, what);
+}
+
+nlohmann::json read_json(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+    std::error_code ec;
+    const bool regular = std::filesystem::is_regular_file(path, ec);
+    const auto size = regular ? std::filesystem::file_size(path, ec) : 0;
+    if (!regular || ec) throw error(path + ": cannot open this " + what + " (not a readable regular file)");
+    if (size > max_bytes)
+        throw error(path + ": this " + what + " is " + std::to_string(size) + " bytes, over the " + std::to_string(max_bytes) +
+                    "-byte limit of mano's " + what + " reader");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error(path + ": cannot open this " + what);
+    return parse_limited(in, path, what);
+}
+
+}  // namespace io
+}  // namespace mano
