@@ -654,20 +654,25 @@ nlohmann::json accumulator::to_json() const {
 accumulator accumulator::from_json(const nlohmann::json& j) {
     try {
         detail::check_state_header(j, "mano-accumulator", "accumulator state", state_version);
+        detail::check_known_keys(j, {"format", "version", "k", "options", "n", "phi_sum", "sum_softmax", "sum_taylor",
+                                     "taylor_overflow_row", "batch", "max_prob", "entropy", "energy", "gram",
+                                     "gram_softrun_softmax", "gram_softrun_taylor", "cot_rows", "max_sigma", "labels",
+                                     "agreement", "atc", "features", "dispersion", "feature_rows", "predicted"},
+                                 "accumulator state");
         const options o = options::from_json(j.at("options"));
-        const std::size_t k = j.at("k").get<std::size_t>();
+        const std::size_t k = detail::count_of(j, "k", "accumulator state");
         accumulator acc(k, o);
         auto& s = acc.state_;
-        s.n = j.at("n").get<std::size_t>();
+        s.n = detail::count_of(j, "n", "accumulator state");
         s.phi_sum = j.at("phi_sum").get<double>();
         s.sums.softmax = moments_from(j.at("sum_softmax"));
         s.sums.taylor = moments_from(j.at("sum_taylor"));
         s.taylor_overflow_row = j.at("taylor_overflow_row").get<std::int64_t>();
         const auto& b = j.at("batch");
-        s.batches = b.at("batches").get<std::size_t>();
+        s.batches = detail::count_of(b, "batches", "accumulator state");
         s.batch_scores.softmax = moments_from(b.at("scores_softmax"));
         s.batch_scores.taylor = moments_from(b.at("scores_taylor"));
-        s.batch_rows = b.at("rows").get<std::size_t>();
+        s.batch_rows = detail::count_of(b, "rows", "accumulator state");
         s.batch_sums.softmax = b.at("sum_softmax").get<double>();
         s.batch_sums.taylor = b.at("sum_taylor").get<double>();
         s.max_prob = moments_from(j.at("max_prob"));
@@ -689,17 +694,17 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.cot_rows = j.at("cot_rows").get<std::vector<double>>();
         s.max_sigma.softmax = moments_from(j.at("max_sigma").at("softmax"));
         s.max_sigma.taylor = moments_from(j.at("max_sigma").at("taylor"));
-        s.correct = j.at("labels").at("correct").get<std::size_t>();
-        s.labeled_rows = j.at("labels").at("rows").get<std::size_t>();
-        s.agree = j.at("agreement").at("agree").get<std::size_t>();
-        s.agreement_rows = j.at("agreement").at("rows").get<std::size_t>();
-        s.atc_mc_count = j.at("atc").at("mc").get<std::size_t>();
-        s.atc_ne_count = j.at("atc").at("ne").get<std::size_t>();
+        s.correct = detail::count_of(j.at("labels"), "correct", "accumulator state");
+        s.labeled_rows = detail::count_of(j.at("labels"), "rows", "accumulator state");
+        s.agree = detail::count_of(j.at("agreement"), "agree", "accumulator state");
+        s.agreement_rows = detail::count_of(j.at("agreement"), "rows", "accumulator state");
+        s.atc_mc_count = detail::count_of(j.at("atc"), "mc", "accumulator state");
+        s.atc_ne_count = detail::count_of(j.at("atc"), "ne", "accumulator state");
         if (!j.at("features").is_null()) {
             s.features = std::make_shared<feature_moments>(feature_moments::from_json(j.at("features")));
             s.dispersion = std::make_shared<class_dispersion>(class_dispersion::from_json(j.at("dispersion")));
         }
-        s.feature_rows = j.at("feature_rows").get<std::size_t>();
+        s.feature_rows = detail::count_of(j, "feature_rows", "accumulator state");
         const auto predicted = j.at("predicted").get<std::vector<std::uint64_t>>();
         std::uint64_t predicted_rows = 0;
         for (const auto count : predicted) predicted_rows += std::min<std::uint64_t>(count, s.n + 1);
@@ -711,7 +716,16 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
                               std::isfinite(s.energy_deviation_sum) && std::isfinite(s.energy_exp_sum) &&
                               (o.wants(method::mde) && s.n > 0 ? s.energy_exp_sum >= 1 && s.energy_shift <= s.energy_max
                                                                : s.energy_exp_sum >= 0);
-        const bool sane = energies && std::isfinite(s.phi_sum) && s.sums.softmax.sum >= 0 && s.sums.taylor.sum >= 0 &&
+        // per-row quantities in known ranges: max p and sum_k sigma^p in [0, 1], entropy in
+        // [0, log K], Phi_i >= log K > 0 (a little slack for rounding in the sums)
+        const double rows = static_cast<double>(s.n) * (1 + 1e-9) + 1e-9;
+        const auto within = [&](const moments& m, double top) {
+            return m.sum >= 0 && m.sum <= top * rows && m.sum_sq >= 0 && m.sum_sq <= top * top * rows;
+        };
+        const bool ranges = within(s.max_prob, 1) && within(s.entropy, std::log(static_cast<double>(k))) &&
+                            within(s.sums.softmax, 1) && within(s.sums.taylor, 1) && within(s.max_sigma.softmax, 1) &&
+                            within(s.max_sigma.taylor, 1) && s.phi_sum >= 0;
+        const bool sane = energies && ranges && std::isfinite(s.phi_sum) && s.sums.softmax.sum >= 0 && s.sums.taylor.sum >= 0 &&
                           s.correct <= s.labeled_rows && s.labeled_rows <= s.n &&
                           (o.batch_size == 0 ? s.batches == 0 && s.batch_rows == 0
                                              : s.batch_rows < static_cast<std::size_t>(o.batch_size) &&

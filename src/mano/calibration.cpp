@@ -545,25 +545,34 @@ calibration calibration::from_json(const nlohmann::json& j) {
             throw error("calibration: written by an older mano (version 1, without leave-one-group-out folds); run mano "
                         "calibrate again");
         detail::check_state_header(j, "mano-calibration", "calibration", calibration_version);
+        // "inference": what calibrate --synthesize records of the model run
+        detail::check_known_keys(j, {"format", "version", "k", "options", "methods", "sets", "normalization", "recommended",
+                                     "fallback", "ranking", "shift", "inference"},
+                                 "calibration");
         calibration c;
         c.opts = options::from_json(j.at("options"));
-        c.k = j.at("k").get<std::size_t>();
+        c.k = detail::count_of(j, "k", "calibration");
         if (c.k < 2) throw error("calibration: \"k\" must be at least 2");
         c.sets = j.at("sets").get<std::vector<std::string>>();
         for (const auto& [name, f] : j.at("methods").items()) {
+            detail::check_known_keys(f, {"slope", "intercept", "residual_se", "n", "score_min", "score_max", "score_mean",
+                                         "score_sxx", "logo_mae", "folds"},
+                                     "calibration: method '" + name + "'");
             method_calibration mc;
             mc.m = parse_method(name);
             mc.fit.slope = f.at("slope").get<double>();
             mc.fit.intercept = f.at("intercept").get<double>();
             mc.fit.residual_se = f.at("residual_se").get<double>();
-            mc.fit.n = f.at("n").get<std::size_t>();
+            mc.fit.n = detail::count_of(f, "n", "calibration: method '" + name + "'");
             mc.fit.x_min = f.at("score_min").get<double>();
             mc.fit.x_max = f.at("score_max").get<double>();
             mc.score_mean = f.at("score_mean").get<double>();
             mc.score_sxx = f.at("score_sxx").get<double>();
             bool sane = std::isfinite(mc.fit.slope) && std::isfinite(mc.fit.intercept) &&
                         std::isfinite(mc.fit.residual_se) && mc.fit.residual_se >= 0 && mc.fit.n >= min_sets &&
-                        mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx);
+                        mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx) &&
+                        (mc.fit.x_min == mc.fit.x_max || mc.score_sxx > 0) && mc.score_mean >= mc.fit.x_min &&
+                        mc.score_mean <= mc.fit.x_max;
             if (f.contains("folds")) {
                 std::size_t residuals = 0;
                 for (const auto& fold : f.at("folds")) {

@@ -646,6 +646,43 @@ def test_bad_inputs(tmp):
         lines = proc.stderr.strip().splitlines()
         check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0],
               f"{[str(a).replace(str(tmp), '') for a in args]}: exit {proc.returncode}, {proc.stderr!r}")
+    # tampered states and calibrations: counts, ranges and keys are checked on load
+    good_state = tmp / "good_state.json"
+    run("score", tmp / "set0.npy", "--emit-state", good_state, "--quiet")
+    cal_path = tmp / "good_cal.json"
+    run("calibrate", tmp / "m_ok.json", "-o", cal_path, "--quiet")
+    base_state, base_cal = json.loads(good_state.read_text()), json.loads(cal_path.read_text())
+
+    def tampered(name, source, change):
+        j = json.loads(json.dumps(source))
+        change(j)
+        (tmp / name).write_text(json.dumps(j))
+        return tmp / name
+
+    state_cases = [
+        (lambda j: j["max_prob"].__setitem__(0, j["n"] * 2.83), "inconsistent"),
+        (lambda j: j.__setitem__("phi_sum", -j["phi_sum"]), "inconsistent"),
+        (lambda j: j["energy"].__setitem__("exp_sum", -1.0), "inconsistent"),
+        (lambda j: j.__setitem__("k", -10), "\"k\" must be a whole number >= 0"),
+        (lambda j: j.__setitem__("n", -5), "\"n\" must be a whole number >= 0"),
+        (lambda j: j.__setitem__("surprise", 1), "unknown key \"surprise\""),
+    ]
+    for i, (change, needle) in enumerate(state_cases):
+        proc = run("merge", tampered(f"tampered_state{i}.json", base_state, change))
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0], f"tampered state {i}: {proc.stderr!r}")
+    first = next(iter(base_cal["methods"]))
+    cal_cases = [
+        (lambda j: j["methods"][first].__setitem__("n", -5), "must be a whole number >= 0"),
+        (lambda j: j["methods"][first].__setitem__("score_sxx", 0), "inconsistent"),
+        (lambda j: j["methods"][first].__setitem__("extra", 0), "unknown key \"extra\""),
+        (lambda j: j.__setitem__("k", -10), "must be a whole number >= 0"),
+        (lambda j: j.__setitem__("surprise", 1), "unknown key \"surprise\""),
+    ]
+    for i, (change, needle) in enumerate(cal_cases):
+        proc = run("predict", "--calibration", tampered(f"tampered_cal{i}.json", base_cal, change), tmp / "set0.npy")
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and needle in lines[0], f"tampered calibration {i}: {proc.stderr!r}")
     # output that cannot be written is a failure
     with open("/dev/full", "w") as full:
         proc = subprocess.run([MANO, "score", str(tmp / "set0.npy"), "--json"], stdout=full, stderr=subprocess.PIPE,
