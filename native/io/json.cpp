@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include <mano/error.hpp>
 
@@ -11,17 +13,31 @@ namespace io {
 
 namespace {
 
-// Thrown from the parser's callback to stop at the first level too deep.
+// Thrown from the parser's callback to stop at the first level too deep, or at a key that an
+// object already has (the parser would keep the last value silently, where another reader
+// may take the first: an ambiguous file is refused).
 struct too_deep {};
+struct duplicate_key {
+    std::string key;
+};
 
 // Parses `input` (text or a stream, read as it goes) with the depth limit.
 template <class Input>
 nlohmann::json parse_limited(Input&& input, const std::string& path, const std::string& what) {
+    std::vector<std::set<std::string>> keys;  // of each object being read, innermost last
     try {
-        return nlohmann::json::parse(std::forward<Input>(input), [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        return nlohmann::json::parse(std::forward<Input>(input),
+                                     [&keys](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+            using event_t = nlohmann::json::parse_event_t;
             if (depth > json_max_depth) throw too_deep{};
+            if (event == event_t::object_start) keys.emplace_back();
+            if (event == event_t::object_end && !keys.empty()) keys.pop_back();
+            if (event == event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+                throw duplicate_key{parsed.get<std::string>()};
             return true;
         });
+    } catch (const duplicate_key& d) {
+        throw error(path + ": " + what + " has the key \"" + d.key.substr(0, 60) + "\" twice in one object; keep one");
     } catch (const too_deep&) {
         throw error(path + ": " + what + " nests deeper than " + std::to_string(json_max_depth) +
                     " levels, the limit of mano's JSON readers");

@@ -631,6 +631,11 @@ def test_bad_inputs(tmp):
         f.write(" " * (64 << 20) + "{}")
     os.mkfifo(tmp / "fifo.json")
     (tmp / "big_header.safetensors").write_bytes(struct.pack("<Q", 200_000_000) + b"{}")
+    # a key twice in one object: NumPy-like readers keep one value or the other; mano refuses
+    dup_header = (b'{"logits":{"dtype":"F32","shape":[2,10],"data_offsets":[0,80]},'
+                  b'"logits":{"dtype":"F32","shape":[1,10],"data_offsets":[0,40]}}')
+    (tmp / "dup_key.safetensors").write_bytes(struct.pack("<Q", len(dup_header)) + dup_header + bytes(80))
+    (tmp / "dup_manifest.json").write_text('{"sets": [], "sets": ' + json.dumps(sets) + '}')
     cases += [
         (["merge", tmp / "deep_state.json"], "nests deeper than 64 levels"),
         (["predict", "--calibration", tmp / "deep_cal.json", tmp / "set0.npy"], "nests deeper than 64 levels"),
@@ -640,6 +645,8 @@ def test_bad_inputs(tmp):
         (["merge", tmp / "fifo.json"], "not a readable regular file"),
         (["predict", "--calibration", tmp / "fifo.json", tmp / "set0.npy"], "not a readable regular file"),
         (["score", tmp / "big_header.safetensors"], "over the format's limit of 100000000 bytes"),
+        (["score", tmp / "dup_key.safetensors"], "has the key \"logits\" twice in one object"),
+        (["eval", tmp / "dup_manifest.json"], "has the key \"sets\" twice in one object"),
     ]
     for args, needle in cases:
         proc = run(*args)
