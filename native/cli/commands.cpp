@@ -506,9 +506,7 @@ int run_eval(eval_command& c) {
         std::vector<double> per_set, acc;
         for (const auto& s : scored.per_set) per_set.push_back(s.scores.mano->score), acc.push_back(*s.scores.accuracy);
         try {
-            const auto p = summarize(per_set, acc);
-            report["normalization"]["per_set"] = {{"r2", p.r2}, {"pearson", p.pearson}, {"spearman", p.spearman},
-                                                  {"kendall", p.kendall}, {"mae", p.mae}, {"n", p.n}};
+            report["normalization"]["per_set"] = summary_json(summarize(per_set, acc));
         } catch (const error& e) {
             warn(std::string("mano with each set's own softrun branch: no summary: ") + e.what());
         }
@@ -531,16 +529,14 @@ int run_eval(eval_command& c) {
         per_set.push_back(row);
     }
     std::vector<std::vector<std::string>> summary{{"method", "R2", "pearson", "spearman", "kendall", "LOO MAE"}};
-    for (const auto& [name, s] : report.at("summary").items())
+    const auto summary_row = [&](const std::string& name, const json& s) {
         summary.push_back({name, fixed(s.at("r2").get<double>(), 4), fixed(s.at("pearson").get<double>(), 4),
                            fixed(s.at("spearman").get<double>(), 4), fixed(s.at("kendall").get<double>(), 4),
                            fixed(s.at("mae").get<double>(), 4)});
-    if (report.contains("normalization") && report["normalization"].contains("per_set")) {
-        const auto& s = report["normalization"]["per_set"];
-        summary.push_back({"mano (per-set criterion)", fixed(s.at("r2").get<double>(), 4), fixed(s.at("pearson").get<double>(), 4),
-                           fixed(s.at("spearman").get<double>(), 4), fixed(s.at("kendall").get<double>(), 4),
-                           fixed(s.at("mae").get<double>(), 4)});
-    }
+    };
+    for (const auto& [name, s] : report.at("summary").items()) summary_row(name, s);
+    if (report.contains("normalization") && report["normalization"].contains("per_set"))
+        summary_row("mano (per-set criterion)", report["normalization"]["per_set"]);
     const auto print = c.markdown ? print_markdown : print_table;
     print(per_set);
     std::cout << '\n';

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
@@ -48,10 +49,6 @@ std::vector<double> accuracies(const std::vector<labeled_set>& sets) {
     return out;
 }
 
-nlohmann::json summary_json(const evaluation_summary& s) {
-    return {{"r2", s.r2}, {"pearson", s.pearson}, {"spearman", s.spearman},
-            {"kendall", s.kendall}, {"mae", s.mae}, {"n", s.n}};
-}
 
 // Per method summary over `sets`; methods whose statistics are undefined get a note instead.
 nlohmann::json summaries(const std::vector<labeled_set>& sets, const std::string& scope, nlohmann::json& notes) {
@@ -110,6 +107,17 @@ std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vecto
 // one) tie in the last bits, differently on each target; ties go to the registry's order.
 long long error_key(double logo_mae) { return std::llround(logo_mae * 1e9); }
 
+// The methods that have folds, best first: by held-out error, then in registry order.
+std::vector<const method_calibration*> by_held_out_error(const std::vector<method_calibration>& methods) {
+    std::vector<const method_calibration*> ranked;
+    for (const auto& mc : methods)
+        if (!mc.folds.empty()) ranked.push_back(&mc);
+    std::sort(ranked.begin(), ranked.end(), [](const method_calibration* a, const method_calibration* b) {
+        return std::make_pair(error_key(a->logo_mae), a->m) < std::make_pair(error_key(b->logo_mae), b->m);
+    });
+    return ranked;
+}
+
 double mean_abs_residual(const std::vector<group_fold>& folds) {
     double sum = 0;
     std::size_t n = 0;
@@ -133,12 +141,12 @@ std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normaliz
         m.taylor_order = choice.taylor_order;
     }
     if (!all_on_branch) {
+        if (notes && (sets.front().scores.confscore_softrun || sets.front().scores.nuclear_softrun))
+            notes->push_back("confscore_softrun, nuclear_softrun: not calibrated: some sets were scored on the other "
+                             "softrun branch; score them with normalization " + std::string(normalization_name(choice.norm)) +
+                             (choice.norm == normalization::taylor ? " (taylor_order " + std::to_string(choice.taylor_order) + ")" : "") +
+                             " to calibrate these");
         for (auto& s : sets) {
-            if (notes && (s.scores.confscore_softrun || s.scores.nuclear_softrun) && &s == &sets.front())
-                notes->push_back("confscore_softrun, nuclear_softrun: not calibrated: some sets were scored on the other "
-                                 "softrun branch; score them with normalization " + std::string(normalization_name(choice.norm)) +
-                                 (choice.norm == normalization::taylor ? " (taylor_order " + std::to_string(choice.taylor_order) + ")" : "") +
-                                 " to calibrate these");
             s.scores.confscore_softrun.reset();
             s.scores.nuclear_softrun.reset();
         }
@@ -147,6 +155,11 @@ std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normaliz
 }
 
 }  // namespace
+
+nlohmann::json summary_json(const evaluation_summary& s) {
+    return {{"r2", s.r2}, {"pearson", s.pearson}, {"spearman", s.spearman},
+            {"kendall", s.kendall}, {"mae", s.mae}, {"n", s.n}};
+}
 
 nlohmann::json normalization_choice::to_json() const {
     nlohmann::json j = {{"variant", variant()}, {"normalization", normalization_name(norm)}, {"taylor_order", taylor_order},
@@ -201,18 +214,14 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
     }
     if (!c.errors.empty()) {
         c.by = "leave-one-group-out";
-        // the lowest error; on a tie softmax, then the lower Taylor order
-        std::string best;
-        std::pair<normalization, int> best_variant{};
-        for (const auto& [name, e] : c.errors) {
-            const auto v = parse_variant(name);
-            if (best.empty() || e < c.errors.at(best) ||
-                (e == c.errors.at(best) && (v.first == normalization::softmax ||
-                                            (best_variant.first == normalization::taylor && v.second < best_variant.second)))) {
-                best = name;
-                best_variant = v;
-            }
-        }
+        // the lowest error (compared as methods are); on a tie softmax, then the lower Taylor order
+        const auto rank = [](const std::pair<const std::string, double>& e) {
+            const auto v = parse_variant(e.first);
+            return std::make_tuple(error_key(e.second), v.first == normalization::softmax ? 0 : 1, v.second);
+        };
+        const auto best_variant = parse_variant(
+            std::min_element(c.errors.begin(), c.errors.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); })
+                ->first);
         c.norm = best_variant.first;
         c.taylor_order = best_variant.first == normalization::taylor ? best_variant.second : opts.taylor_order;
         return c;
@@ -325,16 +334,9 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     if (c.methods.empty()) throw error("calibration: no method could be fitted on these sets");
     c.opts.methods.clear();
     for (const auto& mc : c.methods) c.opts.methods.push_back(mc.m);
-    for (const auto& mc : c.methods) {
-        if (mc.folds.empty()) continue;
-        const auto better = [&](const std::optional<method>& best) {
-            return !best || error_key(mc.logo_mae) <
-                                error_key(std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& x) {
-                                              return x.m == *best;
-                                          })->logo_mae);
-        };
-        if (better(c.recommended)) c.recommended = mc.m;
-        if (!assumes_class_proportions(mc.m) && better(c.fallback)) c.fallback = mc.m;
+    for (const auto* mc : by_held_out_error(c.methods)) {
+        if (!c.recommended) c.recommended = mc->m;
+        if (!c.fallback && !assumes_class_proportions(mc->m)) c.fallback = mc->m;
     }
     if (std::all_of(sets.begin(), sets.end(), [&](const labeled_set& s) {
             return s.scores.predicted.size() == c.k && s.scores.confidence;
@@ -475,11 +477,8 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
     // the estimate: the calibrated method with the lowest leave-one-group-out error that this
     // result has, passing over those that assume class proportions when the set is outside
     const method_calibration* best = nullptr;
-    for (const auto& mc : c.methods) {
-        if (mc.folds.empty() || !methods.contains(method_name(mc.m))) continue;
-        if (outside && assumes_class_proportions(mc.m)) continue;
-        if (!best || error_key(mc.logo_mae) < error_key(best->logo_mae)) best = &mc;
-    }
+    for (const auto* mc : by_held_out_error(c.methods))
+        if (!best && methods.contains(method_name(mc->m)) && !(outside && assumes_class_proportions(mc->m))) best = mc;
     if (best) {
         const auto& e = methods.at(method_name(best->m));
         out["estimate"] = {{"method", method_name(best->m)},
@@ -522,12 +521,7 @@ nlohmann::json calibration::to_json() const {
     if (normalization) j["normalization"] = normalization->to_json();
     if (recommended) j["recommended"] = method_name(*recommended);
     if (fallback) j["fallback"] = method_name(*fallback);
-    // methods by leave-one-group-out error, best first
-    std::vector<const method_calibration*> ranked;
-    for (const auto& mc : methods)
-        if (!mc.folds.empty()) ranked.push_back(&mc);
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](auto* a, auto* b) { return error_key(a->logo_mae) < error_key(b->logo_mae); });
+    const auto ranked = by_held_out_error(methods);
     if (!ranked.empty()) {
         j["ranking"] = nlohmann::json::array();
         for (const auto* mc : ranked) j["ranking"].push_back({{"method", method_name(mc->m)}, {"logo_mae", mc->logo_mae}});

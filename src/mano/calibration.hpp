@@ -30,6 +30,9 @@ struct labeled_set {
 // each with a true accuracy.
 nlohmann::json evaluate(const std::vector<labeled_set>& sets);
 
+// One method's summary as evaluate() reports it: {"r2", "pearson", "spearman", "kendall", "mae", "n"}.
+nlohmann::json summary_json(const evaluation_summary& s);
+
 // One group of calibration sets (a shift type) left out: the line fitted on the other groups, and
 // the residuals (true accuracy - the line's clipped estimate) of the left-out group's sets.
 struct group_fold {
