@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include <mano/mano.hpp>
+
+#include "io/json.hpp"
 
 namespace {
 
@@ -36,6 +39,20 @@ auto guarded(F&& f) -> decltype(f()) {
         last_error = {{"kind", "internal"}, {"message", std::string("internal error: ") + e.what()}};
     }
     return decltype(f())();
+}
+
+// JSON text given to the package, parsed as mano's readers parse such a file: refused when it is
+// larger than the file kind's limit, nests deeper than 64 levels or has a key twice in one object.
+json parse_input(const std::string& text, const std::string& kind,
+                 std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max()) {
+    if (text.size() > max_bytes)
+        throw mano::error(kind + ": its JSON is " + std::to_string(text.size()) + " bytes, over the " +
+                          std::to_string(max_bytes) + "-byte limit of mano's " + kind + " reader");
+    return mano::io::parse_json(text, kind, "its JSON");
+}
+
+json parse_calibration(const std::string& text) {
+    return parse_input(text, "calibration", mano::io::calibration_max_bytes);
 }
 
 // "" when the last call succeeded, else {"kind": "input"|"memory"|"internal", "message": ...}.
@@ -116,9 +133,14 @@ public:
             return true;
         });
     }
-    bool merge(const raw_accumulator& other) {
+    // as_shard: `other`'s own rows come in as the shard its state names (Accumulator.merge);
+    // otherwise they join this one's, as the chunks of one source do (scoreSource)
+    bool merge(const raw_accumulator& other, bool as_shard) {
         return guarded([&] {
-            acc_.merge(other.acc_);
+            if (as_shard)
+                acc_.merge_as_shard(other.acc_);
+            else
+                acc_.merge(other.acc_);
             return true;
         });
     }
@@ -137,12 +159,16 @@ private:
 
 std::unique_ptr<raw_accumulator> make_accumulator(std::size_t k, const std::string& options_json) {
     return guarded([&] {
-        return std::make_unique<raw_accumulator>(mano::accumulator(k, mano::options::from_json(json::parse(options_json))));
+        const auto options = mano::options::from_json(parse_input(options_json, "options"));
+        return std::make_unique<raw_accumulator>(mano::accumulator(k, options));
     });
 }
 
 std::unique_ptr<raw_accumulator> accumulator_from_state(const std::string& state_json) {
-    return guarded([&] { return std::make_unique<raw_accumulator>(mano::accumulator::from_json(json::parse(state_json))); });
+    return guarded([&] {
+        const json state = parse_input(state_json, "accumulator state", mano::io::state_max_bytes);
+        return std::make_unique<raw_accumulator>(mano::accumulator::from_json(state));
+    });
 }
 
 // The full options JSON: `partial` (snake_case keys, any subset) over the defaults, plus what a
@@ -153,7 +179,7 @@ std::string prepare_options(const std::string& partial, const val& source_logits
                             const val& source_features, std::size_t feature_cols) {
     return guarded([&] {
         json full = mano::options().to_json();
-        const json given = json::parse(partial);
+        const json given = parse_input(partial, "options");
         if (!given.is_object()) throw mano::error("options must be an object");
         for (const auto& [key, value] : given.items()) {
             if (!full.contains(key)) throw mano::error("unknown option '" + key + "'");
@@ -200,7 +226,7 @@ std::vector<mano::labeled_set> labeled_sets(const json& sets) {
 }
 
 std::string evaluate(const std::string& sets) {
-    return guarded([&] { return mano::evaluate(labeled_sets(json::parse(sets))).dump(); });
+    return guarded([&] { return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).dump(); });
 }
 
 // {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}. The
@@ -208,7 +234,7 @@ std::string evaluate(const std::string& sets) {
 // branch chosen for all the sets).
 std::string calibrate(const std::string& sets, const std::string& options_json) {
     return guarded([&] {
-        json given = json::parse(options_json);
+        json given = parse_input(options_json, "options");
         bool family = true;
         if (given.is_object() && given.contains("family")) {
             if (!given.at("family").is_boolean()) throw mano::error("options: \"family\" must be true or false");
@@ -216,15 +242,15 @@ std::string calibrate(const std::string& sets, const std::string& options_json) 
             given.erase("family");
         }
         std::vector<std::string> notes;
-        const auto c = mano::calibrate(labeled_sets(json::parse(sets)), mano::options::from_json(given), &notes, family);
+        const auto c = mano::calibrate(labeled_sets(parse_input(sets, "sets")), mano::options::from_json(given), &notes, family);
         return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
     });
 }
 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
     return guarded([&] {
-        const auto c = mano::calibration::from_json(json::parse(calibration_json));
-        return mano::predict(c, mano::result::from_json(json::parse(result_json)), level).dump();
+        const auto c = mano::calibration::from_json(parse_calibration(calibration_json));
+        return mano::predict(c, mano::result::from_json(parse_input(result_json, "result")), level).dump();
     });
 }
 
@@ -234,12 +260,12 @@ std::string predict(const std::string& calibration_json, const std::string& resu
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level) {
     return guarded([&] {
-        const auto c = mano::calibration::from_json(json::parse(calibration_json));
+        const auto c = mano::calibration::from_json(parse_calibration(calibration_json));
         const mano::method m = mano::parse_method(method_name);
         const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const auto& x) { return x.m == m; });
         if (found == c.methods.end()) throw mano::error("the calibration has no method '" + method_name + "'");
         json out = json::array();
-        for (const auto& score : json::parse(scores)) {
+        for (const auto& score : parse_input(scores, "scores")) {
             const auto p = mano::predict(*found, score.get<double>(), std::nullopt, level);
             out.push_back({{"accuracy", p.accuracy}, {"interval", {p.lower, p.upper}}, {"extrapolated", p.extrapolated}});
         }

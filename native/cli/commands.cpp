@@ -27,9 +27,15 @@ std::string fixed(double x, int digits) {
     return text;
 }
 
-void warn(const std::string& message) { std::cerr << "mano: warning: " << message << '\n'; }
+void warn(const std::string& message) { std::cerr << "mano: warning: " << printable(message) << '\n'; }
 
-void print_table(const std::vector<std::vector<std::string>>& rows) {
+void print_table(const std::vector<std::vector<std::string>>& cells) {
+    // set names and file names come from manifests and folders: escaped, so a name cannot move the cursor
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& row : cells) {
+        rows.emplace_back();
+        for (const auto& cell : row) rows.back().push_back(printable(cell));
+    }
     std::vector<std::size_t> width;
     for (const auto& row : rows)
         for (std::size_t c = 0; c < row.size(); ++c) {
@@ -49,10 +55,18 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 
 namespace {
 
+// Model inputs: a batch's buffer is images x pixels, so both are bounded where the options are read.
+constexpr std::uint64_t max_images_per_call = 65536;
+constexpr std::uint64_t max_image_side = 16384;
+
 void print_markdown(const std::vector<std::vector<std::string>>& rows) {
     for (std::size_t r = 0; r < rows.size(); ++r) {
         std::string line = "|";
-        for (const auto& cell : rows[r]) line += " " + cell + " |";
+        for (const auto& cell : rows[r]) {
+            std::string text;
+            for (const char c : printable(cell)) text += c == '|' ? std::string("\\|") : std::string(1, c);
+            line += " " + text + " |";
+        }
         std::cout << line << '\n';
         if (r == 0) {
             std::string rule = "|";
@@ -215,13 +229,21 @@ void warn_extrapolation(const std::vector<std::string>& names, const std::vector
 
 namespace {
 
+io::outside_paths outside(bool allow) { return allow ? io::outside_paths::allow : io::outside_paths::refuse; }
+
 // Scores one labeled (or unlabeled) set of a manifest.
 result score_set(const io::manifest_set& set, option_resolver& resolver, const input_args& input,
                  const options* fixed_options) {
     auto reader = io::open_matrix(set.logits, input.read);
     std::vector<std::int64_t> labels;
     if (!set.labels.empty()) {
-        labels = io::read_labels(set.labels, input.labels_options());
+        auto label_options = input.labels_options();
+        label_options.expected_rows = reader->rows();  // refused before a deflated member is inflated
+        try {
+            labels = io::read_labels(set.labels, label_options);
+        } catch (const error& e) {
+            throw error(std::string(e.what()) + " (set \"" + printable(set.name) + "\")");
+        }
         if (labels.size() != reader->rows())
             throw error(set.labels + ": " + std::to_string(labels.size()) + " labels for the " +
                         std::to_string(reader->rows()) + " rows of " + set.logits + " (set \"" + set.name + "\")");
@@ -467,10 +489,15 @@ int run_score(score_command& c) {
 int run_merge(merge_command& c) {
     if (!c.emit_state.empty()) refuse_overwriting_inputs(c.emit_state, c.states, "--emit-state");
     std::optional<accumulator> total;
+    std::map<std::uint64_t, const std::string*> shard_files;  // which state brought each shard, for the message
     for (const auto& path : c.states) {
         const json state = io::read_json(path, "accumulator state", io::state_max_bytes);
         try {
             auto acc = accumulator::from_json(state);
+            for (const auto id : acc.shards()) {
+                const auto [at, added] = shard_files.emplace(id, &path);
+                if (!added) throw repeated_shard(id, *at->second);
+            }
             if (total)
                 total->merge(acc);
             else
@@ -495,7 +522,7 @@ int run_merge(merge_command& c) {
 
 int run_eval(eval_command& c) {
     c.input.finish();
-    const auto manifest = io::read_manifest(c.manifest);
+    const auto manifest = io::read_manifest(c.manifest, outside(c.allow_outside_paths));
     const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
     const auto& sets = scored.sets;
     json report = evaluate(sets);
@@ -544,7 +571,7 @@ int run_eval(eval_command& c) {
     if (scored.choice) std::cout << describe_choice(*scored.choice) << '\n';
     if (report.contains("groups"))
         for (const auto& [group, methods_summary] : report.at("groups").items()) {
-            std::cout << "\ngroup " << group << '\n';
+            std::cout << "\ngroup " << printable(group) << '\n';
             std::vector<std::vector<std::string>> rows{{"method", "R2", "spearman", "kendall", "LOO MAE"}};
             for (const auto& [name, s] : methods_summary.items())
                 rows.push_back({name, fixed(s.at("r2").get<double>(), 4), fixed(s.at("spearman").get<double>(), 4),
@@ -564,7 +591,7 @@ int run_calibrate(calibrate_command& c) {
         throw error("calibrate needs a manifest of labeled logit sets (mano calibrate MANIFEST.json), or --model M.pt "
                     "--input VAL_DIR --synthesize to build shifted sets from labeled images");
     c.input.finish();
-    const auto manifest = io::read_manifest(c.manifest);
+    const auto manifest = io::read_manifest(c.manifest, outside(c.allow_outside_paths));
     if (!c.output.empty()) {
         std::vector<std::string> inputs{c.manifest};
         if (manifest.source) inputs.insert(inputs.end(), {manifest.source->logits, manifest.source->labels});
@@ -632,7 +659,7 @@ int run_predict(predict_command& c) {
     }
     std::vector<io::manifest_set> sets;
     if (!c.manifest.empty()) {
-        sets = selected_sets(io::read_manifest(c.manifest), c.groups);
+        sets = selected_sets(io::read_manifest(c.manifest, outside(c.allow_outside_paths)), c.groups);
     } else {
         if (!c.groups.empty()) throw error("--group selects sets of a --manifest");
         for (const auto& f : c.files) sets.push_back({f, "", f, ""});
@@ -720,12 +747,15 @@ void model_args::add_to(CLI::App* app, const std::string& batch_flag) {
     app->add_option("--input", input, "an image folder (one subfolder per class gives labels) or an N x C x H x W float32 .npy");
     app->add_option("--device", device, "auto | cpu | cuda | cuda:INDEX")->capture_default_str();
     app->add_option("--amp", amp, "off | fp16 | bf16: autocast the model to this type")->capture_default_str();
-    app->add_option(batch_flag, batch_size, "images per model call")->capture_default_str()->check(whole_number(true));
+    app->add_option(batch_flag, batch_size, "images per model call")
+        ->capture_default_str()
+        ->check(whole_number(true, max_images_per_call));
     app->add_option("--workers", workers, "image decoding threads (default: every core but one, at least one)")
-        ->check(whole_number(false));
+        ->check(whole_number(false, max_threads));
     preprocessing.push_back(app->add_option("--resize", resize, "resize images so that their shorter side is S pixels")
-                                ->check(whole_number(true)));
-    preprocessing.push_back(app->add_option("--crop", crop, "then center-crop C x C pixels")->check(whole_number(true)));
+                                ->check(whole_number(true, max_image_side)));
+    preprocessing.push_back(
+        app->add_option("--crop", crop, "then center-crop C x C pixels")->check(whole_number(true, max_image_side)));
     preprocessing.push_back(app->add_option("--mean", mean, "m,m,m: per-channel mean subtracted from pixels in [0, 1] (default 0,0,0)"));
     preprocessing.push_back(app->add_option("--std", std, "s,s,s: per-channel divisor after the mean (default 1,1,1)"));
 }

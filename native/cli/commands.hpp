@@ -33,6 +33,7 @@ struct merge_command {
 
 struct eval_command {
     std::string manifest;
+    bool allow_outside_paths = false;  // files the manifest names outside its folder
     bool json = false;
     bool markdown = false;
     std::string plots;
@@ -70,6 +71,7 @@ struct infer_command {
 
 struct calibrate_command {
     std::string manifest;
+    bool allow_outside_paths = false;
     std::string output;
     std::vector<std::string> groups;
     method_args methods;
@@ -84,6 +86,7 @@ struct predict_command {
     std::string calibration;
     std::vector<std::string> files;
     std::string manifest;
+    bool allow_outside_paths = false;
     std::vector<std::string> groups;
     std::vector<std::string> methods;
     bool json = false;

@@ -14,6 +14,11 @@
 namespace {
 
 constexpr const char* formats = ".npy, .npz, .csv, .tsv, .safetensors, or raw float32 with --shape N,K";
+constexpr const char* outside_help =
+    "read files the manifest names outside its own folder (absolute paths elsewhere, '..', symbolic links "
+    "elsewhere); refused by default";
+
+bool probability_level(double x) { return x > 0 && x < 1; }
 
 }  // namespace
 
@@ -40,7 +45,9 @@ int main(int argc, char** argv) {
     score->add_option("--calibration", score_args.calibration,
                       "a calibration from mano calibrate: print estimated accuracies with intervals")
         ->check(CLI::ExistingFile);
-    score->add_option("--level", score_args.level, "prediction interval level with --calibration")->capture_default_str();
+    score->add_option("--level", score_args.level, "prediction interval level with --calibration")
+        ->capture_default_str()
+        ->check(real_number("in (0, 1)", probability_level));
     score_args.methods.add_to(score, true);
     score_args.input.add_to(score);
 
@@ -54,6 +61,7 @@ int main(int argc, char** argv) {
     auto* eval = app.add_subcommand("eval", "Evaluate every method over labeled shifted sets (R2, Spearman, Kendall, LOO MAE)");
     eval->add_option("manifest", eval_args.manifest, "manifest.json: {\"source\"?, \"sets\": [{\"name\", \"logits\", \"labels\", \"group\"?}]}")
         ->required()->check(CLI::ExistingFile);
+    eval->add_flag("--allow-outside-paths", eval_args.allow_outside_paths, outside_help);
     eval->add_flag("--json", eval_args.json, "print the report as JSON");
     eval->add_flag("--markdown", eval_args.markdown, "print the tables as Markdown");
     eval->add_option("--plots", eval_args.plots, "write one SVG per method (score vs accuracy, fitted line) into this folder");
@@ -64,6 +72,7 @@ int main(int argc, char** argv) {
     calibrate_command cal_args;
     auto* cal = app.add_subcommand("calibrate", "Fit accuracy ~ a * score + b per method on the labeled sets of a manifest");
     cal->add_option("manifest", cal_args.manifest, "manifest.json (as for eval)")->check(CLI::ExistingFile);
+    cal->add_flag("--allow-outside-paths", cal_args.allow_outside_paths, outside_help);
     cal->add_option("-o,--output", cal_args.output, "write the calibration here (default: print it)");
     cal->add_option("--group", cal_args.groups, "fit on the sets of this group only (repeatable)");
     cal_args.methods.add_to(cal, false, "--batch-size", true);
@@ -88,7 +97,9 @@ int main(int argc, char** argv) {
     infer->add_option("--calibration", infer_args.calibration,
                       "a calibration (mano calibrate): print the estimated accuracy with its interval")
         ->check(CLI::ExistingFile);
-    infer->add_option("--level", infer_args.level, "prediction interval level with --calibration")->capture_default_str();
+    infer->add_option("--level", infer_args.level, "prediction interval level with --calibration")
+        ->capture_default_str()
+        ->check(real_number("in (0, 1)", probability_level));
     infer->add_flag("--quiet", infer_args.quiet, "no progress or speed line on stderr");
     infer_args.methods.add_to(infer, false, "--mano-batch-size");
 
@@ -99,10 +110,13 @@ int main(int argc, char** argv) {
     predict->add_option("files", predict_args.files, "logit files")->check(CLI::ExistingFile);
     predict->add_option("--manifest", predict_args.manifest, "predict the sets of a manifest instead (with labels: coverage)")
         ->check(CLI::ExistingFile);
+    predict->add_flag("--allow-outside-paths", predict_args.allow_outside_paths, outside_help);
     predict->add_option("--group", predict_args.groups, "with --manifest: only the sets of this group (repeatable)");
     predict->add_option("--methods", predict_args.methods, "only these calibrated methods (comma-separated)")->delimiter(',');
     predict->add_flag("--json", predict_args.json, "JSON output");
-    predict->add_option("--level", predict_args.level, "prediction interval level")->capture_default_str();
+    predict->add_option("--level", predict_args.level, "prediction interval level")
+        ->capture_default_str()
+        ->check(real_number("in (0, 1)", probability_level));
     predict_args.input.add_to(predict);
 
     const int code = [&]() -> int {
@@ -122,16 +136,16 @@ int main(int argc, char** argv) {
         } catch (const CLI::CallForVersion& e) {
             return app.exit(e);
         } catch (const CLI::ParseError& e) {
-            std::cerr << "mano: error: " << e.what() << " (see mano --help)\n";
+            std::cerr << "mano: error: " << mano::printable(e.what()) << " (see mano --help)\n";
             return 2;
         } catch (const mano::error& e) {
-            std::cerr << "mano: error: " << e.what() << '\n';
+            std::cerr << "mano: error: " << mano::printable(e.what()) << '\n';
             return 2;
         } catch (const std::bad_alloc&) {
             std::cerr << "mano: error: out of memory\n";
             return 1;
         } catch (const std::exception& e) {
-            std::cerr << "mano: internal error: " << e.what() << '\n';
+            std::cerr << "mano: internal error: " << mano::printable(e.what()) << '\n';
             return 1;
         }
     }();

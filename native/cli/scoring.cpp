@@ -1,7 +1,10 @@
 #include "cli/scoring.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +50,33 @@ struct worker_inputs {
     }
 };
 
+// Rows of a row-aligned extra input (--second-logits, --features), read and checked here where its
+// file is known, so that a damaged file or a NaN names that file rather than the logits file.
+logits_view read_extra(io::matrix_reader& reader, std::size_t first, std::size_t count, const char* value) {
+    try {
+        const logits_view rows = reader.read(first, count);
+        const std::size_t cols = std::max<std::size_t>(rows.cols(), 1);
+        const std::size_t block = std::max<std::size_t>(1, std::min(count, (std::size_t{1} << 16) / cols));
+        std::vector<double> values(block * cols);
+        for (std::size_t r = 0; r < count; r += block) {
+            const std::size_t n = std::min(block, count - r);
+            widen_rows(rows, r, n, values.data());
+            for (std::size_t i = 0; i < n * cols; ++i) {
+                if (std::isfinite(values[i])) continue;
+                const char* what = std::isnan(values[i]) ? "NaN" : values[i] > 0 ? "+Inf" : "-Inf";
+                throw input_error(reader.path() + ": row " + std::to_string(first + r + i / cols) + ", column " +
+                                  std::to_string(i % cols) + ": " + value + " is " + what +
+                                  " (rows and columns count from 0); " + value + "s must be finite");
+            }
+        }
+        return rows;
+    } catch (const input_error&) {
+        throw;
+    } catch (const error& e) {
+        throw input_error(file_error(reader.path(), e).what());
+    }
+}
+
 void push_range(const scan_inputs& in, worker_inputs& own, std::size_t first, std::size_t end, accumulator& acc,
                 progress* bar) {
     io::matrix_reader& logits = own.logits ? *own.logits : *in.logits;
@@ -59,11 +89,11 @@ void push_range(const scan_inputs& in, worker_inputs& own, std::size_t first, st
         row_inputs extra;
         std::optional<logits_view> second_rows, feature_rows;
         if (second) {
-            second_rows = second->read(row, count);
+            second_rows = read_extra(*second, row, count, "logit");
             extra.second = &*second_rows;
         }
         if (features) {
-            feature_rows = features->read(row, count);
+            feature_rows = read_extra(*features, row, count, "feature");
             extra.features = &*feature_rows;
         }
         if (own.labels) extra.labels = own.labels->data() + row;
@@ -104,7 +134,7 @@ unsigned thread_count(unsigned requested) {
 
 error file_error(const std::string& path, const std::exception& e) {
     const std::string message = e.what();
-    if (message.compare(0, path.size(), path) == 0) return error(message);
+    if (dynamic_cast<const input_error*>(&e) || message.compare(0, path.size(), path) == 0) return error(message);
     return error(path + ": " + message);
 }
 
@@ -166,7 +196,7 @@ void input_args::add_to(CLI::App* app) {
                                                          "it is not a logit");
     app->add_option("--header", header, "CSV/TSV: whether the first line is a header (default: detect)")
         ->check(CLI::IsMember({"yes", "no"}));
-    app->add_option("--threads", threads, "threads (default: every core)")->check(whole_number(false));
+    app->add_option("--threads", threads, "threads (default: every core)")->check(whole_number(false, max_threads));
     app->add_flag("--quiet", quiet, "no progress line on stderr");
 }
 
@@ -201,14 +231,35 @@ io::read_options input_args::labels_options() const {
     return o;
 }
 
-CLI::Validator whole_number(bool positive) {
+CLI::Validator whole_number(bool positive, std::uint64_t most) {
+    const std::uint64_t least = positive ? 1 : 0;
     return CLI::Validator(
-        [positive](std::string& text) -> std::string {
+        [least, most](std::string& text) -> std::string {
             const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
-            if (digits && !(positive && std::stoull(text) == 0)) return "";
-            return std::string("must be a whole number ") + (positive ? ">= 1" : ">= 0") + " below 10^18 (got '" + text + "')";
+            if (digits) {
+                const std::uint64_t value = std::stoull(text);
+                if (value >= least && value <= most) return "";
+            }
+            const std::string range = most == whole_number_max
+                                          ? ">= " + std::to_string(least) + " below 10^18"
+                                          : ">= " + std::to_string(least) + " and <= " + std::to_string(most);
+            return "must be a whole number " + range + " (got '" + text + "')";
         },
-        positive ? "INT>=1" : "INT>=0");
+        most == whole_number_max ? "INT>=" + std::to_string(least)
+                                 : "INT in [" + std::to_string(least) + ", " + std::to_string(most) + "]");
+}
+
+CLI::Validator real_number(const std::string& range, bool (*allowed)(double)) {
+    return CLI::Validator(
+        [range, allowed](std::string& text) -> std::string {
+            errno = 0;
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            const bool parsed = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
+            if (parsed && std::isfinite(value) && allowed(value)) return "";
+            return "must be a finite number" + (range.empty() ? "" : " " + range) + " (got '" + text + "')";
+        },
+        range.empty() ? "FLOAT" : "FLOAT " + range);
 }
 
 void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batch_flag, bool families) {
@@ -216,10 +267,15 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
         given.push_back(o);
         return o;
     };
-    keep(app->add_option("--p", opts.p, "the L_p norm, p > 1")->capture_default_str());
-    keep(app->add_option("--eta", opts.eta, "softrun threshold: softmax when the criterion > eta")->capture_default_str());
+    keep(app->add_option("--p", opts.p, "the L_p norm, p > 1")
+             ->capture_default_str()
+             ->check(real_number("> 1", [](double x) { return x > 1; })));
+    keep(app->add_option("--eta", opts.eta, "softrun threshold: softmax when the criterion > eta")
+             ->capture_default_str()
+             ->check(real_number("", [](double) { return true; })));
     keep(app->add_option("--taylor-order", opts.taylor_order, "order n >= 1 of the Taylor normalization")
-             ->capture_default_str());
+             ->capture_default_str()
+             ->check(whole_number(true, max_taylor_order)));
     if (families) {
         normalization = "family";
         taylor_orders = {2};
@@ -232,7 +288,7 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
                              "with --normalization family: the Taylor orders to choose among (comma-separated)")
                  ->delimiter(',')
                  ->capture_default_str()
-                 ->check(CLI::Range(1, 170)));
+                 ->check(whole_number(true, max_taylor_order)));
     } else {
         keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
                  ->capture_default_str()
@@ -240,9 +296,11 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
     }
     keep(app->add_option(batch_flag, opts.batch_size,
                          "official-code mode: average the scores of batches of B rows (0 = whole set)")
-             ->capture_default_str());
+             ->capture_default_str()
+             ->check(whole_number(false)));
     criterion = keep(app->add_option("--criterion", criterion_value,
-                                     "official-code mode: use this criterion instead of computing it"));
+                                     "official-code mode: use this criterion instead of computing it")
+                         ->check(real_number("", [](double) { return true; })));
     keep(app->add_option("--methods", methods,
                          "comma-separated methods (default: every method whose inputs were given; cot only up to " +
                              std::to_string(cot_default_max_logits) + " logits)")
@@ -286,8 +344,8 @@ void method_args::finish() {
         } catch (const std::exception&) {
             used = 0;
         }
-        if (used != temperature.size() || !(opts.temperature > 0))
-            throw error("--temperature must be 'fit' or a number > 0 (got '" + temperature + "')");
+        if (used != temperature.size() || !std::isfinite(opts.temperature) || !(opts.temperature > 0))
+            throw error("--temperature: must be 'fit' or a finite number > 0 (got '" + temperature + "')");
     } else if (source_logits.empty()) {
         throw error("--temperature fit needs --source-logits and --source-labels");
     }
@@ -357,7 +415,9 @@ options option_resolver::build(std::size_t k, bool with_cot) const {
                         " classes but the target logits have " + std::to_string(k));
         source_rows = reader->rows();
         source = read_all(*reader);
-        labels = io::read_labels(args_.source_labels, input_.labels_options());
+        auto label_options = input_.labels_options();
+        label_options.expected_rows = source_rows;  // refused before a deflated member is inflated
+        labels = io::read_labels(args_.source_labels, label_options);
         if (labels.size() != source_rows)
             throw error(args_.source_labels + ": " + std::to_string(labels.size()) + " labels for " +
                         std::to_string(source_rows) + " source rows in " + args_.source_logits);
@@ -374,8 +434,16 @@ options option_resolver::build(std::size_t k, bool with_cot) const {
         auto reader = io::open_matrix(args_.source_features, input_.read);
         auto moments = std::make_shared<feature_moments>(reader->cols());
         try {
-            const auto rows = read_all(*reader);
-            moments->push(rows.data(), reader->rows());
+            // in chunks of about 4 MiB of doubles: the moments are sums, a file of any size streams
+            const std::size_t cols = reader->cols(), chunk = std::max<std::size_t>(1, (std::size_t{1} << 19) / cols);
+            std::vector<double> rows;
+            for (std::size_t at = 0; at < reader->rows(); at += chunk) {
+                const std::size_t count = std::min(chunk, reader->rows() - at);
+                const auto view = reader->read(at, count);
+                rows.resize(count * cols);
+                widen_rows(view, 0, count, rows.data());
+                moments->push(rows.data(), count);
+            }
         } catch (const error& e) {
             throw file_error(args_.source_features, e);
         }
@@ -416,7 +484,7 @@ options option_resolver::build(std::size_t k, bool with_cot) const {
 // ---- progress -------------------------------------------------------------------------------
 
 progress::progress(std::string label, std::size_t total_rows, bool quiet, std::string unit)
-    : label_(std::move(label)), total_(total_rows), unit_(std::move(unit)) {
+    : label_(printable(label)), total_(total_rows), unit_(std::move(unit)) {
     if (!quiet && isatty(STDERR_FILENO)) thread_ = std::thread([this] { run(); });
 }
 

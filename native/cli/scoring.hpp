@@ -24,9 +24,20 @@
 namespace mano {
 namespace cli {
 
+inline constexpr std::uint64_t whole_number_max = 999999999999999999ULL;
+// More threads than this only cost memory (each keeps its own accumulator) and thread creation.
+inline constexpr std::uint64_t max_threads = 1024;
+// 1/n! underflows a double beyond n = 170 (options::validate refuses it too).
+inline constexpr std::uint64_t max_taylor_order = 170;
+
 // For unsigned options: the text must be a plain whole number (no sign, no exponent), at least 1
-// when `positive`, and small enough for 64 bits; CLI11 would otherwise wrap "-1" to 2^64 - 1.
-CLI::Validator whole_number(bool positive);
+// when `positive`, and at most `most` (below 10^18 by default, so it fits in 64 bits); CLI11
+// would otherwise wrap "-1" to 2^64 - 1.
+CLI::Validator whole_number(bool positive, std::uint64_t most = whole_number_max);
+// For floating-point options: a finite number (not nan, inf or out of a double's range) for which
+// `allowed` holds; `range` says which ("> 1", "in (0, 1)", "" for any finite number).
+CLI::Validator real_number(const std::string& range, bool (*allowed)(double));
+
 
 // How input files are read and how much of the machine is used.
 struct input_args {
@@ -122,7 +133,14 @@ std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::s
 
 unsigned thread_count(unsigned requested);
 
-// "PATH: message" unless the message already starts with the path.
+// A mano::error whose message already names the file at fault (a row-aligned input such as
+// --features), which file_error passes through instead of naming the logits file.
+class input_error : public error {
+public:
+    using error::error;
+};
+
+// "PATH: message" unless the message already starts with the path or is an input_error.
 error file_error(const std::string& path, const std::exception& e);
 
 }  // namespace cli

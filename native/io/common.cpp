@@ -14,37 +14,7 @@ namespace mano {
 namespace io {
 namespace detail {
 
-void fail(const std::string& where, const std::string& message) {
-    const std::string text = where + ": " + message;
-    std::string out;
-    out.reserve(text.size());
-    const auto escape = [&](unsigned char c) {
-        static const char hex[] = "0123456789abcdef";
-        out += "\\x";
-        out += hex[c >> 4];
-        out += hex[c & 15];
-    };
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-        const unsigned char third = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0;
-        if (c < 0x20 || c == 0x7F) {
-            escape(c);
-        } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {  // U+0080..U+009F, e.g. NEL
-            escape(c);
-            escape(next);
-            ++i;
-        } else if (c == 0xE2 && next == 0x80 && (third == 0xA8 || third == 0xA9)) {  // line/paragraph separator
-            escape(c);
-            escape(next);
-            escape(third);
-            i += 2;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    throw error(out);
-}
+void fail(const std::string& where, const std::string& message) { throw error(printable(where + ": " + message)); }
 
 std::string clip(const std::string& text, std::size_t limit) {
     return text.size() <= limit ? text : text.substr(0, limit) + "...";
@@ -62,10 +32,27 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
     return s + (shape.size() == 1 ? ",)" : ")");
 }
 
+namespace {
+
+[[noreturn]] void fail_not_regular(const std::string& path, mode_t mode) {
+    const char* kind = S_ISDIR(mode)    ? "a directory"
+                       : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+                       : S_ISSOCK(mode) ? "a socket"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                                        : "not a regular file";
+    fail(path, std::string("is ") + kind + ", not a regular file (mano reads files it can seek in; save the data to a file first)");
+}
+
+}  // namespace
+
 file_handle::file_handle(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    // Checked before opening: opening a device can act on it (a tape rewinds, a modem hangs up).
     struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
+    // O_NONBLOCK: should the path become a FIFO after the check, opening it cannot wait for a writer.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
     if (::fstat(fd_, &st) != 0) {
         const int code = errno;
         ::close(fd_);
@@ -73,8 +60,10 @@ file_handle::file_handle(const std::string& path) : path_(path) {
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd_);
-        fail(path, S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file (a pipe or device cannot be read in chunks)");
+        fail_not_regular(path, st.st_mode);
     }
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
     size_ = static_cast<std::uint64_t>(st.st_size);
 }
 
@@ -329,21 +318,43 @@ void check_matrix_shape(const std::string& where, const std::vector<std::uint64_
         fail(where, "has shape " + shape_text(shape) +
                         "; logits must be a 2-D array of N rows (samples) by K columns (classes)");
     if (shape[1] == 0) fail(where, "has shape " + shape_text(shape) + ": its rows have no columns");
+    check_columns(where, shape[1]);
+}
+
+void check_columns(const std::string& where, std::uint64_t cols) {
+    if (cols > matrix_max_columns)
+        fail(where, "has rows of " + std::to_string(cols) + " columns, more than the " + std::to_string(matrix_max_columns) +
+                        " mano reads (logits have one column per class, features one per dimension)");
+}
+
+std::string wanted_member(const std::string& key, const std::string& default_name) {
+    std::string wanted = key;
+    if (wanted.size() > 4 && wanted.compare(wanted.size() - 4, 4, ".npy") == 0) wanted.resize(wanted.size() - 4);
+    return wanted.empty() ? default_name : wanted;
+}
+
+void fail_no_member(const std::string& path, const std::vector<std::string>& names, std::size_t count,
+                    const std::string& wanted, bool key_given) {
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 50; ++i) list += (i ? ", " : "") + ("'" + printable(names[i], 60) + "'");
+    if (count > 50) list += ", ... (" + std::to_string(count) + " in all)";
+    fail(path, "has no array '" + printable(wanted, 60) + "'; it holds " + list + (key_given ? "" : " (choose one with --key)"));
 }
 
 std::size_t choose_member(const std::string& path, const std::vector<std::string>& names, const std::string& key,
                           const std::string& default_name, const char* container) {
-    std::string wanted = key;
-    if (wanted.size() > 4 && wanted.compare(wanted.size() - 4, 4, ".npy") == 0) wanted.resize(wanted.size() - 4);
     if (names.empty()) fail(path, std::string("is ") + container + " that holds no arrays");
-    if (wanted.empty() && names.size() == 1) return 0;
-    if (wanted.empty()) wanted = default_name;
+    if (wanted_member(key, "").empty() && names.size() == 1) return 0;
+    const std::string wanted = wanted_member(key, default_name);
     for (std::size_t i = 0; i < names.size(); ++i)
         if (names[i] == wanted) return i;
-    std::string list;
-    for (std::size_t i = 0; i < names.size() && i < 50; ++i) list += (i ? ", " : "") + ("'" + clip(names[i]) + "'");
-    if (names.size() > 50) list += ", ... (" + std::to_string(names.size()) + " in all)";
-    fail(path, "has no array '" + clip(wanted) + "'; it holds " + list + (key.empty() ? " (choose one with --key)" : ""));
+    fail_no_member(path, names, names.size(), wanted, !key.empty());
+}
+
+void check_label_rows(const std::string& where, std::uint64_t count, const read_options& opts) {
+    if (opts.expected_rows && *opts.expected_rows != count)
+        fail(where, "holds " + std::to_string(count) + " labels but " + std::to_string(*opts.expected_rows) +
+                        " are needed, one per row of the logits");
 }
 
 }  // namespace detail

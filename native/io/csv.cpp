@@ -1,6 +1,7 @@
-// .csv / .tsv: one row per line, numbers parsed locale-independently (std::from_chars), an
-// optional header and an optional label column. One pass at open counts the rows and indexes
-// every 1024th, so read() can start anywhere after a short scan.
+// .csv / .tsv: one row per line (lines end with LF, CRLF or CR), numbers parsed
+// locale-independently (std::from_chars), an optional header and an optional label column. One
+// pass at open counts the rows and indexes every 1024th, so read() can start anywhere after a
+// short scan. Lines longer than csv_max_line_bytes or wider than csv_max_columns are refused.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -19,43 +20,54 @@ namespace {
 
 constexpr std::size_t index_stride = 1024;
 
-// A line without '\n' and a trailing '\r' is blank when nothing is left; blank lines are skipped.
 bool is_blank(std::string_view line) { return line.empty(); }
 
-// The lines of a file from a byte offset, read through a bounded buffer that grows only to hold
-// one line longer than it.
+[[noreturn]] void fail_long_line(const std::string& path, std::uint64_t line) {
+    fail(path, "line " + std::to_string(line) + " is longer than " + std::to_string(csv_max_line_bytes) +
+                   " bytes, the limit of mano's CSV reader (is this a text file of one row per line? store very "
+                   "wide logits as .npy)");
+}
+
+// The lines of a file from a byte offset, read through a buffer that grows only to hold one line,
+// and at most a line of csv_max_line_bytes.
 class line_scanner {
 public:
     line_scanner(const file_handle& file, std::uint64_t offset, std::uint64_t line_number)
         : file_(&file), next_offset_(offset), next_line_(line_number) {}
 
-    // The next line (without "\n" or "\r\n"); false at the end of the file.
+    // The next line, without its end ("\n", "\r\n" or "\r"); false at the end of the file.
     bool next(std::string_view& line) {
         for (;;) {
             const char* start = buffer_.data() + begin_;
-            const char* newline =
-                end_ > begin_ ? static_cast<const char*>(std::memchr(start, '\n', end_ - begin_)) : nullptr;
-            if (newline || (eof_ && end_ > begin_)) {
-                std::size_t length = newline ? static_cast<std::size_t>(newline - start) : end_ - begin_;
-                const std::size_t consumed = newline ? length + 1 : length;
-                if (length > 0 && start[length - 1] == '\r') --length;
-                line = std::string_view(start, length);
-                if (next_offset_ == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte-order mark
-                line_offset_ = next_offset_;
-                line_number_ = next_line_++;
-                next_offset_ += consumed;
-                begin_ += consumed;
-                return true;
+            const std::size_t available = end_ - begin_;
+            std::size_t length = 0;
+            while (length < available && start[length] != '\n' && start[length] != '\r') ++length;
+            if (length > csv_max_line_bytes) fail_long_line(file_->path(), next_line_);
+            std::size_t consumed = length;
+            if (length == available) {  // no line end in the buffer
+                if (!eof_) {
+                    fill();
+                    continue;
+                }
+                if (available == 0) return false;
+            } else if (start[length] == '\r' && length + 1 == available && !eof_) {
+                fill();  // a '\r' that ends the buffer may be the first half of "\r\n": read on to see
+                continue;
+            } else {
+                consumed += start[length] == '\r' && length + 1 < available && start[length + 1] == '\n' ? 2 : 1;
             }
-            if (eof_) return false;
-            fill();
+            line = std::string_view(start, length);
+            if (next_offset_ == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte-order mark
+            line_offset_ = next_offset_;
+            line_number_ = next_line_++;
+            next_offset_ += consumed;
+            begin_ += consumed;
+            return true;
         }
     }
 
     std::uint64_t line_number() const noexcept { return line_number_; }
     std::uint64_t line_offset() const noexcept { return line_offset_; }
-    std::uint64_t next_offset() const noexcept { return next_offset_; }
-    std::uint64_t next_line_number() const noexcept { return next_line_; }
 
 private:
     void fill() {
@@ -64,7 +76,12 @@ private:
             end_ -= begin_;
             begin_ = 0;
         }
-        if (end_ == buffer_.size()) buffer_.resize(std::max<std::size_t>(buffer_.size() * 2, std::size_t{1} << 18));
+        // Room for the longest line mano takes and its "\r\n"; a longer line is refused above.
+        constexpr std::size_t most = static_cast<std::size_t>(csv_max_line_bytes) + 2;
+        if (end_ == buffer_.size()) {
+            if (buffer_.size() >= most) fail_long_line(file_->path(), next_line_);
+            buffer_.resize(std::min(most, std::max<std::size_t>(buffer_.size() * 2, std::size_t{1} << 18)));
+        }
         const std::uint64_t at = next_offset_ + end_;
         const std::size_t got = at >= file_->size() ? 0 : file_->read_some_at(at, buffer_.data() + end_, buffer_.size() - end_);
         end_ += got;
@@ -80,9 +97,11 @@ private:
 };
 
 // Splits a line at the delimiter; a field in "..." may hold the delimiter, and "" stands for ".
-// Fields are views of the line with surrounding spaces dropped (quotes kept; see unquote).
-void split(std::string_view line, char delimiter, std::vector<std::string_view>& fields) {
+// Fields are views of the line with surrounding spaces dropped (quotes kept; see unquote). Keeps
+// at most `keep` fields and returns how many the line has.
+std::size_t split(std::string_view line, char delimiter, std::vector<std::string_view>& fields, std::size_t keep) {
     fields.clear();
+    std::size_t count = 0;
     std::size_t at = 0;
     for (;;) {
         std::size_t start = at;
@@ -108,8 +127,8 @@ void split(std::string_view line, char delimiter, std::vector<std::string_view>&
         std::size_t stop = next == std::string_view::npos ? line.size() : next;
         std::size_t last = stop;
         while (last > start && (line[last - 1] == ' ' || (line[last - 1] == '\t' && delimiter != '\t'))) --last;
-        fields.push_back(line.substr(start, last - start));
-        if (next == std::string_view::npos) return;
+        if (count++ < keep) fields.push_back(line.substr(start, last - start));
+        if (next == std::string_view::npos) return count;
         at = next + 1;
     }
 }
@@ -165,9 +184,12 @@ bool parse_label(std::string_view field, std::int64_t& value) {
     return true;
 }
 
-std::string quoted(std::string_view field) {
-    constexpr std::size_t shown = 40;
-    return "'" + std::string(field.substr(0, shown)) + (field.size() > shown ? "...'" : "'");
+// A field as a message shows it: quoted when it is short (the text of any number fits), else
+// only its length, so an error never repeats a line of a file that is not what it was said to be.
+std::string shown(std::string_view field, const char* what = "field") {
+    constexpr std::size_t most = 24;
+    if (field.size() <= most) return "'" + printable(field, most) + "'";
+    return std::string("a ") + what + " of " + std::to_string(field.size()) + " bytes";
 }
 
 struct csv_layout {
@@ -187,36 +209,37 @@ struct csv_layout {
 void index_rows(const file_handle& file, std::uint64_t offset, std::uint64_t line, csv_layout& layout) {
     std::vector<char> chunk(std::size_t{1} << 20);
     std::uint64_t line_start = offset, length = 0;
-    char last = '\0';
-    const auto end_line = [&](std::uint64_t next_start) {
-        const bool blank = length == 0 || (length == 1 && last == '\r');
-        if (!blank) {
+    const auto end_line = [&] {
+        if (length > 0) {
             if (layout.rows % index_stride == 0) layout.index.push_back({line_start, line});
             ++layout.rows;
         }
         ++line;
-        line_start = next_start;
         length = 0;
     };
+    bool after_cr = false;  // the last byte was a '\r', so a '\n' now ends no further line
     for (std::uint64_t at = offset; at < file.size();) {
         const std::size_t n = file.read_some_at(at, chunk.data(), static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), file.size() - at)));
         if (n == 0) fail(file.path(), "ends before its size said (did the file change while it was read?)");
-        const char* p = chunk.data();
-        const char* stop = p + n;
-        while (p < stop) {
-            const char* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(stop - p)));
-            const char* piece_end = newline ? newline : stop;
-            if (piece_end > p) {
-                length += static_cast<std::uint64_t>(piece_end - p);
-                last = piece_end[-1];
+        for (std::size_t i = 0; i < n; ++i) {
+            const char c = chunk[i];
+            if (c != '\n' && c != '\r') {
+                if (++length > csv_max_line_bytes) fail_long_line(file.path(), line);
+                after_cr = false;
+                continue;
             }
-            if (!newline) break;
-            end_line(at + static_cast<std::uint64_t>(newline - chunk.data()) + 1);
-            p = newline + 1;
+            if (!(after_cr && c == '\n')) end_line();
+            after_cr = c == '\r';
+            line_start = at + i + 1;
         }
         at += n;
     }
-    if (length > 0) end_line(file.size());
+    if (length > 0) end_line();
+}
+
+[[noreturn]] void fail_wide_line(const std::string& path, std::uint64_t line, std::size_t fields) {
+    fail(path, "line " + std::to_string(line) + " has " + std::to_string(fields) + " fields, more than the " +
+                   std::to_string(csv_max_columns) + " columns mano's CSV reader takes (store very wide logits as .npy)");
 }
 
 std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const read_options& opts, char delimiter,
@@ -233,13 +256,13 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
             break;
         }
     if (!found) fail(path, "has no rows (only blank lines)");
-    const std::string first(line);
     const std::uint64_t first_line = scan.line_number();
     // A .csv written with tabs: take the tab when the first line has no comma.
-    if (delimiter == ',' && first.find(',') == std::string::npos && first.find('\t') != std::string::npos) delimiter = '\t';
+    if (delimiter == ',' && line.find(',') == std::string_view::npos && line.find('\t') != std::string_view::npos) delimiter = '\t';
     layout->delimiter = delimiter;
     std::vector<std::string_view> fields;
-    split(first, delimiter, fields);
+    const std::size_t count = split(line, delimiter, fields, csv_max_columns);
+    if (count > csv_max_columns) fail_wide_line(path, first_line, count);
     if (opts.header) {
         layout->header = *opts.header;
     } else {
@@ -253,6 +276,7 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
         }
         layout->header = layout->header || counts_up;
     }
+    layout->fields = fields.size();
     std::uint64_t data_offset = scan.line_offset(), data_line = first_line;
     if (layout->header) {
         for (const auto f : fields) layout->names.push_back(unquote(f));
@@ -265,12 +289,11 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
         if (!found) fail(path, "has a header (line " + std::to_string(first_line) + ") but no data rows");
         data_offset = scan.line_offset();
         data_line = scan.line_number();
-        split(line, delimiter, fields);
-        if (fields.size() != layout->names.size())
-            fail(path, "line " + std::to_string(data_line) + " has " + std::to_string(fields.size()) +
+        const std::size_t data_fields = split(line, delimiter, fields, layout->fields);
+        if (data_fields != layout->names.size())
+            fail(path, "line " + std::to_string(data_line) + " has " + std::to_string(data_fields) +
                            " fields but the header has " + std::to_string(layout->names.size()));
     }
-    layout->fields = fields.size();
 
     if (!opts.label_column.empty()) {
         const std::string& want = opts.label_column;
@@ -287,11 +310,11 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
             } else if (layout->header) {
                 std::string list;
                 for (std::size_t i = 0; i < layout->names.size() && i < 50; ++i)
-                    list += (i ? ", " : "") + ("'" + clip(layout->names[i]) + "'");
+                    list += (i ? ", " : "") + shown(layout->names[i], "name");
                 if (layout->names.size() > 50) list += ", ...";
-                fail(path, "has no column '" + clip(want) + "'; its header has " + list);
+                fail(path, "has no column '" + printable(want, 60) + "'; its header has " + list);
             } else {
-                fail(path, "has no header, so the label column must be a 0-based index, not '" + clip(want) + "'");
+                fail(path, "has no header, so the label column must be a 0-based index, not '" + printable(want, 60) + "'");
             }
         }
     } else if (for_labels) {
@@ -335,8 +358,8 @@ public:
             if (!scan_->next(line)) fail(path_, "ends before row " + std::to_string(next_row_) + " (did the file change while it was read?)");
             if (is_blank(line)) continue;
             if (next_row_++ < first) continue;
-            split(line, layout_->delimiter, fields_);
-            if (fields_.size() != layout_->fields) ragged();
+            const std::size_t count = split(line, layout_->delimiter, fields_, layout_->fields);
+            if (count != layout_->fields) ragged(count);
             for (std::size_t j = 0; j < fields_.size(); ++j) {
                 if (j == label) continue;
                 if (!parse_number(fields_[j], *out)) not_a_number(j);
@@ -349,15 +372,15 @@ public:
     std::unique_ptr<matrix_reader> clone() const override { return std::make_unique<csv_reader>(file_, layout_); }
 
 private:
-    [[noreturn]] void ragged() const {
-        fail(path_, "line " + std::to_string(scan_->line_number()) + " has " + std::to_string(fields_.size()) +
+    [[noreturn]] void ragged(std::size_t count) const {
+        fail(path_, "line " + std::to_string(scan_->line_number()) + " has " + std::to_string(count) +
                         " fields but the " + (layout_->header ? "header" : "first row") + " has " + std::to_string(layout_->fields));
     }
     [[noreturn]] void not_a_number(std::size_t j) const {
-        const std::string name = layout_->header ? " ('" + clip(layout_->names[j]) + "')" : "";
+        const std::string name = layout_->header ? " (" + shown(layout_->names[j], "name") + ")" : "";
         fail(path_, "line " + std::to_string(scan_->line_number()) + ", column " + std::to_string(j + 1) + name + ": " +
                         (inner(fields_[j]).empty() ? std::string("empty field where a number was expected")
-                                                   : quoted(fields_[j]) + " is not a number"));
+                                                   : shown(fields_[j]) + " is not a number"));
     }
 
     shared_file file_;
@@ -379,6 +402,7 @@ std::vector<std::int64_t> read_csv_labels(shared_file file, const read_options& 
     const auto layout = read_layout(*file, opts, delimiter, true);
     const std::string& path = file->path();
     const std::size_t column = *layout->label_index;
+    check_label_rows(path, layout->rows, opts);
     std::vector<std::int64_t> labels;
     labels.reserve(static_cast<std::size_t>(layout->rows));
     line_scanner scan(*file, layout->index[0].offset, layout->index[0].line);
@@ -386,14 +410,14 @@ std::vector<std::int64_t> read_csv_labels(shared_file file, const read_options& 
     std::vector<std::string_view> fields;
     while (labels.size() < layout->rows && scan.next(line)) {
         if (is_blank(line)) continue;
-        split(line, layout->delimiter, fields);
-        if (fields.size() != layout->fields)
-            fail(path, "line " + std::to_string(scan.line_number()) + " has " + std::to_string(fields.size()) +
+        const std::size_t count = split(line, layout->delimiter, fields, layout->fields);
+        if (count != layout->fields)
+            fail(path, "line " + std::to_string(scan.line_number()) + " has " + std::to_string(count) +
                            " fields but the " + (layout->header ? "header" : "first row") + " has " + std::to_string(layout->fields));
         std::int64_t value = 0;
         if (!parse_label(fields[column], value))
             fail(path, "line " + std::to_string(scan.line_number()) + ", column " + std::to_string(column + 1) + ": " +
-                           quoted(fields[column]) + " is not an integer class label");
+                           shown(fields[column]) + " is not an integer class label");
         labels.push_back(value);
     }
     if (labels.size() != layout->rows) fail(path, "ends early (did the file change while it was read?)");

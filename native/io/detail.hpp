@@ -9,9 +9,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <mano/error.hpp>
+#include <mano/text.hpp>
 
 #include "io/reader.hpp"
 
@@ -24,6 +26,8 @@ namespace detail {
 [[noreturn]] void fail(const std::string& where, const std::string& message);
 // At most `limit` bytes of text taken from a file, for a message ("..." marks a cut).
 std::string clip(const std::string& text, std::size_t limit = 60);
+// Text taken from a file, safe to put in a one-line message (mano/text.hpp).
+using ::mano::printable;
 
 // a * b, or a mano::error naming `what` when it does not fit in 64 bits.
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& where, const std::string& what);
@@ -32,7 +36,8 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& w
 std::string shape_text(const std::vector<std::uint64_t>& shape);
 
 // A file opened once for positional reads (pread), shared by a reader and its clones: pread
-// keeps no file position, so threads may read through one handle at once.
+// keeps no file position, so threads may read through one handle at once. Only a regular file
+// opens: a FIFO, socket, device or directory is refused before anything blocks on it.
 class file_handle {
 public:
     explicit file_handle(const std::string& path);
@@ -128,11 +133,21 @@ std::vector<std::int64_t> read_label_stream(const std::string& where, const elem
 std::uint64_t label_count(const std::string& where, const std::vector<std::uint64_t>& shape);
 // Validates a logits shape: (N, K).
 void check_matrix_shape(const std::string& where, const std::vector<std::uint64_t>& shape);
+// Refuses rows wider than matrix_max_columns (the CSV reader has its own, smaller, field limit).
+void check_columns(const std::string& where, std::uint64_t cols);
 
 // The array a container (.npz, .safetensors) holds under `opts.key`, else its only array, else
 // `default_name`; `names` are the arrays' names as the user writes them (".npy" dropped).
 std::size_t choose_member(const std::string& path, const std::vector<std::string>& names, const std::string& key,
                           const std::string& default_name, const char* container);
+// The name choose_member() looks for: `key` without ".npy", else `default_name`.
+std::string wanted_member(const std::string& key, const std::string& default_name);
+// Refuses a container of `count` arrays that has none named `wanted`, listing up to 50 of `names`
+// (every array's name, or only the first ones).
+[[noreturn]] void fail_no_member(const std::string& path, const std::vector<std::string>& names, std::size_t count,
+                                 const std::string& wanted, bool key_given);
+// Refuses a labels file of `count` labels when the caller needs another number.
+void check_label_rows(const std::string& where, std::uint64_t count, const read_options& opts);
 
 // The .npy header: the dtype text, shape, order and where the data starts.
 struct npy_header {
@@ -159,7 +174,7 @@ std::uint32_t crc32_update(std::uint32_t crc, const void* bytes, std::size_t n);
 // Format readers (reader.cpp picks one from the magic bytes and the extension).
 using shared_file = std::shared_ptr<const file_handle>;
 std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file);
-std::vector<std::int64_t> read_npy_labels(shared_file file);
+std::vector<std::int64_t> read_npy_labels(shared_file file, const read_options& opts);
 std::unique_ptr<matrix_reader> open_npz_matrix(shared_file file, const read_options& opts);
 std::vector<std::int64_t> read_npz_labels(shared_file file, const read_options& opts);
 std::unique_ptr<matrix_reader> open_safetensors_matrix(shared_file file, const read_options& opts);

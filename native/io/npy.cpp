@@ -41,7 +41,7 @@ public:
                 if (has_fortran) bad("has 'fortran_order' twice");
                 const std::string word = identifier();
                 if (word != "True" && word != "False")
-                    bad("has fortran_order " + (word.empty() ? std::string("missing") : "'" + word + "'") + ", not True or False");
+                    bad("has fortran_order " + (word.empty() ? std::string("missing") : "'" + printable(word, 60) + "'") + ", not True or False");
                 h.fortran = word == "True";
                 has_fortran = true;
             } else if (key == "shape") {
@@ -49,7 +49,7 @@ public:
                 h.shape = shape_tuple();
                 has_shape = true;
             } else {
-                bad("has an unexpected entry '" + clip(key) + "'");
+                bad("has an unexpected entry '" + printable(key, 60) + "'");
             }
             skip_space();
             if (peek() == ',') {
@@ -126,7 +126,7 @@ private:
     }
     std::string rest_of_tuple(std::size_t start) const {
         const auto end = text_.find(')', start);
-        return clip(text_.substr(start, end == std::string::npos ? 40 : end - start + 1));
+        return printable(std::string_view(text_).substr(start, end == std::string::npos ? 40 : end - start + 1), 60);
     }
 
     const std::string& where_;
@@ -154,6 +154,9 @@ npy_header read_npy_header(const std::string& where, byte_stream& in, std::uint6
     std::uint64_t header_len = len[0] | (len[1] << 8);
     if (major > 1) header_len |= (static_cast<std::uint64_t>(len[2]) << 16) | (static_cast<std::uint64_t>(len[3]) << 24);
     const std::uint64_t prefix = 8 + length_bytes;
+    if (header_len > npy_max_header_bytes)
+        fail(where, "has a .npy header of " + std::to_string(header_len) + " bytes, over mano's limit of " +
+                        std::to_string(npy_max_header_bytes) + " (NumPy writes about 128 bytes for an array mano can read)");
     if (header_len > total - prefix)
         fail(where, "is truncated inside its .npy header: the header needs " + std::to_string(header_len) +
                         " bytes but only " + std::to_string(total - prefix) + " follow");
@@ -191,7 +194,7 @@ void check_npy_data_size(const std::string& where, const npy_header& h, std::siz
             fail(where, "has a shape too large to address: " + shape_text(h.shape));
     const std::uint64_t data_bytes = total - h.data_offset;
     if (data_bytes < expected)
-        fail(where, "is truncated: its header promises " + shape_text(h.shape) + " '" + clip(h.descr) + "' (" +
+        fail(where, "is truncated: its header promises " + shape_text(h.shape) + " '" + printable(h.descr, 60) + "' (" +
                         std::to_string(expected) + " bytes of data) but only " + std::to_string(data_bytes) +
                         " bytes follow the header");
     if (data_bytes > expected)
@@ -202,7 +205,7 @@ void check_npy_data_size(const std::string& where, const npy_header& h, std::siz
 element_type npy_matrix_element(const std::string& where, const npy_header& h) {
     const auto e = npy_element(h.descr);
     if (!e || e->kind != scalar_kind::floating)
-        fail(where, "has dtype '" + clip(h.descr) +
+        fail(where, "has dtype '" + printable(h.descr, 60) +
                         "'; logits and features must be float16, float32 or float64 ('<f2', '<f4', '<f8', or '>' big-endian)");
     return *e;
 }
@@ -210,7 +213,7 @@ element_type npy_matrix_element(const std::string& where, const npy_header& h) {
 element_type npy_label_element(const std::string& where, const npy_header& h) {
     const auto e = npy_element(h.descr);
     if (!e || (e->kind != scalar_kind::signed_integer && e->kind != scalar_kind::unsigned_integer))
-        fail(where, "has dtype '" + clip(h.descr) + "'; labels must be integers (int8 to int64 or uint8 to uint64, e.g. '<i8' from np.int64)");
+        fail(where, "has dtype '" + printable(h.descr, 60) + "'; labels must be integers (int8 to int64 or uint8 to uint64, e.g. '<i8' from np.int64)");
     return *e;
 }
 
@@ -232,13 +235,14 @@ std::unique_ptr<matrix_reader> open_npy_matrix(shared_file file) {
     return make_dense_reader(path, std::move(a));
 }
 
-std::vector<std::int64_t> read_npy_labels(shared_file file) {
+std::vector<std::int64_t> read_npy_labels(shared_file file, const read_options& opts) {
     const std::string& path = file->path();
     file_stream in(file, 0, file->size(), path);
     const npy_header h = read_npy_header(path, in, file->size());
     const element_type e = npy_label_element(path, h);
     const std::uint64_t n = label_count(path, h.shape);
     check_npy_data_size(path, h, e.size, file->size());
+    check_label_rows(path, n, opts);
     return read_label_stream(path, e, n, in);
 }
 

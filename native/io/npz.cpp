@@ -29,21 +29,36 @@ struct zip_member {
 
 constexpr std::uint32_t u32_max = 0xFFFFFFFFu;
 
+// An archive's members and where its central directory starts.
+struct zip_directory {
+    std::vector<zip_member> members;
+    std::uint64_t offset = 0;  // of the central directory: every member's data ends before it
+};
+
 // The central directory, found through the end-of-central-directory record (and its ZIP64
-// locator and record when the archive needs 64-bit sizes, counts or offsets).
-std::vector<zip_member> read_directory(const file_handle& file) {
+// locator and record when the archive needs 64-bit sizes, counts or offsets). Nothing may follow
+// the record but its comment, and the directory must end where the record (or ZIP64 record)
+// begins: bytes elsewhere would be read differently by other tools.
+zip_directory read_directory(const file_handle& file) {
     const std::string& path = file.path();
     const auto damaged = [&](const std::string& what) { fail(path, "is not a valid .npz (zip) archive: " + what); };
     const std::uint64_t size = file.size();
     const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 22 + 0xFFFF));
     std::vector<unsigned char> tail(tail_len);
     file.read_at(size - tail_len, tail.data(), tail_len);
-    std::size_t eocd = std::string::npos;
-    for (std::size_t p = tail_len >= 22 ? tail_len - 22 + 1 : 0; p-- > 0;)
-        if (std::memcmp(&tail[p], "PK\x05\x06", 4) == 0 && p + 22 + le(&tail[p + 20], 2) <= tail_len) {
+    std::size_t eocd = std::string::npos, loose = std::string::npos;
+    for (std::size_t p = tail_len >= 22 ? tail_len - 22 + 1 : 0; p-- > 0;) {
+        if (std::memcmp(&tail[p], "PK\x05\x06", 4) != 0) continue;
+        const std::uint64_t end = p + 22 + le(&tail[p + 20], 2);
+        if (end == tail_len) {
             eocd = p;
             break;
         }
+        if (end < tail_len && loose == std::string::npos) loose = p;
+    }
+    if (eocd == std::string::npos && loose != std::string::npos)
+        damaged("it has " + std::to_string(tail_len - loose - 22 - le(&tail[loose + 20], 2)) +
+                " bytes after its end-of-central-directory record (was something appended to it?)");
     if (eocd == std::string::npos) damaged("it has no end-of-central-directory record (is the file truncated?)");
     const unsigned char* e = &tail[eocd];
     const std::uint64_t eocd_offset = size - tail_len + eocd;
@@ -64,25 +79,36 @@ std::vector<zip_member> read_directory(const file_handle& file) {
     } else if (entries == 0xFFFF || cd_size == u32_max || cd_offset == u32_max) {
         damaged("it needs a ZIP64 end-of-central-directory record but has none");
     }
+    if (entries > npz_max_members)
+        fail(path, "is a .npz archive of " + std::to_string(entries) + " members, more than the " +
+                       std::to_string(npz_max_members) + " mano reads (save the logits in an archive of their own)");
+    if (cd_size > npz_max_directory_bytes)
+        fail(path, "is a .npz archive whose central directory is " + std::to_string(cd_size) + " bytes, more than the " +
+                       std::to_string(npz_max_directory_bytes) + " mano reads (save the logits in an archive of their own)");
     if (cd_offset > cd_end || cd_size > cd_end - cd_offset)
         damaged("its central directory (" + std::to_string(cd_size) + " bytes at offset " + std::to_string(cd_offset) +
                 ") lies outside the file (is it truncated?)");
+    if (cd_offset + cd_size != cd_end)
+        damaged("its central directory ends " + std::to_string(cd_end - cd_offset - cd_size) +
+                " bytes before its end record (was something inserted into it?)");
     if (entries > cd_size / 46) damaged("its central directory is too small for " + std::to_string(entries) + " entries");
 
-    std::vector<zip_member> members;
-    std::uint64_t at = cd_offset;
-    std::vector<unsigned char> variable;
+    std::vector<unsigned char> directory(static_cast<std::size_t>(cd_size));
+    file.read_at(cd_offset, directory.data(), directory.size());
+    zip_directory out;
+    out.offset = cd_offset;
+    out.members.reserve(static_cast<std::size_t>(entries));
+    std::size_t at = 0;
     for (std::uint64_t i = 0; i < entries; ++i) {
-        unsigned char h[46];
-        if (cd_offset + cd_size - at < 46) damaged("its central directory ends inside an entry");
-        file.read_at(at, h, 46);
+        if (directory.size() - at < 46) damaged("its central directory ends inside an entry");
+        const unsigned char* h = &directory[at];
         if (std::memcmp(h, "PK\x01\x02", 4) != 0) damaged("central directory entry " + std::to_string(i) + " has a bad signature");
         const std::size_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
-        if (cd_offset + cd_size - at - 46 < name_len + extra_len + comment_len) damaged("its central directory ends inside an entry");
-        variable.resize(name_len + extra_len);
-        file.read_at(at + 46, variable.data(), variable.size());
+        if (directory.size() - at - 46 < name_len + extra_len + comment_len) damaged("its central directory ends inside an entry");
+        const unsigned char* name = h + 46;
+        const unsigned char* extra = name + name_len;
         zip_member m;
-        m.name.assign(reinterpret_cast<const char*>(variable.data()), name_len);
+        m.name.assign(reinterpret_cast<const char*>(name), name_len);
         m.flags = static_cast<std::uint16_t>(le(h + 8, 2));
         m.method = static_cast<std::uint16_t>(le(h + 10, 2));
         m.crc = static_cast<std::uint32_t>(le(h + 16, 4));
@@ -93,15 +119,15 @@ std::vector<zip_member> read_directory(const file_handle& file) {
         if (m.compressed == u32_max || m.uncompressed == u32_max || m.local_offset == u32_max || disk_in_extra) {
             // ZIP64 extended information: the 64-bit values of the fields that hold 0xFFFFFFFF, in order.
             bool found = false;
-            for (std::size_t x = name_len; x + 4 <= variable.size();) {
-                const std::size_t id = le(&variable[x], 2), len = le(&variable[x + 2], 2);
-                if (x + 4 + len > variable.size()) break;
+            for (std::size_t x = 0; x + 4 <= extra_len;) {
+                const std::size_t id = le(extra + x, 2), len = le(extra + x + 2, 2);
+                if (x + 4 + len > extra_len) break;
                 if (id == 1) {
-                    const unsigned char* field = &variable[x + 4];
+                    const unsigned char* field = extra + x + 4;
                     std::size_t left = len;
                     const auto take = [&](std::uint64_t& value) {
                         if (value != u32_max) return;
-                        if (left < 8) damaged("member '" + clip(m.name) + "' has a short ZIP64 extra field");
+                        if (left < 8) damaged("member '" + printable(m.name, 60) + "' has a short ZIP64 extra field");
                         value = le(field, 8);
                         field += 8;
                         left -= 8;
@@ -114,12 +140,12 @@ std::vector<zip_member> read_directory(const file_handle& file) {
                 }
                 x += 4 + len;
             }
-            if (!found) damaged("member '" + clip(m.name) + "' needs a ZIP64 extra field but has none");
+            if (!found) damaged("member '" + printable(m.name, 60) + "' needs a ZIP64 extra field but has none");
         }
-        members.push_back(std::move(m));
+        out.members.push_back(std::move(m));
         at += 46 + name_len + extra_len + comment_len;
     }
-    return members;
+    return out;
 }
 
 std::string array_name(const std::string& member) {
@@ -127,18 +153,50 @@ std::string array_name(const std::string& member) {
     return member;
 }
 
-// Where a member's (compressed) bytes start, from its local header; checks they lie in the file.
-std::uint64_t member_data_offset(const file_handle& file, const zip_member& m, const std::string& where) {
+// Where a member's (compressed) bytes start, from its local header; checks that the header
+// names the member as the directory does and that its bytes lie before the next member's header
+// and the central directory (overlapping members are read differently by different tools).
+std::uint64_t member_data_offset(const file_handle& file, const zip_directory& dir, const zip_member& m,
+                                 const std::string& where) {
     unsigned char h[30];
-    if (m.local_offset > file.size() || file.size() - m.local_offset < 30)
-        fail(where, "its local header lies outside the file (is the archive truncated?)");
+    if (m.local_offset >= dir.offset || dir.offset - m.local_offset < 30)
+        fail(where, "its local header lies outside the archive's members (the archive is damaged)");
     file.read_at(m.local_offset, h, 30);
     if (std::memcmp(h, "PK\x03\x04", 4) != 0) fail(where, "its local header has a bad signature (the archive is damaged)");
-    const std::uint64_t data = m.local_offset + 30 + le(h + 26, 2) + le(h + 28, 2);
-    if (data > file.size() || m.compressed > file.size() - data)
-        fail(where, "is truncated: its " + std::to_string(m.compressed) + " bytes at offset " + std::to_string(data) +
-                        " run past the end of the file (" + std::to_string(file.size()) + " bytes)");
-    return data;
+    const std::size_t name_len = le(h + 26, 2);
+    std::string name(name_len, '\0');
+    if (name_len > 0) file.read_at(m.local_offset + 30, name.data(), name_len);
+    if (name != m.name)
+        fail(where, "its local header names it '" + printable(name, 60) +
+                        "' (zip readers disagree on which name counts; the archive is damaged)");
+    const std::uint64_t data = m.local_offset + 30 + name_len + le(h + 28, 2);
+    std::uint64_t limit = dir.offset;  // the next local header, or the central directory
+    for (const zip_member& other : dir.members)
+        if (other.local_offset > m.local_offset && other.local_offset < limit) limit = other.local_offset;
+    if (data <= limit && m.compressed <= limit - data) return data;
+    const std::string bytes = "its " + std::to_string(m.compressed) + " bytes at offset " + std::to_string(data);
+    if (limit < dir.offset)
+        fail(where, bytes + " overlap another member (at offset " + std::to_string(limit) + "); the archive is damaged");
+    if (data <= file.size() && m.compressed <= file.size() - data)
+        fail(where, bytes + " run into the central directory (the archive is damaged)");
+    fail(where, "is truncated: " + bytes + " run past the end of the file (" + std::to_string(file.size()) + " bytes)");
+}
+
+// Two members with one array name (two "logits.npy", or "logits" and "logits.npy"): NumPy reads
+// one of them and other tools another, so the archive is refused.
+void check_unique_names(const std::string& path, const std::vector<zip_member>& members) {
+    std::vector<std::size_t> order(members.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto name = [&](std::size_t i) { return array_name(members[i].name); };
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return name(a) < name(b); });
+    for (std::size_t i = 1; i < order.size(); ++i)
+        if (name(order[i - 1]) == name(order[i])) {
+            const std::string& a = members[std::min(order[i - 1], order[i])].name;
+            const std::string& b = members[std::max(order[i - 1], order[i])].name;
+            fail(path, "is a .npz archive with two members named '" + printable(a, 60) + "'" +
+                           (a == b ? "" : " and '" + printable(b, 60) + "'") +
+                           " (NumPy reads one, other tools the other; write the archive again with one array of each name)");
+        }
 }
 
 // A deflated member inflated in order with zlib; finish() checks the end of the stream and
@@ -302,18 +360,19 @@ struct opened_member {
 
 opened_member open_member(const shared_file& file, const read_options& opts, const std::string& default_name) {
     const std::string& path = file->path();
-    const std::vector<zip_member> members = read_directory(*file);
+    const zip_directory dir = read_directory(*file);
+    check_unique_names(path, dir.members);
     std::vector<std::string> names;
-    for (const auto& m : members) names.push_back(array_name(m.name));
-    const zip_member& m = members[choose_member(path, names, opts.key, default_name, "a .npz archive")];
+    for (const auto& m : dir.members) names.push_back(array_name(m.name));
+    const zip_member& m = dir.members[choose_member(path, names, opts.key, default_name, "a .npz archive")];
     opened_member out;
-    out.where = path + ": member '" + clip(m.name, 200) + "'";
+    out.where = path + ": member '" + printable(m.name, 200) + "'";
     out.member = m;
     if (m.flags & 1) fail(out.where, "is encrypted");
     if (m.method != 0 && m.method != 8)
         fail(out.where, "uses zip compression method " + std::to_string(m.method) +
                             "; only stored (numpy.savez) and deflated (numpy.savez_compressed) members can be read");
-    out.data_offset = member_data_offset(*file, m, out.where);
+    out.data_offset = member_data_offset(*file, dir, m, out.where);
     if (m.method == 0) {
         if (m.compressed != m.uncompressed)
             fail(out.where, "is stored with a compressed size (" + std::to_string(m.compressed) +
@@ -365,10 +424,22 @@ std::unique_ptr<matrix_reader> open_npz_matrix(shared_file file, const read_opti
                                                 static_cast<std::size_t>(a.cols));
     }
     // A deflated column-major member cannot be read a row chunk at a time: inflate it once into
-    // an anonymous temporary file, then read that like a stored member.
+    // an anonymous temporary file, then read that like a stored member. The file is bounded by
+    // the member's compressed size, so a small archive cannot fill the disk.
+    const std::uint64_t data_bytes = om.member.uncompressed - h.data_offset;
+    const std::uint64_t compressed = om.member.compressed;
+    const std::uint64_t most = std::max(npz_fortran_inflate_floor,
+                                        compressed > std::numeric_limits<std::uint64_t>::max() / npz_fortran_inflate_ratio
+                                            ? std::numeric_limits<std::uint64_t>::max()
+                                            : compressed * npz_fortran_inflate_ratio);
+    if (data_bytes > most)
+        fail(om.where, "is a deflated Fortran-order array of " + std::to_string(data_bytes) + " bytes, more than the " +
+                           std::to_string(most) + " mano inflates into a temporary file for it (" +
+                           std::to_string(npz_fortran_inflate_ratio) + " times its compressed size, at least " +
+                           std::to_string(npz_fortran_inflate_floor >> 20) +
+                           " MiB); save it in C order (np.ascontiguousarray) or uncompressed (np.savez)");
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> temporary(std::tmpfile(), &std::fclose);
     if (!temporary) fail(om.where, std::string("cannot create a temporary file to inflate it into: ") + std::strerror(errno));
-    const std::uint64_t data_bytes = om.member.uncompressed - h.data_offset;
     std::vector<unsigned char> chunk(std::size_t{1} << 20);
     for (std::uint64_t done = 0; done < data_bytes;) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), data_bytes - done));
@@ -389,6 +460,7 @@ std::vector<std::int64_t> read_npz_labels(shared_file file, const read_options& 
     const element_type e = npy_label_element(om.where, om.header);
     const std::uint64_t n = label_count(om.where, om.header.shape);
     check_npy_data_size(om.where, om.header, e.size, om.member.uncompressed);
+    check_label_rows(om.where, n, opts);
     return read_label_stream(om.where, e, n, *om.stream);
 }
 

@@ -18,6 +18,7 @@ std::unique_ptr<matrix_reader> open_raw_matrix(shared_file file, std::size_t row
         __builtin_mul_overflow(expected, std::uint64_t{4}, &expected))
         fail(path, "the shape " + std::to_string(rows) + " x " + std::to_string(cols) + " is too large to address");
     if (cols == 0) fail(path, "the shape " + std::to_string(rows) + " x 0 has no columns");
+    check_columns(path, cols);
     if (file->size() != expected)
         fail(path, "is " + std::to_string(file->size()) + " bytes, but raw float32 logits of shape " + std::to_string(rows) +
                        " x " + std::to_string(cols) + " take exactly " + std::to_string(expected) + " bytes (N x K x 4)");
@@ -87,7 +88,7 @@ std::vector<std::int64_t> read_labels(const std::string& path, const read_option
     auto file = std::make_shared<const detail::file_handle>(path);
     if (file->size() == 0) detail::fail(path, "is empty");
     switch (detect(*file, opts)) {
-        case format::npy: return detail::read_npy_labels(std::move(file));
+        case format::npy: return detail::read_npy_labels(std::move(file), opts);
         case format::npz: return detail::read_npz_labels(std::move(file), opts);
         case format::safetensors: return detail::read_safetensors_labels(std::move(file), opts);
         case format::csv: return detail::read_csv_labels(std::move(file), opts, ',');

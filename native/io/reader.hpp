@@ -28,7 +28,29 @@ struct read_options {
     // .csv/.tsv: whether the first line is a header; unset = detect (a header has a field that is
     // not a number).
     std::optional<bool> header;
+    // read_labels(): the number of labels the caller needs (its logits' rows). A file that holds
+    // another number is refused before any label is read, so a label file costs memory for at
+    // most this many labels whatever its header claims.
+    std::optional<std::uint64_t> expected_rows;
 };
+
+// Limits that do not depend on the input: a file that breaks one is refused with a message that
+// names the limit, so a hostile file costs bounded memory and time.
+// Columns of any matrix (classes of logits, dimensions of features): a row is read whole, so this
+// bounds a row's memory (4 MiB of float32) whatever the file claims.
+inline constexpr std::uint64_t matrix_max_columns = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t csv_max_line_bytes = std::uint64_t{16} << 20;  // one CSV/TSV line
+inline constexpr std::size_t csv_max_columns = std::size_t{1} << 18;          // fields in one CSV/TSV line
+inline constexpr std::uint64_t npy_max_header_bytes = std::uint64_t{1} << 16;  // NumPy itself trusts 10000
+inline constexpr std::size_t npz_max_members = std::size_t{1} << 16;
+inline constexpr std::uint64_t npz_max_directory_bytes = std::uint64_t{8} << 20;  // the zip central directory
+// A deflated Fortran-order .npz member is inflated to a temporary file (it cannot be read a row
+// at a time otherwise): at most this many times its compressed size, and at least the floor.
+inline constexpr std::uint64_t npz_fortran_inflate_ratio = 16;
+inline constexpr std::uint64_t npz_fortran_inflate_floor = std::uint64_t{64} << 20;
+inline constexpr std::size_t safetensors_max_tensors = std::size_t{1} << 16;
+// One JSON string in the header, or one run of other bytes between {}[],: (a number, spaces).
+inline constexpr std::size_t safetensors_max_string_bytes = std::size_t{1} << 20;
 
 // An N x K matrix of logits (or features) in a file.
 class matrix_reader {

@@ -1,5 +1,10 @@
 // .safetensors: an 8-byte little-endian header length, a JSON header
-// {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then the data.
+// {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then the data:
+// every tensor's bytes, back to back in some order, and nothing else.
+#include <algorithm>
+#include <iterator>
+#include <unordered_set>
+
 #include <nlohmann/json.hpp>
 
 #include "io/detail.hpp"
@@ -14,6 +19,8 @@ namespace {
 // The safetensors format caps its JSON header at 100 MB.
 constexpr std::uint64_t safetensors_header_max_bytes = 100'000'000;
 
+const std::string not_safetensors = "is not a valid .safetensors file: ";
+
 struct tensor {
     std::string where;
     std::string dtype;
@@ -22,12 +29,15 @@ struct tensor {
     std::uint64_t bytes = 0;
 };
 
-std::uint64_t unsigned_value(const nlohmann::json& v, const std::string& where, const char* what) {
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-        // dump() recurses once per nesting level: a list nested 10^5 deep would overflow the stack.
-        fail(where, std::string("its ") + what + " holds " + (v.is_primitive() ? clip(v.dump()) : std::string("an ") + v.type_name()) +
-                        ", not a non-negative integer");
-    return v.get<std::uint64_t>();
+// Bytes per element of the dtypes the format names; 0 for one mano does not know (its size is
+// then not checked).
+std::size_t dtype_size(const std::string& dtype) {
+    static const std::pair<const char*, std::size_t> sizes[] = {
+        {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
+        {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4},     {"U64", 8},     {"I64", 8}, {"F64", 8}, {"C64", 8}};
+    for (const auto& [name, size] : sizes)
+        if (dtype == name) return size;
+    return 0;
 }
 
 std::optional<element_type> safetensors_element(const std::string& dtype) {
@@ -49,6 +59,304 @@ std::optional<element_type> safetensors_element(const std::string& dtype) {
     return e;
 }
 
+// 64-bit FNV-1a: tensor names are told apart by it (a collision refuses a file, never misreads one).
+std::uint64_t fnv1a(const std::string& text) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return h;
+}
+
+// The header's bytes, read from the file through a small buffer as the JSON parser asks for them,
+// refusing a string, or a run of other bytes between two of {}[],: (a number, a word, spaces),
+// longer than safetensors_max_string_bytes: the parser holds one such run at a time, so memory
+// stays small whatever the header's length.
+class header_bytes {
+public:
+    header_bytes(const file_handle& file, std::uint64_t offset, std::uint64_t length)
+        : file_(file), offset_(offset), length_(length), buffer_(std::size_t{1} << 16) {}
+
+    char at(std::uint64_t position) {
+        if (position < first_ || position >= first_ + filled_) {
+            first_ = position;
+            filled_ = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_.size(), length_ - position));
+            file_.read_at(offset_ + position, buffer_.data(), filled_);
+        }
+        return buffer_[static_cast<std::size_t>(position - first_)];
+    }
+
+    // Called once per byte, in order, as the parser moves past it.
+    void consume(char c) {
+        if (in_string_) {
+            if (escaped_) escaped_ = false;
+            else if (c == '\\') escaped_ = true;
+            else if (c == '"') in_string_ = false, run_ = 0;
+            if (in_string_ && ++run_ > safetensors_max_string_bytes)
+                fail(file_.path(), not_safetensors + "its header has a string longer than " +
+                                       std::to_string(safetensors_max_string_bytes) + " bytes, the limit of mano's reader");
+        } else if (c == '"') {
+            in_string_ = true;
+            run_ = 0;
+        } else if (c == ',' || c == ':' || c == '[' || c == ']' || c == '{' || c == '}') {
+            run_ = 0;
+        } else if (++run_ > safetensors_max_string_bytes) {
+            fail(file_.path(), not_safetensors + "its header has a number, word or run of spaces longer than " +
+                                   std::to_string(safetensors_max_string_bytes) + " bytes, the limit of mano's reader");
+        }
+    }
+
+private:
+    const file_handle& file_;
+    std::uint64_t offset_, length_;
+    std::vector<char> buffer_;
+    std::uint64_t first_ = 0;
+    std::size_t filled_ = 0;
+    bool in_string_ = false, escaped_ = false;
+    std::size_t run_ = 0;
+};
+
+// An input iterator over header_bytes, for nlohmann::json::sax_parse.
+class header_iterator {
+public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = char;
+
+    header_iterator(header_bytes* bytes, std::uint64_t position) : bytes_(bytes), position_(position) {}
+    char operator*() const { return bytes_->at(position_); }
+    header_iterator& operator++() {
+        bytes_->consume(bytes_->at(position_));
+        ++position_;
+        return *this;
+    }
+    bool operator==(const header_iterator& other) const { return position_ == other.position_; }
+    bool operator!=(const header_iterator& other) const { return position_ != other.position_; }
+
+private:
+    header_bytes* bytes_;
+    std::uint64_t position_;
+};
+
+// What the header says, kept small: every tensor's data span (checked against the others once
+// the header is read), and the dtype and shape of only the tensor asked for and the first one.
+struct header_summary {
+    struct span {
+        std::uint64_t begin, end;
+        std::size_t tensor;
+    };
+    std::vector<span> spans;
+    std::vector<std::string> names;  // as messages show them
+    std::optional<tensor> first, wanted;
+};
+
+// Reads the header as JSON events (nlohmann's SAX interface), checking each tensor's entry as it
+// ends, without building the document: a header of many values costs no more than a small one.
+class header_reader {
+public:
+    using json = nlohmann::json;
+
+    header_reader(const std::string& path, std::uint64_t data_size, std::string wanted)
+        : path_(path), data_size_(data_size), wanted_(std::move(wanted)) {}
+
+    header_summary& summary() { return summary_; }
+
+    bool null() { return value(kind::other, "null"); }
+    bool boolean(bool) { return value(kind::other, "a boolean"); }
+    bool number_integer(json::number_integer_t v) {
+        return v < 0 ? value(kind::other, "a negative number") : number(static_cast<std::uint64_t>(v));
+    }
+    bool number_unsigned(json::number_unsigned_t v) { return number(v); }
+    bool number_float(json::number_float_t, const json::string_t&) { return value(kind::other, "a number with a fraction or exponent"); }
+    bool binary(json::binary_t&) { return value(kind::other, "binary data"); }
+    bool string(json::string_t& s) {
+        if (top() == context::tensor && field_ == field::dtype) {
+            entry_.dtype = s;
+            return true;
+        }
+        return value(kind::other, "a string");
+    }
+    bool start_object(std::size_t) { return value(kind::object, "an object"); }
+    bool start_array(std::size_t) { return value(kind::array, "a list"); }
+    bool end_object() { return end(); }
+    bool end_array() { return end(); }
+
+    bool key(json::string_t& k) {
+        if (top() == context::root) {
+            field_ = field::none;
+            if (k == "__metadata__") {
+                field_ = field::metadata;
+                if (seen_metadata_) duplicate(k);
+                seen_metadata_ = true;
+                return true;
+            }
+            if (!names_seen_.insert(fnv1a(k)).second) duplicate(k);
+            if (summary_.names.size() == safetensors_max_tensors)
+                fail(path_, "is a .safetensors file of more than " + std::to_string(safetensors_max_tensors) +
+                                " tensors, the most mano reads (save the logits in a file of their own)");
+            entry_ = tensor{};
+            entry_.where = path_ + ": tensor '" + printable(k, 200) + "'";
+            entry_wanted_ = k == wanted_;
+            summary_.names.push_back(printable(k, 40));
+            seen_ = 0;
+        } else if (top() == context::tensor) {
+            field_ = k == "dtype" ? field::dtype : k == "shape" ? field::shape : k == "data_offsets" ? field::offsets : field::none;
+            if (field_ != field::none) {
+                const unsigned bit = 1u << static_cast<unsigned>(field_);
+                if (seen_ & bit) duplicate(k);
+                seen_ |= bit;
+            }
+        }
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string&, const json::exception&) {
+        fail(path_, not_safetensors + "its header is not valid JSON (at byte " + std::to_string(position) + " of the header)");
+    }
+
+private:
+    enum class context { root, tensor, shape, offsets, skip };
+    enum class field { none, dtype, shape, offsets, metadata };
+    enum class kind { object, array, other };
+
+    context top() const { return stack_.empty() ? context::skip : stack_.back(); }
+
+    [[noreturn]] void duplicate(const std::string& k) const {
+        fail(path_, not_safetensors + "its header has the key \"" + printable(k, 60) + "\" twice in one object; keep one");
+    }
+
+    void push(context c) {
+        if (stack_.size() >= static_cast<std::size_t>(json_max_depth))
+            fail(path_, not_safetensors + "its header nests deeper than " + std::to_string(json_max_depth) +
+                            " levels, the limit of mano's JSON readers");
+        stack_.push_back(c);
+    }
+
+    bool number(std::uint64_t v) {
+        if (top() == context::shape) {
+            if (entry_.shape.size() == 64) fail(entry_.where, "has a shape of more than 64 dimensions");
+            entry_.shape.push_back(v);
+            return true;
+        }
+        if (top() == context::offsets) {
+            if (offsets_.size() == 2) fail(entry_.where, "its data_offsets is not a list [begin, end]");
+            offsets_.push_back(v);
+            return true;
+        }
+        return value(kind::other, "a number");
+    }
+
+    // A value starts (an object, a list or a scalar mano has not taken above).
+    bool value(kind k, const char* what) {
+        if (!started_) {
+            if (k != kind::object) fail(path_, not_safetensors + "its header is not a JSON object");
+            started_ = true;
+            push(context::root);
+            return true;
+        }
+        switch (top()) {
+            case context::root:
+                if (field_ == field::metadata) break;
+                if (k != kind::object) fail(entry_.where, "its header entry needs \"dtype\", \"shape\" and \"data_offsets\"");
+                push(context::tensor);
+                return true;
+            case context::tensor:
+                if (field_ == field::dtype) fail(entry_.where, "its dtype is not a string");
+                if (field_ == field::shape) {
+                    if (k != kind::array) fail(entry_.where, "its shape is not a list");
+                    push(context::shape);
+                    return true;
+                }
+                if (field_ == field::offsets) {
+                    if (k != kind::array) fail(entry_.where, "its data_offsets is not a list [begin, end]");
+                    offsets_.clear();
+                    push(context::offsets);
+                    return true;
+                }
+                break;
+            case context::shape: fail(entry_.where, std::string("its shape holds ") + what + ", not a non-negative integer");
+            case context::offsets: fail(entry_.where, std::string("its data_offsets holds ") + what + ", not a non-negative integer");
+            case context::skip: break;
+        }
+        if (k != kind::other) push(context::skip);  // a value mano does not read: only its depth counts
+        return true;
+    }
+
+    bool end() {
+        const context c = top();
+        stack_.pop_back();
+        if (c == context::offsets && offsets_.size() != 2) fail(entry_.where, "its data_offsets is not a list [begin, end]");
+        if (c == context::tensor) finish_entry();
+        return true;
+    }
+
+    void finish_entry() {
+        constexpr unsigned all = 1u << static_cast<unsigned>(field::dtype) | 1u << static_cast<unsigned>(field::shape) |
+                                 1u << static_cast<unsigned>(field::offsets);
+        if (seen_ != all)
+            fail(entry_.where, "its header entry needs \"dtype\", \"shape\" and \"data_offsets\"");
+        const std::uint64_t begin = offsets_[0], end = offsets_[1];
+        if (begin > end || end > data_size_)
+            fail(entry_.where, "its data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                   "] lie outside the data section (" + std::to_string(data_size_) +
+                                   " bytes; is the file truncated?)");
+        entry_.offset = begin;  // relative to the data section until the caller adds the header
+        entry_.bytes = end - begin;
+        if (const std::size_t item = dtype_size(entry_.dtype)) {
+            std::uint64_t expected = item;
+            for (const std::uint64_t extent : entry_.shape)
+                if (__builtin_mul_overflow(expected, extent, &expected))
+                    fail(entry_.where, "has a shape too large to address: " + shape_text(entry_.shape));
+            if (expected != entry_.bytes)
+                fail(entry_.where, "has shape " + shape_text(entry_.shape) + " of " + entry_.dtype + " (" +
+                                       std::to_string(expected) + " bytes) but its data_offsets span " +
+                                       std::to_string(entry_.bytes) + " bytes");
+        }
+        const std::size_t index = summary_.names.size() - 1;
+        summary_.spans.push_back({begin, end, index});
+        if (index == 0) summary_.first = entry_;
+        if (entry_wanted_) summary_.wanted = entry_;
+    }
+
+    const std::string& path_;
+    std::uint64_t data_size_;
+    std::string wanted_;
+    header_summary summary_;
+    std::vector<context> stack_;
+    bool started_ = false, seen_metadata_ = false, entry_wanted_ = false;
+    field field_ = field::none;
+    unsigned seen_ = 0;  // bits of the fields the current entry has
+    tensor entry_;
+    std::vector<std::uint64_t> offsets_;
+    std::unordered_set<std::uint64_t> names_seen_;  // fnv1a of each tensor name
+};
+
+// The data section holds every tensor's bytes back to back and nothing else (the format's rule:
+// a gap, an overlap or trailing bytes would be read differently by other tools).
+void check_spans(const std::string& path, header_summary& h, std::uint64_t data_size) {
+    auto& spans = h.spans;
+    std::sort(spans.begin(), spans.end(),
+              [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+    std::uint64_t covered = 0;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const auto& s = spans[i];
+        const std::string name = "'" + h.names[s.tensor] + "'";
+        if (s.begin < covered)
+            fail(path, not_safetensors + "the data of tensors '" + h.names[spans[i - 1].tensor] + "' and " + name +
+                           " overlap (data_offsets [" + std::to_string(spans[i - 1].begin) + ", " +
+                           std::to_string(spans[i - 1].end) + "] and [" + std::to_string(s.begin) + ", " +
+                           std::to_string(s.end) + "])");
+        if (s.begin > covered)
+            fail(path, not_safetensors + "its data section has " + std::to_string(s.begin - covered) +
+                           " bytes that no tensor holds, before tensor " + name +
+                           " (the format stores tensors back to back)");
+        covered = s.end;
+    }
+    if (covered != data_size)
+        fail(path, not_safetensors + "it has " + std::to_string(data_size - covered) +
+                       " bytes after the last tensor's data (the format ends the file there; is it damaged?)");
+}
+
 tensor find_tensor(const file_handle& file, const read_options& opts, const std::string& default_name) {
     const std::string& path = file.path();
     const std::uint64_t size = file.size();
@@ -58,51 +366,22 @@ tensor find_tensor(const file_handle& file, const read_options& opts, const std:
     std::uint64_t header_len = 0;
     for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
     if (header_len > safetensors_header_max_bytes)
-        fail(path, "is not a valid .safetensors file: its header length " + std::to_string(header_len) +
-                       " is over the format's limit of " + std::to_string(safetensors_header_max_bytes) + " bytes");
+        fail(path, not_safetensors + "its header length is over the format's limit of " +
+                       std::to_string(safetensors_header_max_bytes) + " bytes");
     if (header_len > size - 8)
-        fail(path, "is not a valid .safetensors file: its header length " + std::to_string(header_len) +
+        fail(path, not_safetensors + "its header length " + std::to_string(header_len) +
                        " is larger than the rest of the file (" + std::to_string(size - 8) + " bytes)");
-    std::string text(static_cast<std::size_t>(header_len), '\0');
-    file.read_at(8, text.data(), text.size());
-    const nlohmann::json header = parse_json(text, path, "is not a valid .safetensors file: its header");
-    if (!header.is_object()) fail(path, "is not a valid .safetensors file: its header is not a JSON object");
-    std::vector<std::string> names;
-    for (const auto& item : header.items())
-        if (item.key() != "__metadata__") names.push_back(item.key());
-    const std::string name = names[choose_member(path, names, opts.key, default_name, "a .safetensors file")];
-    tensor t;
-    t.where = path + ": tensor '" + clip(name, 200) + "'";
-    const nlohmann::json& entry = header.at(name);
-    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
-        fail(t.where, "its header entry needs \"dtype\", \"shape\" and \"data_offsets\"");
-    const auto& dtype = entry.at("dtype");
-    const auto& shape = entry.at("shape");
-    const auto& offsets = entry.at("data_offsets");
-    if (!dtype.is_string()) fail(t.where, "its dtype is not a string");
-    if (!shape.is_array()) fail(t.where, "its shape is not a list");
-    if (!offsets.is_array() || offsets.size() != 2) fail(t.where, "its data_offsets is not a list [begin, end]");
-    t.dtype = dtype.get<std::string>();
-    for (const auto& d : shape) t.shape.push_back(unsigned_value(d, t.where, "shape"));
-    const std::uint64_t begin = unsigned_value(offsets[0], t.where, "data_offsets");
-    const std::uint64_t end = unsigned_value(offsets[1], t.where, "data_offsets");
     const std::uint64_t data_size = size - 8 - header_len;
-    if (begin > end || end > data_size)
-        fail(t.where, "its data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                          "] lie outside the data section (" + std::to_string(data_size) + " bytes; is the file truncated?)");
-    t.offset = 8 + header_len + begin;
-    t.bytes = end - begin;
-    return t;
-}
-
-void check_tensor_bytes(const tensor& t, std::size_t item) {
-    std::uint64_t expected = item;
-    for (const std::uint64_t extent : t.shape)
-        if (__builtin_mul_overflow(expected, extent, &expected))
-            fail(t.where, "has a shape too large to address: " + shape_text(t.shape));
-    if (expected != t.bytes)
-        fail(t.where, "has shape " + shape_text(t.shape) + " of " + clip(t.dtype) + " (" + std::to_string(expected) +
-                          " bytes) but its data_offsets span " + std::to_string(t.bytes) + " bytes");
+    header_reader reader(path, data_size, wanted_member(opts.key, default_name));
+    header_bytes bytes(file, 8, header_len);
+    nlohmann::json::sax_parse(header_iterator(&bytes, 0), header_iterator(&bytes, header_len), &reader);
+    header_summary& h = reader.summary();
+    if (h.names.empty()) fail(path, "is a .safetensors file that holds no arrays");
+    std::optional<tensor> chosen = opts.key.empty() && h.names.size() == 1 ? h.first : h.wanted;
+    if (!chosen) fail_no_member(path, h.names, h.names.size(), wanted_member(opts.key, default_name), !opts.key.empty());
+    check_spans(path, h, data_size);
+    chosen->offset += 8 + header_len;
+    return *chosen;
 }
 
 }  // namespace
@@ -111,9 +390,8 @@ std::unique_ptr<matrix_reader> open_safetensors_matrix(shared_file file, const r
     const tensor t = find_tensor(*file, opts, "logits");
     const auto e = safetensors_element(t.dtype);
     if (!e || !float_dtype(*e))
-        fail(t.where, "has dtype " + clip(t.dtype) + "; logits and features must be F16, BF16, F32 or F64");
+        fail(t.where, "has dtype " + printable(t.dtype, 60) + "; logits and features must be F16, BF16, F32 or F64");
     check_matrix_shape(t.where, t.shape);
-    check_tensor_bytes(t, e->size);
     dense_array a;
     a.file = file;
     a.offset = t.offset;
@@ -128,9 +406,9 @@ std::vector<std::int64_t> read_safetensors_labels(shared_file file, const read_o
     const tensor t = find_tensor(*file, opts, "labels");
     const auto e = safetensors_element(t.dtype);
     if (!e || (e->kind != scalar_kind::signed_integer && e->kind != scalar_kind::unsigned_integer))
-        fail(t.where, "has dtype " + clip(t.dtype) + "; labels must be integers (I8 to I64 or U8 to U64)");
+        fail(t.where, "has dtype " + printable(t.dtype, 60) + "; labels must be integers (I8 to I64 or U8 to U64)");
     const std::uint64_t n = label_count(t.where, t.shape);
-    check_tensor_bytes(t, e->size);
+    check_label_rows(t.where, n, opts);
     file_stream in(file, t.offset, t.bytes, t.where);
     return read_label_stream(t.where, *e, n, in);
 }

@@ -13,7 +13,7 @@ tensor_reader::tensor_reader(const std::string& path) : path_(path) {
     const npy_header h = read_npy_header(path, in, file->size());
     const auto e = npy_element(h.descr);
     if (!e || e->kind != scalar_kind::floating || e->size != 4)
-        fail(path, "has dtype '" + clip(h.descr) + "'; model inputs must be float32 (save x.astype(np.float32))");
+        fail(path, "has dtype '" + printable(h.descr, 60) + "'; model inputs must be float32 (save x.astype(np.float32))");
     if (h.shape.empty()) fail(path, "holds a scalar; model inputs need a first axis of samples, e.g. N x C x H x W");
     if (h.fortran && h.shape.size() > 1)
         fail(path, "is in Fortran order; save model inputs in C order (np.ascontiguousarray(x))");

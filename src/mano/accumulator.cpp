@@ -10,6 +10,7 @@
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/half.hpp"
+#include "mano/text.hpp"
 #include "mano/transport.hpp"
 
 namespace mano {
@@ -23,7 +24,7 @@ constexpr std::size_t block_logits = 1 << 15;
 detail::row_kernel kernel_named(const std::string& name) {
     for (const auto& kernel : detail::compiled_kernels())
         if (name == kernel.name) return kernel.run;
-    throw error("no kernel named '" + name + "'");
+    throw error("no kernel named '" + printable(name, 60) + "'");
 }
 
 detail::kernel_params make_params(const options& o, std::size_t k) {
@@ -146,6 +147,10 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         throw error("the features have " + std::to_string(extra.features->rows()) + " rows but the logits have " +
                     std::to_string(rows.rows()) + "; both must describe the same inputs");
     if (rows.rows() == 0) return;
+    if (state_.own_rows == 0 && state_.shards.size() >= max_shards)
+        throw error("accumulator state: this accumulator holds " + std::to_string(max_shards) +
+                    " shards, the most a state may name, and rows pushed into it would be one more; score fewer, "
+                    "larger shards");
     const bool nuclear = opts_.wants(method::nuclear), nuclear_softrun = opts_.wants(method::nuclear_softrun);
     const bool cot = opts_.wants(method::cot), scaled = baseline_rows_differ(), mde = opts_.wants(method::mde);
     const bool need_base_probs = nuclear || cot;
@@ -207,11 +212,13 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         auto gram_keep = std::move(state_.gram), softmax_keep = std::move(state_.gram_softrun_softmax),
              taylor_keep = std::move(state_.gram_softrun_taylor);
         auto cot_keep = std::move(state_.cot_rows);
+        auto shards_keep = std::move(state_.shards);
         saved = state_;
         state_.gram = std::move(gram_keep);
         state_.gram_softrun_softmax = std::move(softmax_keep);
         state_.gram_softrun_taylor = std::move(taylor_keep);
         state_.cot_rows = std::move(cot_keep);
+        state_.shards = std::move(shards_keep);
     }
     const std::size_t cot_size = state_.cot_rows.size();
     // Feature statistics are updated on copies that replace the originals only on success.
@@ -342,9 +349,11 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         saved.gram_softrun_taylor = std::move(state_.gram_softrun_taylor);
         saved.cot_rows = std::move(state_.cot_rows);
         saved.cot_rows.resize(cot_size);
+        saved.shards = std::move(state_.shards);
         state_ = std::move(saved);
         throw;
     }
+    state_.own_rows += rows.rows();
     if (extra.features) {
         state_.features = std::move(features);
         state_.dispersion = std::move(dispersion);
@@ -378,6 +387,15 @@ double accumulator::batch_score(double sum, std::size_t rows) const {
 
 namespace {
 
+// Adds `id` to a sorted list of shards, unless it is there.
+void add_shard(std::vector<std::uint64_t>& ids, std::uint64_t id) {
+    if (std::binary_search(ids.begin(), ids.end(), id)) return;
+    ids.push_back(id);
+    std::size_t i = ids.size() - 1;
+    for (; i > 0 && ids[i - 1] > id; --i) ids[i] = ids[i - 1];
+    ids[i] = id;
+}
+
 void require_same(bool same, const char* what) {
     if (!same)
         throw error(std::string("cannot merge accumulators with different ") + what +
@@ -386,7 +404,13 @@ void require_same(bool same, const char* what) {
 
 }  // namespace
 
-void accumulator::merge(const accumulator& other) {
+void accumulator::merge(const accumulator& other) { merge_state(other, false); }
+
+void accumulator::merge_as_shard(const accumulator& other) { merge_state(other, true); }
+
+void accumulator::merge_state(const accumulator& other, bool as_shard) {
+    if (&other == this)
+        throw error("cannot merge an accumulator into itself: that would count its rows twice");
     require_same(k_ == other.k_, "numbers of columns (K)");
     require_same(opts_.p == other.opts_.p, "p");
     require_same(opts_.eta == other.opts_.eta, "eta");
@@ -409,6 +433,30 @@ void accumulator::merge(const accumulator& other) {
          (state_.feature_rows == state_.n) != (other.state_.feature_rows == other.state_.n) ||
          (state_.labeled_rows == state_.n) != (other.state_.labeled_rows == other.state_.n)))
         throw error("cannot merge shards scored with and without the same extra inputs (second logits, features, labels)");
+    // Shards: the union of both sorted lists, refusing one that both hold.
+    std::vector<std::uint64_t> theirs = other.state_.shards;
+    std::size_t own_rows = state_.own_rows + other.state_.own_rows;
+    if (as_shard && other.state_.own_rows > 0) {
+        const std::uint64_t id = detail::json_hash(other.state_json());
+        // this one's own rows would get the same name: the same state
+        if (state_.own_rows > 0 && detail::json_hash(state_json()) == id) throw repeated_shard(id, "this accumulator");
+        add_shard(theirs, id);
+        own_rows = state_.own_rows;
+    }
+    std::vector<std::uint64_t> shards;
+    shards.reserve(state_.shards.size() + theirs.size());
+    for (std::size_t a = 0, b = 0; a < state_.shards.size() || b < theirs.size();) {
+        if (b == theirs.size() || (a < state_.shards.size() && state_.shards[a] < theirs[b])) {
+            shards.push_back(state_.shards[a++]);
+        } else if (a == state_.shards.size() || theirs[b] < state_.shards[a]) {
+            shards.push_back(theirs[b++]);
+        } else {
+            throw repeated_shard(theirs[b], "this accumulator");
+        }
+    }
+    if (shards.size() + (own_rows > 0 ? 1 : 0) > max_shards)
+        throw error("accumulator state: the merged state would hold " + std::to_string(shards.size() + (own_rows > 0 ? 1 : 0)) +
+                    " shards, over the " + std::to_string(max_shards) + " a state may name; score fewer, larger shards");
     const state& o = other.state_;
     if (state_.taylor_overflow_row < 0 && o.taylor_overflow_row >= 0)
         state_.taylor_overflow_row = o.taylor_overflow_row + static_cast<std::int64_t>(state_.n);
@@ -462,6 +510,8 @@ void accumulator::merge(const accumulator& other) {
         state_.dispersion = dispersion ? dispersion : o.dispersion;
     }
     state_.feature_rows += o.feature_rows;
+    state_.shards = std::move(shards);
+    state_.own_rows = own_rows;
 }
 
 result accumulator::finalize() const {
@@ -522,7 +572,7 @@ result accumulator::finalize() const {
         };
         m.score = branch_score(softmax);
         if (std::isnan(m.score))
-            throw error("p = " + std::to_string(o.p) + " is too large for these logits: every sigma^p underflows double "
+            throw error("p = " + number_text(o.p) + " is too large for these logits: every sigma^p underflows double "
                         "precision, so the " + normalization_name(used) + " score would read 0; use a smaller p");
         if (o.norm == normalization::softrun && !o.criterion) {
             const auto put = [&](normalization branch, double value) {
@@ -600,10 +650,24 @@ result accumulator::finalize() const {
 namespace {
 
 // Version 2 added the sums of squares behind the standard errors, and the label counts; 4 the
-// predicted class counts; 5 MDE's energies as deviations from the first one.
-constexpr int state_version = 5;
+// predicted class counts; 5 MDE's energies as deviations from the first one; 6 the shards.
+constexpr int state_version = 6;
+
+nlohmann::json shard_names(const std::vector<std::uint64_t>& ids) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto id : ids) names.push_back(detail::shard_name(id));
+    return names;
+}
 
 }  // namespace
+
+std::string shard_name(std::uint64_t id) { return detail::shard_name(id); }
+
+error repeated_shard(std::uint64_t id, const std::string& holder) {
+    return error("accumulator state: shard " + detail::shard_name(id) + " is already in " + holder +
+                 " (merging one shard twice would count its rows twice; a shard is named by a hash of its state, "
+                 "so states of identical sums are one shard)");
+}
 
 nlohmann::json accumulator::moments_json(const moments& m) { return {m.sum, m.sum_sq}; }
 
@@ -614,6 +678,23 @@ accumulator::moments accumulator::moments_from(const nlohmann::json& j) {
 }
 
 nlohmann::json accumulator::to_json() const {
+    nlohmann::json j = state_json();
+    if (state_.own_rows > 0) j["shards"] = shard_names(shards_with_own(j));
+    return j;
+}
+
+std::vector<std::uint64_t> accumulator::shards() const {
+    return state_.own_rows > 0 ? shards_with_own(state_json()) : state_.shards;
+}
+
+// The own rows become a shard named by the content of the state that holds them (state_json()).
+std::vector<std::uint64_t> accumulator::shards_with_own(const nlohmann::json& content) const {
+    std::vector<std::uint64_t> ids = state_.shards;
+    add_shard(ids, detail::json_hash(content));
+    return ids;
+}
+
+nlohmann::json accumulator::state_json() const {
     const auto& s = state_;
     return {
         {"format", "mano-accumulator"},
@@ -648,16 +729,18 @@ nlohmann::json accumulator::to_json() const {
         {"dispersion", s.dispersion ? s.dispersion->to_json() : nlohmann::json()},
         {"feature_rows", s.feature_rows},
         {"predicted", s.predicted},
+        {"shards", shard_names(s.shards)},
     };
 }
 
 accumulator accumulator::from_json(const nlohmann::json& j) {
     try {
-        detail::check_state_header(j, "mano-accumulator", "accumulator state", state_version);
+        detail::check_state_header(j, "mano-accumulator", "accumulator state", state_version,
+                                   "emit it again with this mano");
         detail::check_known_keys(j, {"format", "version", "k", "options", "n", "phi_sum", "sum_softmax", "sum_taylor",
                                      "taylor_overflow_row", "batch", "max_prob", "entropy", "energy", "gram",
                                      "gram_softrun_softmax", "gram_softrun_taylor", "cot_rows", "max_sigma", "labels",
-                                     "agreement", "atc", "features", "dispersion", "feature_rows", "predicted"},
+                                     "agreement", "atc", "features", "dispersion", "feature_rows", "predicted", "shards"},
                                  "accumulator state");
         const options o = options::from_json(j.at("options"));
         const std::size_t k = detail::count_of(j, "k", "accumulator state");
@@ -712,6 +795,22 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
             throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
                         " class counts that sum to n");
         s.predicted = predicted;
+        const auto& shards = j.at("shards");
+        if (!shards.is_array()) throw error("accumulator state: \"shards\" must be a list of shard ids");
+        if (shards.size() > max_shards)
+            throw error("accumulator state: \"shards\" names " + std::to_string(shards.size()) + " shards, over the " +
+                        std::to_string(max_shards) + " a state may name");
+        for (const auto& name : shards) {
+            const auto id = name.is_string() ? detail::parse_shard_name(name.get<std::string>()) : std::nullopt;
+            if (!id || (!s.shards.empty() && *id <= s.shards.back()))
+                throw error("accumulator state: \"shards\" must hold distinct ids of 16 hexadecimal digits in ascending "
+                            "order (got " + name.dump().substr(0, 40) + ")");
+            s.shards.push_back(*id);
+        }
+        // every shard has rows: none for an empty state, at most one per row otherwise
+        if ((s.n == 0) != s.shards.empty() || s.shards.size() > s.n)
+            throw error("accumulator state: \"shards\" names " + std::to_string(s.shards.size()) + " shards for " +
+                        std::to_string(s.n) + " rows; a state of n rows names 1 to n shards (none when n = 0)");
         const bool energies = std::isfinite(s.energy_max) && std::isfinite(s.energy_shift) &&
                               std::isfinite(s.energy_deviation_sum) && std::isfinite(s.energy_exp_sum) &&
                               (o.wants(method::mde) && s.n > 0 ? s.energy_exp_sum >= 1 && s.energy_shift <= s.energy_max

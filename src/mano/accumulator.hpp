@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/error.hpp"
 #include "mano/gram.hpp"
 #include "mano/logits_view.hpp"
 #include "mano/options.hpp"
@@ -50,12 +51,20 @@ public:
     accumulator& operator=(accumulator&&) noexcept;
 
     void push(const logits_view& rows, const row_inputs& extra = {});
-    // Appends `other`'s rows after this one's (same K and options required).
+    // Appends `other`'s rows after this one's (same K and options required). A shard this one
+    // holds already is refused (see shards()). Rows pushed into `other` and in no shard yet join
+    // this one's own: parts of one shard, such as threads scoring row ranges of one file.
     void merge(const accumulator& other);
+    // merge(), but `other`'s own rows come in as the shard other.to_json() names, as if merged
+    // from its state: merging `other` twice is refused.
+    void merge_as_shard(const accumulator& other);
     result finalize() const;
 
     nlohmann::json to_json() const;
     static accumulator from_json(const nlohmann::json& state);
+    // The shards of this state, sorted, as to_json() lists them: those merged in from states, and
+    // this accumulator's own rows (pushed, in no shard yet), named by a hash of the state's content.
+    std::vector<std::uint64_t> shards() const;
 
     std::size_t rows() const noexcept { return state_.n; }
     std::size_t cols() const noexcept { return k_; }
@@ -113,8 +122,13 @@ private:
         std::size_t feature_rows = 0;
         std::size_t correct = 0, labeled_rows = 0;  // true accuracy, when labels are given
         std::vector<std::uint64_t> predicted;  // rows won by each class (K <= class_counts_max_k)
+        std::vector<std::uint64_t> shards;  // the shards merged in from states, sorted
+        std::size_t own_rows = 0;  // rows pushed here (or merged from parts) that no shard names yet
     };
 
+    void merge_state(const accumulator& other, bool as_shard);
+    nlohmann::json state_json() const;  // to_json() without a name for the own rows
+    std::vector<std::uint64_t> shards_with_own(const nlohmann::json& content) const;
     double batch_score(double sum, std::size_t rows) const;
     static nlohmann::json moments_json(const moments& m);
     static moments moments_from(const nlohmann::json& j);
@@ -127,6 +141,14 @@ private:
     detail::row_kernel kernel_;
     state state_;
 };
+
+// A state names at most this many shards (an input-independent limit on its size).
+inline constexpr std::size_t max_shards = 1000000;
+
+// A shard identity as states write it (16 hexadecimal digits), and the error for a shard merged
+// twice, naming where it is already: "this accumulator", or a file.
+std::string shard_name(std::uint64_t id);
+error repeated_shard(std::uint64_t id, const std::string& holder);
 
 // The common case: score all rows of `logits` at once.
 result score(const logits_view& logits, const options& opts = {});

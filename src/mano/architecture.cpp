@@ -6,6 +6,7 @@
 
 #include "mano/detail/kernel.hpp"
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 namespace detail {
@@ -84,7 +85,7 @@ std::string resolve_architecture(const std::string& requested) {
     for (const auto& a : available) list += (list.empty() ? "" : ", ") + a;
     bool compiled = false;
     for (const auto& kernel : detail::compiled_kernels()) compiled |= (name == kernel.name);
-    throw error(origin + " '" + name + "' " +
+    throw error(origin + " '" + printable(name, 60) + "' " +
                 (compiled ? "is not supported by this CPU" : "is not a known architecture") +
                 "; available here: " + list);
 }

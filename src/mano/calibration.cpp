@@ -8,6 +8,7 @@
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/student_t.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 
@@ -20,7 +21,7 @@ void check_labeled(const std::vector<labeled_set>& sets, const std::string& what
         throw error(what + " needs at least " + std::to_string(min_sets) + " labeled test sets (got " +
                     std::to_string(sets.size()) + ")");
     for (const auto& s : sets)
-        if (!s.scores.accuracy) throw error(what + ": set '" + s.name + "' has no true accuracy (give its labels)");
+        if (!s.scores.accuracy) throw error(what + ": set '" + printable(s.name, 256) + "' has no true accuracy (give its labels)");
 }
 
 // Methods present in every set, in method order, with one value per set.
@@ -175,7 +176,7 @@ normalization_choice normalization_choice::from_json(const nlohmann::json& j) {
     c.taylor_order = norm == normalization::taylor ? order : j.at("taylor_order").get<int>();
     c.by = j.at("by").get<std::string>();
     if (c.by != "leave-one-group-out" && c.by != "pooled criterion")
-        throw error("calibration: the normalization was chosen by \"" + c.by + "\", which this build does not know");
+        throw error("calibration: the normalization was chosen by \"" + printable(c.by, 60) + "\", which this build does not know");
     c.pooled_criterion = j.at("pooled_criterion").get<double>();
     c.eta = j.at("eta").get<double>();
     if (j.contains("errors")) c.errors = j.at("errors").get<std::map<std::string, double>>();
@@ -189,7 +190,7 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
     for (std::size_t i = 0; i < sets.size(); ++i) {
         const auto& r = sets[i].scores;
         if (!r.mano || r.mano->variants.empty())
-            throw error("set '" + sets[i].name + "' has no MaNo score on both softrun branches (score it with normalization "
+            throw error("set '" + printable(sets[i].name, 256) + "' has no MaNo score on both softrun branches (score it with normalization "
                         "softrun and no fixed criterion)");
         for (const auto& [name, value] : r.mano->variants)
             if (i == 0 || values.count(name)) values[name].push_back(value);
@@ -295,8 +296,8 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     c.k = given.front().scores.k;
     for (const auto& s : given) {
         if (s.scores.k != c.k)
-            throw error("calibration: set '" + s.name + "' has " + std::to_string(s.scores.k) + " classes but set '" +
-                        given.front().name + "' has " + std::to_string(c.k) + "; calibrate one classifier at a time");
+            throw error("calibration: set '" + printable(s.name, 256) + "' has " + std::to_string(s.scores.k) + " classes but set '" +
+                        printable(given.front().name, 256) + "' has " + std::to_string(c.k) + "; calibrate one classifier at a time");
         c.sets.push_back(s.name);
     }
     const bool choose = family && opts.norm == normalization::softrun && !opts.criterion &&
@@ -583,7 +584,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
                 mc.logo_mae = f.at("logo_mae").get<double>();
                 sane = sane && mc.folds.size() >= 2 && residuals == mc.fit.n && std::abs(mc.logo_mae - mean_abs_residual(mc.folds)) <= 1e-9;
             }
-            if (!sane) throw error("calibration: the fit of method '" + name + "' is inconsistent");
+            if (!sane) throw error("calibration: the fit of method '" + printable(name, 60) + "' is inconsistent");
             c.methods.push_back(mc);
         }
         if (c.methods.empty()) throw error("calibration: no calibrated methods");

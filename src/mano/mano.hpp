@@ -13,5 +13,6 @@
 #include "mano/result.hpp"
 #include "mano/source.hpp"
 #include "mano/student_t.hpp"
+#include "mano/text.hpp"
 #include "mano/transport.hpp"
 #include "mano/version.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 
@@ -31,7 +32,7 @@ method parse_method(const std::string& name) {
         if (name == method_names[i]) return static_cast<method>(i);
     std::string known;
     for (const char* n : method_names) known += (known.empty() ? "" : ", ") + std::string(n);
-    throw error("unknown method '" + name + "'; known methods: " + known);
+    throw error("unknown method '" + printable(name, 60) + "'; known methods: " + known);
 }
 
 std::vector<method> default_methods(std::size_t k) {
@@ -58,12 +59,12 @@ normalization parse_normalization(const std::string& name) {
     if (name == "softrun") return normalization::softrun;
     if (name == "softmax") return normalization::softmax;
     if (name == "taylor") return normalization::taylor;
-    throw error("normalization '" + name + "' is not one of softrun, softmax, taylor");
+    throw error("normalization '" + printable(name, 60) + "' is not one of softrun, softmax, taylor");
 }
 
 void options::validate() const {
     if (!(std::isfinite(p) && p > 1))
-        throw error("p must be a finite number greater than 1 (got " + std::to_string(p) + ")");
+        throw error("p must be a finite number greater than 1 (got " + number_text(p) + ")");
     if (!std::isfinite(eta)) throw error("eta must be a finite number");
     if (taylor_order < 1)
         throw error("taylor_order must be at least 1 (got " + std::to_string(taylor_order) + ")");
@@ -75,10 +76,10 @@ void options::validate() const {
                     std::to_string(batch_size) + ")");
     if (criterion && !std::isfinite(*criterion)) throw error("criterion must be a finite number");
     if (!(std::isfinite(temperature) && temperature > 0))
-        throw error("temperature must be a finite number greater than 0 (got " + std::to_string(temperature) + ")");
+        throw error("temperature must be a finite number greater than 0 (got " + number_text(temperature) + ")");
     if (source && source->temperature != temperature)
-        throw error("the source model was fitted at temperature " + std::to_string(source->temperature) +
-                    " but the target is scored at " + std::to_string(temperature) + "; fit both with the same one");
+        throw error("the source model was fitted at temperature " + number_text(source->temperature) +
+                    " but the target is scored at " + number_text(temperature) + "; fit both with the same one");
     if (!label_marginal.empty()) {
         double total = 0;
         for (const double m : label_marginal) {

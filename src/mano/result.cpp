@@ -1,6 +1,7 @@
 #include "mano/result.hpp"
 
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 #include <cmath>
 #include <string>
@@ -19,7 +20,7 @@ std::pair<normalization, int> parse_variant(const std::string& name) {
         const int order = std::stoi(name.substr(6));
         if (order <= 170) return {normalization::taylor, order};
     }
-    throw error("unknown normalization variant '" + name + "'; variants are softmax and taylorN (N = the Taylor order, e.g. taylor2)");
+    throw error("unknown normalization variant '" + printable(name, 60) + "'; variants are softmax and taylorN (N = the Taylor order, e.g. taylor2)");
 }
 
 nlohmann::json result::to_json() const {
@@ -69,7 +70,7 @@ nlohmann::json result::to_json() const {
 result result::from_json(const nlohmann::json& j) {
     const auto number = [](const nlohmann::json& object, const char* key, const std::string& where) {
         if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
-            throw error("result: " + where + " needs a number \"" + key + "\"");
+            throw error("result: " + where + " needs a number \"" + printable(key, 60) + "\"");
         return object.at(key).get<double>();
     };
     const auto count = [&](const char* key) {

@@ -179,8 +179,8 @@ def test_bad_files(tmp):
 def test_bad_options(tmp):
     path = tmp / "ok.npy"
     np.save(path, np.random.default_rng(2).standard_normal((20, 5)).astype(np.float32))
-    cases = [(["--p", "1"], "p must"), (["--p", "abc"], "--p"), (["--p", "nan"], "p must"),
-             (["--taylor-order", "0"], "taylor_order"), (["--batch-size", "-3"], "batch_size"),
+    cases = [(["--p", "1"], "--p: must be"), (["--p", "abc"], "--p"), (["--p", "nan"], "--p: must be"),
+             (["--taylor-order", "0"], "--taylor-order"), (["--batch-size", "-3"], "--batch-size"),
              (["--normalization", "sparsemax"], "normalization"), (["--arch", "neon9"], "not a known architecture"),
              (["--criterion", "inf"], "criterion"), (["--eta", "x"], "--eta"), (["--frobnicate"], "frobnicate")]
     for args, needle in cases:

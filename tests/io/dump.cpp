@@ -1,9 +1,11 @@
 // Test driver for the file readers (tests/io/test_io.py):
-//   mano_io_dump matrix|labels PATH [--key K] [--shape N,K] [--label-column C] [--header yes|no]
-//                [--chunk R] [--start S]
+//   mano_io_dump matrix|labels|tensor PATH [--key K] [--shape N,K] [--label-column C] [--header yes|no]
+//                [--chunk R] [--start S] [--expect-rows N]
 // matrix: rows [S, N) read in chunks of R rows, then rows [0, S) through a clone(), as
 // little-endian float64 on stdout; then stderr gets "N K dtype random|sequential".
-// labels: int64 little-endian on stdout. A mano::error exits 2 with its message on stderr.
+// labels: int64 little-endian on stdout (--expect-rows: the count the caller needs).
+// tensor: a model-input .npy opened with tensor_reader; stdout gets its shape.
+// A mano::error exits 2 with its message on stderr.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -45,8 +47,8 @@ void dump_rows(mano::io::matrix_reader& reader, std::size_t first, std::size_t l
 }
 
 int usage() {
-    std::cerr << "usage: mano_io_dump matrix|labels PATH [--key K] [--shape N,K] [--label-column C] "
-                 "[--header yes|no] [--chunk R] [--start S]\n";
+    std::cerr << "usage: mano_io_dump matrix|labels|tensor PATH [--key K] [--shape N,K] [--label-column C] "
+                 "[--header yes|no] [--chunk R] [--start S] [--expect-rows N]\n";
     return 64;
 }
 
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
             else if (flag == "--header") opts.header = value == "yes";
             else if (flag == "--chunk") chunk = std::stoul(value);
             else if (flag == "--start") start = std::stoul(value);
+            else if (flag == "--expect-rows") opts.expected_rows = std::stoull(value);
             else if (flag == "--shape") {
                 const auto comma = value.find(',');
                 if (comma == std::string::npos) return usage();
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
         if (what == "labels") {
             const std::vector<std::int64_t> labels = mano::io::read_labels(path, opts);
             write_le(labels.data(), labels.size(), sizeof(std::int64_t));
+        } else if (what == "tensor") {
+            const mano::io::tensor_reader tensor(path);
+            for (const std::size_t extent : tensor.shape()) std::cout << extent << " ";
+            std::cout << "\n";
         } else if (what == "matrix") {
             const auto reader = mano::io::open_matrix(path, opts);
             if (reader->path() != path) throw std::runtime_error("path() is not the path opened");

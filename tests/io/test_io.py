@@ -3,6 +3,7 @@ through tests/io/dump.cpp in several chunk sizes and start rows must give back e
 values; every kind of bad file must exit 2 with one stderr line that names the file.
 Run: /usr/bin/python3 tests/io/test_io.py path/to/mano_io_dump"""
 import json
+import os
 import pathlib
 import struct
 import subprocess
@@ -19,8 +20,13 @@ from harness import check, finish  # noqa: E402
 DUMP = sys.argv[1]
 
 
-def dump(kind, path, *args):
-    return subprocess.run([DUMP, kind, str(path), *map(str, args)], capture_output=True, timeout=120)
+def dump(kind, path, *args, timeout=120):
+    """Runs the driver; one that runs past `timeout` seconds (a read that blocks) is killed and
+    reported as exit -9."""
+    try:
+        return subprocess.run([DUMP, kind, str(path), *map(str, args)], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess([DUMP], -9, b"", f"killed after {timeout} s\n".encode())
 
 
 def check_matrix(path, expected, dtype, *args, sequential=False):
@@ -53,8 +59,8 @@ def check_labels(path, expected, *args):
     check(np.array_equal(got, np.asarray(expected, dtype=np.int64).ravel()), f"{what}: got {got[:8]}")
 
 
-def check_error(path, *args, kind="matrix", needle=None):
-    proc = dump(kind, path, *args)
+def check_error(path, *args, kind="matrix", needle=None, timeout=120):
+    proc = dump(kind, path, *args, timeout=timeout)
     lines = proc.stderr.decode(errors="replace").strip().splitlines()
     ok = proc.returncode == 2 and len(lines) == 1 and path.name in lines[0]
     if needle is not None:
@@ -486,6 +492,62 @@ def test_bad_files(tmp, q, y):
     check_error(tmp / "a_directory.npy", needle="directory")
 
 
+def test_limits(tmp, q, y):
+    """Line endings, the label count a caller needs, non-regular files, and file text in messages."""
+    n, k = q.shape
+    lines = csv_text(q).splitlines()
+    for name, text in (("cr_only.csv", "\r".join(lines) + "\r"), ("cr_no_end.csv", "\r".join(lines)),
+                       ("mixed_ends.csv", "\r\n".join(lines[:5]) + "\r" + "\r".join(lines[5:12]) + "\n\r\n\r" +
+                        "\n".join(lines[12:]))):
+        (tmp / name).write_bytes(text.encode())
+        check_matrix(tmp / name, q, "float64")
+    path = tmp / "cr_labels.csv"
+    path.write_bytes(("y\r" + "\r".join(str(v) for v in y) + "\r").encode())
+    check_labels(path, y)
+    (tmp / "cr_ragged.csv").write_bytes(b"1,2\r3,4\r\n5\r")
+    check_error(tmp / "cr_ragged.csv", needle="line 3 has 1 fields")
+
+    # --expect-rows: a label file with another count is refused before its labels are read.
+    np.save(tmp / "y.npy", y)
+    np.savez_compressed(tmp / "y.npz", labels=y)
+    (tmp / "y.safetensors").write_bytes(safetensors_bytes({"labels": ("I64", y.shape, y.tobytes())}))
+    (tmp / "y.csv").write_text("\n".join(map(str, y)) + "\n")
+    for name in ("y.npy", "y.npz", "y.safetensors", "y.csv"):
+        check_labels(tmp / name, y, "--expect-rows", n)
+        check_error(tmp / name, "--expect-rows", n + 1, kind="labels", needle=f"holds {n} labels but {n + 1} are needed")
+    # A deflated member of 2^30 int8 labels (1 MB) would take 8 GB as int64: refused first.
+    header = npy_bytes("'|i1'", f"({1 << 30},)", b"")
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    zeros = bytes(16 << 20)
+    stream = compressor.compress(header) + compressor.flush(zlib.Z_FULL_FLUSH)
+    stream += (compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)) * 64 + compressor.flush()
+    crc = zlib.crc32(header)
+    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 8, 0, 0x21, crc, len(stream), len(header) + (1 << 30),
+                        10, 0) + b"labels.npy"
+    central = struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 8, 0, 0x21, crc, len(stream),
+                          len(header) + (1 << 30), 10, 0, 0, 0, 0, 0, 0) + b"labels.npy"
+    (tmp / "bomb.npz").write_bytes(local + stream + central + struct.pack(
+        "<4sHHHHIIH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local) + len(stream), 0))
+    check_error(tmp / "bomb.npz", "--expect-rows", n, kind="labels", needle=f"holds {1 << 30} labels but {n} are needed")
+
+    # Model inputs (tensor_reader) and every other reader refuse what is not a regular file.
+    np.save(tmp / "x.npy", np.zeros((2, 3, 4), np.float32))
+    proc = dump("tensor", tmp / "x.npy")
+    check(proc.returncode == 0 and proc.stdout.split() == [b"2", b"3", b"4"], f"tensor x.npy: {proc.stdout!r} {proc.stderr!r}")
+    fifo = tmp / "fifo.npy"
+    os.mkfifo(fifo)
+    for kind in ("tensor", "matrix", "labels"):
+        check_error(fifo, kind=kind, needle="is a FIFO (named pipe), not a regular file", timeout=10)
+
+    # Text from the file in messages: short fields quoted with control, bidirectional and invalid
+    # UTF-8 bytes escaped, printable UTF-8 kept; long fields only counted.
+    (tmp / "names.csv").write_bytes("classé,\u202eevil,x\n1,2,3\n".encode() + b"4,\xff\x01,6\n")
+    check_error(tmp / "names.csv", "--label-column", "nope", needle="'classé', '\\xe2\\x80\\xaeevil', 'x'")
+    check_error(tmp / "names.csv", needle="line 3, column 2 ('\\xe2\\x80\\xaeevil'): '\\xff\\x01' is not a number")
+    (tmp / "long_field.csv").write_text("1,2\n3,secret-secret-secret-secret\n")
+    check_error(tmp / "long_field.csv", needle="line 2, column 2: a field of 27 bytes is not a number")
+
+
 def test_damaged_files(tmp, q, y):
     """Random byte flips and cuts of valid files: every result is the values or exit 2 with one
     line, never a crash, a hang or another exit code."""
@@ -534,6 +596,7 @@ def main():
         test_raw(tmp, q)
         test_labels(tmp, y)
         test_bad_files(tmp, q, y)
+        test_limits(tmp, q, y)
         test_damaged_files(tmp, q, y)
     finish("io: ")
 

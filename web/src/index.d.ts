@@ -98,7 +98,11 @@ export interface Shape extends PushExtras {
   cols: number;
 }
 
-/** The serializable state of an accumulator (the native `--emit-state` format). */
+/**
+ * The serializable state of an accumulator (the native `--emit-state` format). Its `shards` list
+ * names the shards it holds (16 hexadecimal digits each, a hash of a state's content), so that a
+ * shard merged twice is refused.
+ */
 export type AccumulatorState = Record<string, unknown>;
 
 export class Accumulator {
@@ -108,6 +112,11 @@ export class Accumulator {
   readonly architecture: string;
   /** Pushes whole rows (data.length a multiple of cols); all or nothing. */
   push(data: LogitsArray, extras?: PushExtras): this;
+  /**
+   * Appends another accumulator's rows, as the shard(s) its state names (an Accumulator's own rows
+   * as the shard its toJSON() would name). A shard this one holds already is refused (InputError):
+   * merging it twice would count its rows twice.
+   */
   merge(other: Accumulator | AccumulatorState): this;
   result(): Result;
   toJSON(): AccumulatorState;

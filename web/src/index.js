@@ -1,6 +1,7 @@
 // mano-score: estimate a classifier's accuracy on unlabeled data from its logits, in the browser,
 // a Worker or Node, with the same WebAssembly core (and the same numbers) as the native `mano`.
 import { InputError, LoadError, ManoError } from './errors.js';
+import { jsonForCore } from './json.js';
 
 export { ManoError, InputError, FormatError, LoadError } from './errors.js';
 export { openMatrix, openNpy, openSafetensors, readCsv, readMatrix, readNpy, readSafetensors } from './loaders.js';
@@ -215,6 +216,8 @@ function coreOptions(options, cols) {
 
 const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((raw) => raw.delete()) : null;
 
+const mergePart = Symbol('mergePart');
+
 // A streaming estimator: push row chunks (any length), merge others, read the result any time.
 export class Accumulator {
   #raw;
@@ -286,19 +289,26 @@ export class Accumulator {
     return this;
   }
 
-  // Appends another accumulator's rows (an Accumulator, or a state from toJSON()).
+  // Appends another accumulator's rows (an Accumulator, or a state from toJSON()): either way
+  // they come in as the shard(s) its state names, and a shard merged twice is refused.
   merge(other) {
     const raw = this.#live();
     if (other instanceof Accumulator) {
-      call(() => raw.merge(other.#live()));
+      call(() => raw.merge(other.#live(), true));
     } else {
       const restored = call(() => core.accumulatorFromState(JSON.stringify(other)));
       try {
-        call(() => raw.merge(restored));
+        call(() => raw.merge(restored, true));
       } finally {
         restored.delete();
       }
     }
+    return this;
+  }
+
+  // scoreSource's chunks are parts of one source, not shards: their rows join this one's own.
+  [mergePart](part) {
+    call(() => this.#live().merge(part.#live(), false));
     return this;
   }
 
@@ -404,7 +414,7 @@ export async function scoreSource(source, options = {}, { chunkRows, labels, onP
         try {
           part.push(data, extras);
           chunks.push({ first, rows: count, result: part.result() });
-          total.merge(part);
+          total[mergePart](part);
         } finally {
           part.dispose();
         }
@@ -466,7 +476,7 @@ export function calibrate(sets, options = {}) {
 export function predict(calibration, result, { level = 0.9 } = {}) {
   ready();
   if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
-  return JSON.parse(call(() => core.predict(JSON.stringify(calibration), JSON.stringify(result), level)));
+  return JSON.parse(call(() => core.predict(jsonForCore(calibration, 'calibration'), JSON.stringify(result), level)));
 }
 
 // The accuracy the calibration implies for each of `scores` of one method, with the interval
@@ -475,7 +485,7 @@ export function predictScores(calibration, method, scores, { level = 0.9 } = {})
   ready();
   if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
   if (!Array.isArray(scores) && !ArrayBuffer.isView(scores)) throw new InputError('scores must be an array of numbers');
-  return JSON.parse(call(() => core.predictScores(JSON.stringify(calibration), String(method),
+  return JSON.parse(call(() => core.predictScores(jsonForCore(calibration, 'calibration'), String(method),
     JSON.stringify(Array.from(scores, Number)), level)));
 }
 

@@ -83,7 +83,7 @@ describe('dashboard (chromium)', { skip }, () => {
       source: { logits: file('source_logits.npy'), labels: file('source_labels.npy') },
       sets: contrast.map((name) => ({ name, logits: file(`${name}_logits.npy`), labels: file(`${name}_labels.npy`) })),
     }));
-    const evaluation = runNative(['eval', '--json', manifest]);
+    const evaluation = runNative(['eval', '--json', '--allow-outside-paths', manifest]);
     assert.equal(report.calibration.normalization.variant, evaluation.normalization.variant);
     for (const want of evaluation.sets) {
       const got = report.sets.find((s) => s.name === want.name);
@@ -104,7 +104,7 @@ describe('dashboard (chromium)', { skip }, () => {
   test('the calibration and the estimates equal mano calibrate / mano predict', () => {
     const manifest = path.join(tmp, 'contrast.json');
     const cal = path.join(tmp, 'cal.json');
-    execFileSync(nativeMano, ['calibrate', manifest, '-o', cal, '--quiet']);
+    execFileSync(nativeMano, ['calibrate', manifest, '--allow-outside-paths', '-o', cal, '--quiet']);
     const want = JSON.parse(fs.readFileSync(cal, 'utf8'));
     assert.ok(want.normalization && want.recommended, 'the native calibration chose a branch and a method');
     assert.deepEqual(compareDeep(byMethod(report.calibration), byMethod(want), 1e-6, 'calibration'), []);

@@ -2,24 +2,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "mano/text.hpp"
 #include "mano/error.hpp"
 
 namespace mano {
 namespace detail {
 
 // Every serialized state names its format and version; refuse anything else before reading it.
+// `remedy` says how to get a state of this version, e.g. "emit it again with this mano".
 inline void check_state_header(const nlohmann::json& j, const std::string& format, const std::string& what,
-                               int version = 1) {
+                               int version = 1, const std::string& remedy = "") {
     if (!j.is_object() || j.value("format", "") != format)
         throw error(what + ": not a mano " + what + " (\"format\" is not \"" + format + "\")");
     if (j.at("version").get<int>() != version)
         throw error(what + ": unsupported version " + j.at("version").dump() + " (this build reads " +
-                    std::to_string(version) + ")");
+                    std::to_string(version) + (remedy.empty() ? "" : "; " + remedy) + ")");
 }
 
 // A count in a serialized state: a JSON integer >= 0 (a plain get<size_t>() wraps -5 to 2^64 - 5).
@@ -35,8 +39,89 @@ inline void check_known_keys(const nlohmann::json& object, std::initializer_list
     for (const auto& item : object.items()) {
         bool found = false;
         for (const char* k : known) found = found || item.key() == k;
-        if (!found) throw error(what + ": unknown key \"" + item.key().substr(0, 60) + "\"");
+        if (!found) throw error(what + ": unknown key \"" + printable(item.key(), 60) + "\"");
     }
+}
+
+// A 64-bit hash of a JSON tree that mano built: numbers by type and value (a double by its bits),
+// strings by their bytes, objects in key order. It reads values, never memory layout or text, so
+// native and WebAssembly builds give the same hash for the same tree.
+class json_hasher {
+public:
+    std::uint64_t of(const nlohmann::json& j) {
+        add(j);
+        std::uint64_t h = acc_ ^ words_;
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        return h ^ (h >> 33);
+    }
+
+private:
+    // xxHash64's round: each word moves every bit of the accumulator
+    void word(std::uint64_t w) {
+        acc_ += w * 0xc2b2ae3d27d4eb4fULL;
+        acc_ = ((acc_ << 31) | (acc_ >> 33)) * 0x9e3779b185ebca87ULL;
+        ++words_;
+    }
+    void text(const std::string& s) {
+        word(s.size());
+        for (std::size_t i = 0; i < s.size(); i += 8) {
+            std::uint64_t w = 0;
+            for (std::size_t b = i; b < s.size() && b < i + 8; ++b)
+                w |= std::uint64_t{static_cast<unsigned char>(s[b])} << (8 * (b - i));
+            word(w);
+        }
+    }
+    void add(const nlohmann::json& j) {
+        using type = nlohmann::json::value_t;
+        const type t = j.type();
+        // a tag per kind of value, fixed here rather than taken from the library's enum
+        word(t == type::null ? 0 : t == type::boolean ? 1 : t == type::number_integer || t == type::number_unsigned ? 2
+             : t == type::number_float ? 3 : t == type::string ? 4 : t == type::array ? 5 : t == type::object ? 6 : 7);
+        if (t == type::boolean) {
+            word(*j.get_ptr<const bool*>() ? 1 : 0);
+        } else if (t == type::number_integer || t == type::number_unsigned) {
+            word(t == type::number_integer ? static_cast<std::uint64_t>(*j.get_ptr<const std::int64_t*>())
+                                           : *j.get_ptr<const std::uint64_t*>());
+        } else if (t == type::number_float) {
+            std::uint64_t bits;
+            std::memcpy(&bits, j.get_ptr<const double*>(), sizeof bits);
+            word(bits);
+        } else if (t == type::string) {
+            text(*j.get_ptr<const std::string*>());
+        } else if (t == type::array || t == type::object) {
+            word(j.size());
+            for (auto item = j.begin(); item != j.end(); ++item) {
+                if (t == type::object) text(item.key());
+                add(*item);
+            }
+        }
+    }
+
+    std::uint64_t acc_ = 0x27d4eb2f165667c5ULL, words_ = 0;
+};
+
+inline std::uint64_t json_hash(const nlohmann::json& j) { return json_hasher().of(j); }
+
+// A shard identity as states write it: 16 lowercase hexadecimal digits.
+inline std::string shard_name(std::uint64_t id) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 15; i >= 0; --i, id >>= 4) out[static_cast<std::size_t>(i)] = digits[id & 15];
+    return out;
+}
+
+inline std::optional<std::uint64_t> parse_shard_name(const std::string& name) {
+    if (name.size() != 16) return std::nullopt;
+    std::uint64_t id = 0;
+    for (const char c : name) {
+        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (digit < 0) return std::nullopt;
+        id = id << 4 | static_cast<std::uint64_t>(digit);
+    }
+    return id;
 }
 
 }  // namespace detail
