@@ -1,9 +1,7 @@
 // ManoWorker: promises over the Worker entry (`mano-score/worker`), so a page stays responsive
 // while large inputs are scored. Create the Worker yourself, as your bundler wants, e.g.
 //   new ManoWorker(new Worker(new URL('mano-score/worker', import.meta.url), { type: 'module' }))
-import { FormatError, InputError, LoadError, ManoError } from './errors.js';
-
-const ERRORS = { ManoError, InputError, FormatError, LoadError };
+import { ERROR_CLASSES, InputError, LoadError, ManoError } from './errors.js';
 
 export class ManoWorker {
   #worker;
@@ -25,7 +23,7 @@ export class ManoWorker {
     }
     this.#pending.delete(id);
     if (type === 'result') job.resolve(rest.value);
-    else job.reject(new (ERRORS[rest.name] ?? ManoError)(rest.message));
+    else job.reject(new (ERROR_CLASSES[rest.name] ?? ManoError)(rest.message));
   }
 
   #failAll(error) {

@@ -6,6 +6,7 @@
 // A MatrixSource is { name, rows, cols, dtype, read(first, count) } for reading a big file a
 // block of rows at a time; from a Blob/File only the requested bytes are read.
 import { FormatError, InputError } from './errors.js';
+import { jsonStructureProblem } from './json.js';
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const INT32_MAX = 2147483647;
@@ -570,20 +571,23 @@ async function parseSafetensorsHeader(src, name, key) {
   const lo = dv.getUint32(0, true);
   const hi = dv.getUint32(4, true);
   const headerLength = hi * 2 ** 32 + lo; // inexact above 2^53, which is far beyond any limit
+  const exact = (BigInt(hi) << 32n) | BigInt(lo);
+  if (headerLength > MAX_SAFETENSORS_HEADER) {
+    throw invalid(`its header length ${exact} is over the format's limit of ${MAX_SAFETENSORS_HEADER} bytes`);
+  }
   if (headerLength > src.size - 8) {
-    const exact = (BigInt(hi) << 32n) | BigInt(lo);
     throw invalid(`its header length ${exact} is larger than the file (${src.size} bytes)`);
   }
-  if (headerLength > MAX_SAFETENSORS_HEADER) {
-    throw invalid(`its header is ${headerLength} bytes, more than the ${MAX_SAFETENSORS_HEADER} allowed`);
-  }
   const raw = await src.read(8, 8 + headerLength);
-  let header;
+  let header, text;
   try {
-    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    header = JSON.parse(text);
   } catch (e) {
     throw invalid(`its header is not valid JSON (${e.message})`);
   }
+  const problem = jsonStructureProblem(text);
+  if (problem) throw invalid(`its header ${problem}`);
   if (header === null || typeof header !== 'object' || Array.isArray(header)) {
     throw invalid('its header is not a JSON object');
   }

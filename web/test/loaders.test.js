@@ -409,6 +409,25 @@ describe('readSafetensors refuses broken files', needsNumpy, () => {
     await rejectsFormat(readSafetensors(new Uint8Array(5), { name: 'm.safetensors' }), 'm.safetensors', 'shorter than');
   });
 
+  // The native reader's rules (native/io/json.cpp); JSON.parse alone would keep the second
+  // "logits" and read any depth.
+  test('a header over 100000000 bytes, a key twice in one object, nesting deeper than 64', async () => {
+    const read = (header, length) => readSafetensors(safetensorsBytes(header, f32, length), { name: 'j.safetensors' });
+    await rejectsFormat(read(one(), 200_000_000), 'j.safetensors',
+      "is not a valid .safetensors file: its header length 200000000 is over the format's limit of 100000000 bytes");
+    const entry = '{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}';
+    await rejectsFormat(read(`{"logits":${entry},"logits":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}}`), 'j.safetensors',
+      'is not a valid .safetensors file: its header has the key "logits" twice in one object; keep one');
+    await rejectsFormat(read(`{"__metadata__":{"a":"1","\\u0061":"2"},"logits":${entry}}`), 'j.safetensors',
+      'its header has the key "a" twice in one object; keep one');
+    // a value inside 65 arrays and objects (the header's included) is too deep; inside 64 it reads
+    const metadata = (levels) => `{"__metadata__":${'['.repeat(levels - 1)}"x"${']'.repeat(levels - 1)},"logits":${entry}}`;
+    await rejectsFormat(read(metadata(65)), 'j.safetensors',
+      "is not a valid .safetensors file: its header nests deeper than 64 levels, the limit of mano's JSON readers");
+    const m = await read(metadata(64));
+    assert.deepEqual(Array.from(m.data), [1, 2, 3, 4]);
+  });
+
   test('invalid JSON', async () => {
     for (const header of ['{not json', '', '{"logits": {"dtype": "F32",}}']) {
       await rejectsFormat(
