@@ -1,5 +1,5 @@
 // The manifest parser: the whole input is the JSON text, parsed as if it were in a folder and as
-// if it were in the working directory.
+// if it were in the working directory, refusing paths that leave the folder and allowing them.
 #include <set>
 
 #include "fuzz_support.hpp"
@@ -7,9 +7,9 @@
 
 namespace {
 
-void parse(const std::string& text, const std::string& path) {
+void parse(const std::string& text, const std::string& path, mano::io::outside_paths outside) {
     try {
-        const mano::io::manifest m = mano::io::parse_manifest(text, path);
+        const mano::io::manifest m = mano::io::parse_manifest(text, path, outside);
         if (m.path != path) mano_fuzz::finding("the manifest's path changed");
         if (m.sets.empty()) mano_fuzz::finding("a manifest without sets was accepted");
         std::set<std::string> names;
@@ -28,7 +28,9 @@ void parse(const std::string& text, const std::string& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
-    parse(text, "/data/shifts/manifest.json");
-    parse(text, "manifest.json");
+    for (const auto outside : {mano::io::outside_paths::refuse, mano::io::outside_paths::allow}) {
+        parse(text, "/data/shifts/manifest.json", outside);
+        parse(text, "manifest.json", outside);
+    }
     return 0;
 }

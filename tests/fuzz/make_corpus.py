@@ -1,11 +1,15 @@
 """Writes the seed corpora of the libFuzzer targets (tests/fuzz/corpus/<target>/seed_*): small
 valid files of every layout the readers take and slightly broken ones. Inputs the fuzzer found
 and merged in (named by their SHA-1) are left alone. Deterministic (zip timestamps are fixed);
-run with Debian's Python: /usr/bin/python3 tests/fuzz/make_corpus.py"""
+run with Debian's Python: /usr/bin/python3 tests/fuzz/make_corpus.py [MANO] (with the mano binary, also
+the accumulator states and calibrations it writes)"""
 import io
 import json
 import pathlib
 import struct
+import subprocess
+import sys
+import tempfile
 import zipfile
 
 import numpy as np
@@ -212,3 +216,46 @@ put("manifest", "bad_types.json", '{"sets": [{"name": 3, "logits": null}]}')
 put("manifest", "bad_json.json", '{"sets": [{"name": "a",')
 put("manifest", "bad_number_overflow.json", '{"sets": [{"name": "a", "logits": "a"}], "x": 1e999}')
 put("manifest", "bad_newline_key.json", '{"sets": [{"name": "a", "logits": "a", "a\\nb": 1}]}')
+
+# Label marginals (COT's --label-marginal FILE).
+put("marginal", "uniform.json", json.dumps([0.25, 0.25, 0.25, 0.25]))
+put("marginal", "skewed.json", "[0.7, 0.2, 0.1]")
+put("marginal", "bad_sum.json", "[0.5, 0.6]")
+put("marginal", "bad_negative.json", "[1.5, -0.5]")
+put("marginal", "bad_object.json", '{"a": 1}')
+put("marginal", "bad_nested.json", "[[[[0.5]]], 0.5]")
+put("marginal", "bad_duplicate.json", '[{"a": 1, "a": 2}]')
+
+# Accumulator states and calibrations, written by mano itself (their layout follows the core), when
+# the mano binary is given: /usr/bin/python3 tests/fuzz/make_corpus.py build/release/native/mano
+if len(sys.argv) > 1:
+    mano = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        sets = []
+        for i, scale in enumerate([0.5, 1.0, 2.0, 3.0, 4.0]):
+            y = rng.integers(0, 3, 24)
+            x = rng.normal(size=(24, 3)) + scale * np.eye(3)[y]
+            np.save(tmp / f"s{i}.npy", x.astype(np.float32))
+            np.save(tmp / f"y{i}.npy", y)
+            sets.append({"name": f"s{i}", "group": f"g{i % 4}", "logits": f"s{i}.npy", "labels": f"y{i}.npy"})
+        (tmp / "m.json").write_text(json.dumps({"sets": sets}))
+        np.savetxt(tmp / "s0.csv", np.column_stack([np.load(tmp / "s0.npy"), np.load(tmp / "y0.npy")]), delimiter=",",
+                   fmt="%.6g", header="a,b,c,y", comments="")
+        source = ["--source-logits", str(tmp / "s4.npy"), "--source-labels", str(tmp / "y4.npy")]
+        for args, name in [([], "default"), (["--methods", "mano,confscore,cot"], "three_methods"), (source, "source"),
+                           (["--methods", "mano", "--normalization", "taylor"], "taylor")]:
+            subprocess.run([mano, "score", str(tmp / "s0.csv"), "--label-column", "y", "--emit-state",
+                            str(tmp / "state.json"), "--json"] + args, check=True, stdout=subprocess.DEVNULL)
+            put("state", name + ".json", (tmp / "state.json").read_bytes())
+        for i in (1, 2):
+            subprocess.run([mano, "score", str(tmp / f"s{i}.npy"), "--emit-state", str(tmp / f"part{i}.json"), "--json"],
+                           check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([mano, "merge", str(tmp / "part1.json"), str(tmp / "part2.json"), "--emit-state", str(tmp / "ab.json"),
+                        "--json"], check=True, stdout=subprocess.DEVNULL)
+        put("state", "merged.json", (tmp / "ab.json").read_bytes())
+        (tmp / "m.json").write_text(json.dumps({"source": {"logits": "s4.npy", "labels": "y4.npy"}, "sets": sets}))
+        for args, name in [(["--methods", "mano,confscore,atc_mc"], "three_methods"), (["--methods", "mano"], "mano")]:
+            subprocess.run([mano, "calibrate", str(tmp / "m.json"), "-o", str(tmp / "cal.json")] + args, check=True,
+                           stdout=subprocess.DEVNULL)
+            put("calibration", name + ".json", (tmp / "cal.json").read_bytes())

@@ -4,7 +4,7 @@
 # sanitizer report, a leak, a timeout or a broken property fails the script; the input is saved
 # as build/fuzz/findings/<target>/crash-* (reproduce: build/fuzz/tests/fuzz/fuzz_<target> FILE).
 #
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]        targets: npy npz csv safetensors raw labels manifest
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]        targets: npy npz csv safetensors raw labels manifest state calibration marginal
 #
 # Environment: MANO_FUZZ_BUILD_DIR (default build/fuzz), MANO_FUZZ_JOBS (targets run at once,
 # default 1), MANO_FUZZ_MERGE=1 (afterwards, add the new inputs that reach new code to the
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(npy npz csv safetensors raw labels manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(npy npz csv safetensors raw labels manifest state calibration marginal)
 build=${MANO_FUZZ_BUILD_DIR:-build/fuzz}
 jobs=${MANO_FUZZ_JOBS:-1}
 
@@ -65,7 +65,7 @@ failed=0
 pids=()
 for target in "${targets[@]}"; do
   if [ ! -x "$build/tests/fuzz/fuzz_$target" ]; then
-    echo "tests/fuzz/run.sh: no target '$target' (npy npz csv safetensors raw labels manifest)" >&2
+    echo "tests/fuzz/run.sh: no target '$target' (npy npz csv safetensors raw labels manifest state calibration marginal)" >&2
     exit 2
   fi
   fuzz "$target" &

@@ -1,0 +1,49 @@
+// Accumulator states (`mano merge`, `score --emit-state`): the whole input is the JSON text. A state
+// is either refused (a mano::error, or a nlohmann::json exception that the CLI reports as "not an
+// accumulator state") or believed; a believed state must finalize into numbers in their ranges and
+// serialize back to itself.
+#include <cmath>
+#include <string>
+
+#include <mano/accumulator.hpp>
+#include <mano/result.hpp>
+
+#include "fuzz_support.hpp"
+#include "io/json.hpp"
+
+namespace {
+
+void check_result(const mano::result& r, std::size_t n) {
+    if (r.n != n) mano_fuzz::finding("the result's n differs from the state's");
+    for (const auto& v : r.values())
+        if (!std::isfinite(v.value)) mano_fuzz::finding(std::string("a believed state finalizes to a non-finite ") + mano::method_name(v.m));
+    if (r.mano && !(r.mano->score >= 0 && r.mano->score <= 1)) mano_fuzz::finding("a MaNo score outside [0, 1]");
+    for (const auto* e : {&r.cot, &r.atc_mc, &r.atc_ne, &r.doc, &r.agreement})
+        if (*e && !((*e)->accuracy >= 0 && (*e)->accuracy <= 1)) mano_fuzz::finding("an accuracy estimate outside [0, 1]");
+    if (r.confidence && !(*r.confidence >= 0 && *r.confidence <= 1)) mano_fuzz::finding("a confidence outside [0, 1]");
+    std::uint64_t total = 0;
+    for (const auto c : r.predicted) total += c;
+    if (!r.predicted.empty() && total != n) mano_fuzz::finding("predicted class counts do not sum to n");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string path = "state.json";
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    try {
+        const nlohmann::json j = mano::io::parse_json(text, path, "accumulator state");
+        const mano::accumulator acc = mano::accumulator::from_json(j);
+        const nlohmann::json again = acc.to_json();
+        const mano::accumulator back = mano::accumulator::from_json(again);
+        if (back.to_json() != again) mano_fuzz::finding("a state does not serialize back to itself");
+        if (acc.rows() > 0) check_result(acc.finalize(), acc.rows());
+    } catch (const mano::error& e) {
+        const std::string message = e.what();
+        if (message.empty() || message.find_first_of("\n\r") != std::string::npos)
+            mano_fuzz::finding("an empty or multi-line error: " + message);
+    } catch (const nlohmann::json::exception&) {
+        // The CLI reports these as "PATH: not an accumulator state written by mano score --emit-state (...)".
+    }
+    return 0;
+}
