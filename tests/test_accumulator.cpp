@@ -560,3 +560,31 @@ TEST_CASE("shard names are the same in every build: a hash of values, not of mem
     }
     CHECK(names == std::set<std::string>{"160d2cb5d9d77385"});
 }
+
+TEST_CASE("whole numbers in a state must be JSON integers in range", "[accumulator][validation]") {
+    // nlohmann's get<int>() truncates 2.5 and converts 6e81 with undefined behaviour (found by
+    // fuzz_state): every whole number a state holds is checked as a JSON integer first.
+    const auto q = random_logits(40, 4, 1.0, 63);
+    mano::options o;
+    o.methods = {mano::method::mano, mano::method::confscore};
+    mano::accumulator acc(4, o);
+    acc.push(mano::logits_view(q.data(), 40, 4));
+    const auto good = acc.to_json();
+    const auto refused = [&](const nlohmann::json::json_pointer& at, const nlohmann::json& value, const std::string& needle) {
+        auto j = good;
+        j[at] = value;
+        INFO(at.to_string() << " = " << value.dump());
+        CHECK_THROWS_WITH(mano::accumulator::from_json(j), Catch::Contains(needle));
+    };
+    using ptr = nlohmann::json::json_pointer;
+    refused(ptr("/version"), 6.111e81, "unsupported version");
+    refused(ptr("/version"), 6.0, "unsupported version");
+    refused(ptr("/version"), 4294967302ULL, "unsupported version");  // 6 modulo 2^32
+    refused(ptr("/taylor_overflow_row"), 2.5, "\"taylor_overflow_row\" must be a whole number");
+    refused(ptr("/taylor_overflow_row"), -7, "\"taylor_overflow_row\" must be a whole number from -1");
+    refused(ptr("/options/taylor_order"), 1e300, "\"taylor_order\" must be a whole number from 1 to 1000");
+    refused(ptr("/options/batch_size"), 1e300, "\"batch_size\" must be a whole number");
+    refused(ptr("/predicted/0"), 1e300, "\"predicted\" must be a whole number");
+    refused(ptr("/predicted/0"), -1, "\"predicted\" must be a whole number");
+    CHECK_NOTHROW(mano::accumulator::from_json(good));
+}

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <mano/error.hpp>
+#include <mano/text.hpp>
 
 namespace mano {
 namespace io {
@@ -37,12 +38,15 @@ nlohmann::json parse_limited(Input&& input, const std::string& path, const std::
             return true;
         });
     } catch (const duplicate_key& d) {
-        throw error(path + ": " + what + " has the key \"" + d.key.substr(0, 60) + "\" twice in one object; keep one");
+        throw error(path + ": " + what + " has the key \"" + printable(d.key, 60) + "\" twice in one object; keep one");
     } catch (const too_deep&) {
         throw error(path + ": " + what + " nests deeper than " + std::to_string(json_max_depth) +
                     " levels, the limit of mano's JSON readers");
-    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-        throw error(path + ": " + what + " is not valid JSON (" + e.what() + ")");
+    } catch (const nlohmann::json::parse_error& e) {
+        // where, not what: the parser's message quotes the file's text ("last read: ...")
+        throw error(path + ": " + what + " is not valid JSON (at byte " + std::to_string(e.byte) + ")");
+    } catch (const nlohmann::json::exception&) {  // out_of_range: a number like 1e999
+        throw error(path + ": " + what + " holds a number beyond the range of a double");
     }
 }
 

@@ -750,7 +750,8 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.phi_sum = j.at("phi_sum").get<double>();
         s.sums.softmax = moments_from(j.at("sum_softmax"));
         s.sums.taylor = moments_from(j.at("sum_taylor"));
-        s.taylor_overflow_row = j.at("taylor_overflow_row").get<std::int64_t>();
+        s.taylor_overflow_row = detail::integer_of(j.at("taylor_overflow_row"), "accumulator state", "taylor_overflow_row", -1,
+                                                   std::numeric_limits<std::int64_t>::max());
         const auto& b = j.at("batch");
         s.batches = detail::count_of(b, "batches", "accumulator state");
         s.batch_scores.softmax = moments_from(b.at("scores_softmax"));
@@ -788,7 +789,14 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
             s.dispersion = std::make_shared<class_dispersion>(class_dispersion::from_json(j.at("dispersion")));
         }
         s.feature_rows = detail::count_of(j, "feature_rows", "accumulator state");
-        const auto predicted = j.at("predicted").get<std::vector<std::uint64_t>>();
+        const auto& predicted_json = j.at("predicted");
+        if (!predicted_json.is_array() || predicted_json.size() != s.predicted.size())
+            throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
+                        " class counts that sum to n");
+        std::vector<std::uint64_t> predicted;
+        for (const auto& count : predicted_json)
+            predicted.push_back(static_cast<std::uint64_t>(
+                detail::integer_of(count, "accumulator state", "predicted", 0, std::numeric_limits<std::int64_t>::max())));
         std::uint64_t predicted_rows = 0;
         for (const auto count : predicted) predicted_rows += std::min<std::uint64_t>(count, s.n + 1);
         if (predicted.size() != s.predicted.size() || (!predicted.empty() && predicted_rows != s.n))

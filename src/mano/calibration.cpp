@@ -173,7 +173,7 @@ normalization_choice normalization_choice::from_json(const nlohmann::json& j) {
     normalization_choice c;
     const auto [norm, order] = parse_variant(j.at("variant").get<std::string>());
     c.norm = norm;
-    c.taylor_order = norm == normalization::taylor ? order : j.at("taylor_order").get<int>();
+    c.taylor_order = norm == normalization::taylor ? order : static_cast<int>(detail::integer_of(j.at("taylor_order"), "calibration", "taylor_order", 1, 1000));
     c.by = j.at("by").get<std::string>();
     if (c.by != "leave-one-group-out" && c.by != "pooled criterion")
         throw error("calibration: the normalization was chosen by \"" + printable(c.by, 60) + "\", which this build does not know");

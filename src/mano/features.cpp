@@ -126,9 +126,9 @@ nlohmann::json feature_moments::to_json() const {
 feature_moments feature_moments::from_json(const nlohmann::json& j) {
     try {
         detail::check_state_header(j, "mano-feature-moments", "feature moments state");
-        feature_moments m(j.at("d").get<std::size_t>());
+        feature_moments m(detail::count_of(j, "d", "feature moments"));
         const std::size_t d = m.d_;
-        m.n_ = j.at("n").get<std::size_t>();
+        m.n_ = detail::count_of(j, "n", "feature moments");
         m.mean_ = j.at("mean").get<std::vector<double>>();
         const auto upper = j.at("scatter_upper").get<std::vector<double>>();
         if (m.mean_.size() != d || upper.size() != d * (d + 1) / 2)
@@ -234,10 +234,12 @@ nlohmann::json class_dispersion::to_json() const {
 class_dispersion class_dispersion::from_json(const nlohmann::json& j) {
     try {
         detail::check_state_header(j, "mano-class-dispersion", "Dispersion state");
-        class_dispersion state(j.at("d").get<std::size_t>());
+        class_dispersion state(detail::count_of(j, "d", "class dispersion"));
         for (const auto& jc : j.at("classes")) {
-            const auto label = jc.at("class").get<std::int64_t>();
-            class_stats c{jc.at("n").get<std::size_t>(), jc.at("mean").get<std::vector<double>>()};
+            const auto label = detail::integer_of(jc.at("class"), "class dispersion", "class",
+                                                  std::numeric_limits<std::int64_t>::min(),
+                                                  std::numeric_limits<std::int64_t>::max());
+            class_stats c{detail::count_of(jc, "n", "class dispersion"), jc.at("mean").get<std::vector<double>>()};
             if (label < 0 || c.n == 0 || c.mean.size() != state.d_ || !all_finite(c.mean) ||
                 !state.classes_.emplace(label, std::move(c)).second)
                 throw error("Dispersion state: class " + std::to_string(label) +

@@ -1,10 +1,11 @@
 #include "mano/options.hpp"
 
 #include <algorithm>
-
 #include <cmath>
+#include <limits>
 #include <string>
 
+#include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/text.hpp"
 
@@ -111,9 +112,10 @@ options options::from_json(const nlohmann::json& j) {
     options o;
     o.p = j.at("p").get<double>();
     o.eta = j.at("eta").get<double>();
-    o.taylor_order = j.at("taylor_order").get<int>();
+    o.taylor_order = static_cast<int>(detail::integer_of(j.at("taylor_order"), "options", "taylor_order", 1, 1000));
     o.norm = parse_normalization(j.at("normalization").get<std::string>());
-    o.batch_size = j.at("batch_size").get<std::int64_t>();
+    o.batch_size = detail::integer_of(j.at("batch_size"), "options", "batch_size", std::numeric_limits<std::int64_t>::min(),
+                                      std::numeric_limits<std::int64_t>::max());
     if (!j.at("criterion").is_null()) o.criterion = j.at("criterion").get<double>();
     for (const auto& m : j.at("methods")) o.methods.push_back(parse_method(m.get<std::string>()));
     o.temperature = j.at("temperature").get<double>();

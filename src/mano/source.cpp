@@ -230,8 +230,8 @@ source_model source_model::from_json(const nlohmann::json& j) {
     try {
         detail::check_state_header(j, "mano-source", "source model");
         source_model m;
-        m.n = j.at("n").get<std::size_t>();
-        m.k = j.at("k").get<std::size_t>();
+        m.n = detail::count_of(j, "n", "source model");
+        m.k = detail::count_of(j, "k", "source model");
         m.temperature = j.at("temperature").get<double>();
         m.accuracy = j.at("accuracy").get<double>();
         m.confscore = j.at("confscore").get<double>();

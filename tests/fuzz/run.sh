@@ -45,10 +45,15 @@ fuzz() {
   mkdir -p "$scratch" "$findings" "$(dirname "$log")"
   local dict=()
   [ -f "tests/fuzz/dict/$target.dict" ] && dict=(-dict="tests/fuzz/dict/$target.dict")
-  if "$binary" "${dict[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+  # CPU seconds (user + system) go to $log.cpu where GNU time is installed (Debian package time).
+  local timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f '%U %S' -o "$log.cpu")
+  if "${timer[@]}" "$binary" "${dict[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
       -max_len=16384 -print_final_stats=1 -artifact_prefix="$findings/" "$scratch" "tests/fuzz/corpus/$target" \
       >"$log" 2>&1; then
-    echo "fuzz_$target: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds}s, no findings"
+    local cpu=""
+    [ -s "$log.cpu" ] && cpu=" ($(awk '{printf "%.0f", $1 + $2}' "$log.cpu") CPU s)"
+    echo "fuzz_$target: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds}s$cpu, no findings"
   else
     echo "fuzz_$target: FINDING (log: $log, input: $(ls "$findings" | head -1))" >&2
     grep -E "mano fuzz finding|ERROR: |SUMMARY: " "$log" | head -5 >&2

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mano/text.hpp"
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 namespace detail {
@@ -21,9 +21,24 @@ inline void check_state_header(const nlohmann::json& j, const std::string& forma
                                int version = 1, const std::string& remedy = "") {
     if (!j.is_object() || j.value("format", "") != format)
         throw error(what + ": not a mano " + what + " (\"format\" is not \"" + format + "\")");
-    if (j.at("version").get<int>() != version)
+    const nlohmann::json& given = j.at("version");
+    if (!given.is_number_integer() || given != version)
         throw error(what + ": unsupported version " + j.at("version").dump() + " (this build reads " +
                     std::to_string(version) + (remedy.empty() ? "" : "; " + remedy) + ")");
+}
+
+// A whole number in a serialized state: a JSON integer (not 2.5, which nlohmann's get<int>()
+// truncates, nor 1e300, which it converts with undefined behaviour) within [low, high].
+inline std::int64_t integer_of(const nlohmann::json& value, const std::string& what, const std::string& key,
+                               std::int64_t low, std::int64_t high) {
+    const bool ok = value.is_number_unsigned()
+                        ? high >= 0 && value.get<std::uint64_t>() <= static_cast<std::uint64_t>(high) &&
+                              (low <= 0 || value.get<std::uint64_t>() >= static_cast<std::uint64_t>(low))
+                        : value.is_number_integer() && value.get<std::int64_t>() >= low && value.get<std::int64_t>() <= high;
+    if (!ok)
+        throw error(what + ": \"" + printable(key, 60) + "\" must be a whole number from " + std::to_string(low) + " to " +
+                    std::to_string(high) + " (got " + printable(value.dump(), 40) + ")");
+    return value.get<std::int64_t>();
 }
 
 // A count in a serialized state: a JSON integer >= 0 (a plain get<size_t>() wraps -5 to 2^64 - 5).
