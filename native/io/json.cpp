@@ -43,8 +43,15 @@ nlohmann::json parse_limited(Input&& input, const std::string& path, const std::
         throw error(path + ": " + what + " nests deeper than " + std::to_string(json_max_depth) +
                     " levels, the limit of mano's JSON readers");
     } catch (const nlohmann::json::parse_error& e) {
-        // where, not what: the parser's message quotes the file's text ("last read: ...")
-        throw error(path + ": " + what + " is not valid JSON (at byte " + std::to_string(e.byte) + ")");
+        // The parser's reason ("invalid string: ill-formed UTF-8 byte", "unexpected end of input;
+        // expected ..."), without the file's text it quotes after "; last read:".
+        std::string reason = e.what();
+        const auto dash = reason.find(" - ");
+        reason = dash == std::string::npos ? "" : reason.substr(dash + 3);
+        const auto quoted = reason.find("; last read");
+        if (quoted != std::string::npos) reason.resize(quoted);
+        throw error(path + ": " + what + " is not valid JSON (at byte " + std::to_string(e.byte) +
+                    (reason.empty() ? "" : ": " + printable(reason, 200)) + ")");
     } catch (const nlohmann::json::exception&) {  // out_of_range: a number like 1e999
         throw error(path + ": " + what + " holds a number beyond the range of a double");
     }
