@@ -19,6 +19,7 @@
 #include <mano/error.hpp>
 #include <mano/logits_view.hpp>
 
+#include "io/json.hpp"
 #include "io/reader.hpp"
 
 namespace mano_fuzz {
@@ -158,6 +159,24 @@ inline void fuzz_labels(const std::string& path, const mano::io::read_options& o
         if (labels.size() > max_labels) finding(std::to_string(labels.size()) + " labels from an input that holds at most " + std::to_string(max_labels));
     } catch (const mano::error& e) {
         check_error(e, path);
+    }
+}
+
+// A JSON file (state, calibration, label marginal): the input is parsed as the CLI parses it and
+// the tree handed to `believe`, which checks what a file that is believed must satisfy. A
+// mano::error on one line, or a nlohmann::json type error (which the CLI reports as "PATH: not a
+// ... written by mano"), is an expected outcome.
+template <class Check>
+void fuzz_json(const std::uint8_t* data, std::size_t size, const std::string& path, const std::string& what,
+               Check&& believe) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    try {
+        believe(mano::io::parse_json(text, path, what));
+    } catch (const mano::error& e) {
+        const std::string message = e.what();
+        if (message.empty() || message.find_first_of("\n\r") != std::string::npos)
+            finding("an empty or multi-line error: " + message);
+    } catch (const nlohmann::json::exception&) {
     }
 }
 
