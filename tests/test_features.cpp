@@ -187,6 +187,13 @@ TEST_CASE("bad features, classes and states are refused with a clear message", "
     CHECK(m.n() == 2);  // all-or-nothing
     rows[4 * 3 + 2] = -std::numeric_limits<double>::infinity();
     CHECK_THROWS_WITH(m.push(rows.data(), 5), Contains("feature is -Inf"));
+    CHECK_THROWS_WITH(m.push(rows.data(), 5, 1000), Contains("row 1004, column 2"));  // numbered from first_row
+    try {
+        m.push(rows.data(), 5);
+        FAIL("a -Inf feature was accepted");
+    } catch (const mano::row_input_error& e) {
+        CHECK(e.which == mano::row_input_error::input::features);  // a front end names the features' file
+    }
     CHECK_THROWS_WITH(m.merge(mano::feature_moments(4)), Contains("different dimensions (D = 3 and 4)"));
     CHECK_THROWS_WITH(mano::frechet_distance(m, mano::feature_moments(4)), Contains("same dimension"));
     CHECK_THROWS_WITH(mano::frechet_distance(m, moments_of(rows.data(), 1, 3)),

@@ -28,6 +28,9 @@ template <class F>
 auto guarded(F&& f) -> decltype(f()) {
     try {
         return f();
+    } catch (const mano::row_input_error& e) {  // which input: the CLI names its file instead
+        const char* which = e.which == mano::row_input_error::input::second ? "second: " : "features: ";
+        last_error = {{"kind", "input"}, {"message", which + std::string(e.what())}};
     } catch (const mano::error& e) {
         last_error = {{"kind", "input"}, {"message", e.what()}};
     } catch (const json::exception& e) {

@@ -50,28 +50,10 @@ struct worker_inputs {
     }
 };
 
-// Rows of a row-aligned extra input (--second-logits, --features), read and checked here where its
-// file is known, so that a damaged file or a NaN names that file rather than the logits file.
-logits_view read_extra(io::matrix_reader& reader, std::size_t first, std::size_t count, const char* value) {
+// Rows of a row-aligned extra input (--second-logits, --features): a read error names that file.
+logits_view read_extra(io::matrix_reader& reader, std::size_t first, std::size_t count) {
     try {
-        const logits_view rows = reader.read(first, count);
-        const std::size_t cols = std::max<std::size_t>(rows.cols(), 1);
-        const std::size_t block = std::max<std::size_t>(1, std::min(count, (std::size_t{1} << 16) / cols));
-        std::vector<double> values(block * cols);
-        for (std::size_t r = 0; r < count; r += block) {
-            const std::size_t n = std::min(block, count - r);
-            widen_rows(rows, r, n, values.data());
-            for (std::size_t i = 0; i < n * cols; ++i) {
-                if (std::isfinite(values[i])) continue;
-                const char* what = std::isnan(values[i]) ? "NaN" : values[i] > 0 ? "+Inf" : "-Inf";
-                throw input_error(reader.path() + ": row " + std::to_string(first + r + i / cols) + ", column " +
-                                  std::to_string(i % cols) + ": " + value + " is " + what +
-                                  " (rows and columns count from 0); " + value + "s must be finite");
-            }
-        }
-        return rows;
-    } catch (const input_error&) {
-        throw;
+        return reader.read(first, count);
     } catch (const error& e) {
         throw input_error(file_error(reader.path(), e).what());
     }
@@ -89,16 +71,21 @@ void push_range(const scan_inputs& in, worker_inputs& own, std::size_t first, st
         row_inputs extra;
         std::optional<logits_view> second_rows, feature_rows;
         if (second) {
-            second_rows = read_extra(*second, row, count, "logit");
+            second_rows = read_extra(*second, row, count);
             extra.second = &*second_rows;
         }
         if (features) {
-            feature_rows = read_extra(*features, row, count, "feature");
+            feature_rows = read_extra(*features, row, count);
             extra.features = &*feature_rows;
         }
         if (own.labels) extra.labels = own.labels->data() + row;
         extra.first_row = row;
-        acc.push(rows, extra);
+        try {
+            acc.push(rows, extra);
+        } catch (const row_input_error& e) {  // a NaN in the second logits or the features: name that file
+            const auto& path = e.which == row_input_error::input::second ? second->path() : features->path();
+            throw input_error(path + ": " + e.what());
+        }
         if (bar) bar->add(count);
     }
 }

@@ -125,11 +125,13 @@ void add_energy(double& max, double& exp_sum, double& shift, double& deviation_s
     deviation_sum += e - shift;
 }
 
-void check_finite_row(const double* row, std::size_t k, std::size_t index, const char* prefix) {
+// Throws E(args..., message) at the first logit of the row that is NaN or infinite.
+template <class E = error, class... Args>
+void check_finite_row(const double* row, std::size_t k, std::size_t index, Args... args) {
     for (std::size_t c = 0; c < k; ++c)
         if (!std::isfinite(row[c]))
-            throw error(std::string(prefix) + "row " + std::to_string(index) + ", column " + std::to_string(c) +
-                        ": logit is " + describe(row[c]) + " (rows and columns count from 0); logits must be finite");
+            throw E(args..., "row " + std::to_string(index) + ", column " + std::to_string(c) + ": logit is " +
+                                 describe(row[c]) + " (rows and columns count from 0); logits must be finite");
 }
 
 }  // namespace
@@ -280,7 +282,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                 if (st.bad_col >= 0) {
                     std::vector<double> bad(k_);
                     widen_rows(rows, first + r, 1, bad.data());
-                    check_finite_row(bad.data(), k_, row, "");
+                    check_finite_row(bad.data(), k_, row);
                 }
                 if (st.bad_col == -2)
                     throw error("row " + std::to_string(row) + ": logits are too large to subtract from the row maximum (the difference overflows "
@@ -326,7 +328,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
                 }
                 if (second) {
                     const double* other = second_rows.data() + r * k_;
-                    check_finite_row(other, k_, row, "second model's logits: ");
+                    check_finite_row<row_input_error>(other, k_, row, row_input_error::input::second);
                     const auto other_argmax = std::max_element(other, other + k_) - other;
                     state_.agree += (other_argmax == st.argmax) ? 1 : 0;
                     state_.agreement_rows += 1;
@@ -334,7 +336,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
             }
             if (extra.features) {
                 widen_rows(*extra.features, first, count, feature_rows.data());
-                features->push(feature_rows.data(), count);
+                features->push(feature_rows.data(), count, extra.first_row.value_or(saved.n) + first);
                 dispersion->push(feature_rows.data(), predicted.data(), count);
                 state_.feature_rows += count;
             }

@@ -12,4 +12,13 @@ public:
     explicit error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A problem in one of the inputs pushed beside the logits (a second model's logits, features), so
+// that a front end can name that input's file rather than the logits'.
+class row_input_error : public error {
+public:
+    enum class input { second, features };
+    row_input_error(input which, const std::string& message) : error(message), which(which) {}
+    const input which;
+};
+
 }  // namespace mano

@@ -29,8 +29,9 @@ void check_rows(const double* rows, std::size_t n, std::size_t d, std::size_t fi
     for (std::size_t i = 0; i < n * d; ++i) {
         if (std::isfinite(rows[i])) continue;
         const char* what = std::isnan(rows[i]) ? "NaN" : rows[i] > 0 ? "+Inf" : "-Inf";
-        throw error("row " + std::to_string(first_row + i / d) + ", column " + std::to_string(i % d) +
-                    ": feature is " + what + " (rows and columns count from 0); features must be finite");
+        throw row_input_error(row_input_error::input::features,
+                              "row " + std::to_string(first_row + i / d) + ", column " + std::to_string(i % d) +
+                                  ": feature is " + what + " (rows and columns count from 0); features must be finite");
     }
 }
 
@@ -67,8 +68,8 @@ feature_moments::feature_moments(std::size_t d) : d_(d) {
     scatter_.assign(d * d, 0.0);
 }
 
-void feature_moments::push(const double* rows, std::size_t n) {
-    check_rows(rows, n, d_, n_);
+void feature_moments::push(const double* rows, std::size_t n, std::optional<std::size_t> first_row) {
+    check_rows(rows, n, d_, first_row.value_or(n_));
     const std::size_t block_rows = std::max<std::size_t>(64, block_features / d_);
     const auto d = static_cast<Eigen::Index>(d_);
     for (std::size_t first = 0; first < n; first += block_rows) {

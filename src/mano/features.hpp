@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,8 +17,9 @@ class feature_moments {
 public:
     explicit feature_moments(std::size_t d);
 
-    // `n` rows of D features each, row-major.
-    void push(const double* rows, std::size_t n);
+    // `n` rows of D features each, row-major. A NaN or infinity is a row_input_error naming its row:
+    // `first_row`, or by default the number of rows pushed before, numbers the first of these.
+    void push(const double* rows, std::size_t n, std::optional<std::size_t> first_row = {});
     // Adds `other`'s rows (same D required).
     void merge(const feature_moments& other);
 

@@ -349,6 +349,8 @@ describe('bad input: a typed error with a clear message, and the module stays us
     ['one class', () => mano.score(q, { rows: 6, cols: 1 }), 'InputError', /at least 2 columns/],
     ['NaN', () => mano.score(new Float32Array([1, NaN, 3, 4]), { rows: 2, cols: 2 }), 'InputError', /row 0, column 1: logit is NaN/],
     ['infinity', () => mano.score(new Float64Array([1, 2, Infinity, 4]), { rows: 2, cols: 2 }), 'InputError', /row 1, column 0/],
+    ['NaN in the second logits', () => mano.score(new Float32Array([1, 2, 3, 4]), { rows: 2, cols: 2, second: new Float32Array([1, NaN, 3, 4]) }),
+      'InputError', /^second: row 0, column 1: logit is NaN/],
     ['unknown option', () => mano.score(q, { rows: 2, cols: 3 }, { pp: 3 }), 'InputError', /unknown option 'pp'/],
     ['p <= 1', () => mano.score(q, { rows: 2, cols: 3 }, { p: 0.5 }), 'InputError', /p/],
     ['unknown method', () => mano.score(q, { rows: 2, cols: 3 }, { methods: ['mano', 'magic'] }), 'InputError', /unknown method 'magic'/],
