@@ -313,13 +313,22 @@ export function readMatrix(input: FileInput, options?: CsvOptions & { key?: stri
 /** readMatrix, but .npy and .safetensors come back as a MatrixSource that reads only the rows asked for. */
 export function openMatrix(input: FileInput, options?: CsvOptions & { key?: string }): Promise<MatrixSource | Matrix>;
 
-export class ManoError extends Error {}
+/** `name` is written into the package, so it survives minified builds (and crosses from a Worker). */
+export class ManoError extends Error {
+  name: 'ManoError' | 'InputError' | 'FormatError' | 'LoadError';
+}
 /** Bad input: lengths, shapes, values (NaN), options. */
-export class InputError extends ManoError {}
+export class InputError extends ManoError {
+  name: 'InputError';
+}
 /** A file that cannot be read: truncated, corrupt, unsupported dtype or layout. */
-export class FormatError extends ManoError {}
+export class FormatError extends ManoError {
+  name: 'FormatError';
+}
 /** The WebAssembly module could not be loaded (no SIMD, wrong URL, not initialised). */
-export class LoadError extends ManoError {}
+export class LoadError extends ManoError {
+  name: 'LoadError';
+}
 
 export interface ScoreFileOptions {
   labels?: Blob | Int32Array;

@@ -187,7 +187,8 @@ export async function useEverything(): Promise<number> {
     if (e instanceof InputError) {
       const message: string = e.message;
       const base: ManoError = e;
-      console.log(message, base.name);
+      const name: 'InputError' = e.name;  // the literal name, which survives minification
+      console.log(message, base.name, name);
     } else if (e instanceof FormatError || e instanceof LoadError) {
       const err: ManoError = e;
       console.log(err.stack);
@@ -202,6 +203,8 @@ export async function useEverything(): Promise<number> {
   const isError: boolean = made instanceof Error && made instanceof ManoError;
 
   // --- misuse the declarations must reject
+  // @ts-expect-error an InputError's name is 'InputError', not another class's
+  const otherName: 'FormatError' = new InputError('x').name;
   // @ts-expect-error Int8Array is not logits
   score(new Int8Array(4), { rows: 2, cols: 2 });
   // @ts-expect-error an unknown option key
