@@ -628,7 +628,10 @@ result accumulator::finalize() const {
         }
         // DoC: source accuracy minus the drop in average confidence
         if (o.wants(method::doc)) {
-            r.doc = accuracy_estimate{o.source->accuracy - (o.source->confscore - state_.max_prob.sum / n), 0, 0};
+            // An accuracy: the difference of confidences can carry it past 0 or 1 (a source set far
+            // more confident than accurate, a target far less confident than the source).
+            const double doc = o.source->accuracy - (o.source->confscore - state_.max_prob.sum / n);
+            r.doc = accuracy_estimate{std::clamp(doc, 0.0, 1.0), 0, 0};
             se_of(method::doc, state_.max_prob);
         }
     }

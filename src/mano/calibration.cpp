@@ -550,15 +550,16 @@ calibration calibration::from_json(const nlohmann::json& j) {
         if (c.k < 2) throw error("calibration: \"k\" must be at least 2");
         c.sets = j.at("sets").get<std::vector<std::string>>();
         for (const auto& [name, f] : j.at("methods").items()) {
+            method_calibration mc;
+            mc.m = parse_method(name);  // an unknown name is refused here, quoted escaped
+            const std::string where = std::string("calibration: method '") + method_name(mc.m) + "'";
             detail::check_known_keys(f, {"slope", "intercept", "residual_se", "n", "score_min", "score_max", "score_mean",
                                          "score_sxx", "logo_mae", "folds"},
-                                     "calibration: method '" + name + "'");
-            method_calibration mc;
-            mc.m = parse_method(name);
+                                     where);
             mc.fit.slope = f.at("slope").get<double>();
             mc.fit.intercept = f.at("intercept").get<double>();
             mc.fit.residual_se = f.at("residual_se").get<double>();
-            mc.fit.n = detail::count_of(f, "n", "calibration: method '" + name + "'");
+            mc.fit.n = detail::count_of(f, "n", where);
             mc.fit.x_min = f.at("score_min").get<double>();
             mc.fit.x_max = f.at("score_max").get<double>();
             mc.score_mean = f.at("score_mean").get<double>();

@@ -77,7 +77,7 @@ def baselines(q, temperature=1.0, source=None, second=None, features=None, sourc
         t_mc, t_ne = atc_threshold(s_mc, correct), atc_threshold(s_ne, correct)
         out["atc_mc"] = {"accuracy": float(np.mean(p.max(1) >= t_mc)), "threshold": t_mc}
         out["atc_ne"] = {"accuracy": float(np.mean(-entropy >= t_ne)), "threshold": t_ne}
-        out["doc"] = {"accuracy": float(correct.mean() - (s_mc.mean() - p.max(1).mean()))}
+        out["doc"] = {"accuracy": float(np.clip(correct.mean() - (s_mc.mean() - p.max(1).mean()), 0, 1))}
     if second is not None:
         out["agreement"] = {"accuracy": float(np.mean(q.argmax(1) == second.argmax(1)))}
     if features is not None:
