@@ -58,7 +58,8 @@ struct kernel_entry {
     row_kernel run;
 };
 
-// The kernels compiled into this build, best first.
+// The kernels compiled into this build, best first: the table CMake generates from the
+// mano_add_kernel() calls in src/mano/CMakeLists.txt (cmake/kernel_table.cpp.in).
 const std::vector<kernel_entry>& compiled_kernels();
 
 }  // namespace detail
