@@ -20,7 +20,15 @@ namespace {
 
 constexpr std::size_t index_stride = 1024;
 
-bool is_blank(std::string_view line) { return line.empty(); }
+// Empty, or only spaces and tabs (as a spreadsheet leaves them): skipped like an empty line.
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\v\f") == std::string_view::npos; }
+
+// One optional leading '+' dropped; false for a second sign ("+-1", "++1"), which no number has.
+bool drop_plus(std::string_view& field) {
+    if (field.empty() || field.front() != '+') return true;
+    field.remove_prefix(1);
+    return field.empty() || (field.front() != '+' && field.front() != '-');
+}
 
 [[noreturn]] void fail_long_line(const std::string& path, std::uint64_t line) {
     fail(path, "line " + std::to_string(line) + " is longer than " + std::to_string(csv_max_line_bytes) +
@@ -152,8 +160,7 @@ std::string_view inner(std::string_view field) {
 
 bool parse_number(std::string_view field, double& value) {
     field = inner(field);
-    if (!field.empty() && field.front() == '+') field.remove_prefix(1);
-    if (field.empty()) return false;
+    if (!drop_plus(field) || field.empty()) return false;
 #if defined(__cpp_lib_to_chars)
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
     return ec == std::errc() && end == field.data() + field.size();
@@ -174,7 +181,7 @@ bool parse_number(std::string_view field, double& value) {
 
 bool parse_label(std::string_view field, std::int64_t& value) {
     field = inner(field);
-    if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+    if (!drop_plus(field)) return false;
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
     if (ec == std::errc() && end == field.data() + field.size() && !field.empty()) return true;
     double d = 0;  // "3.0", as pandas writes integer columns that had a NaN
@@ -209,13 +216,15 @@ struct csv_layout {
 void index_rows(const file_handle& file, std::uint64_t offset, std::uint64_t line, csv_layout& layout) {
     std::vector<char> chunk(std::size_t{1} << 20);
     std::uint64_t line_start = offset, length = 0;
+    bool filled = false;  // the line has a byte other than a space or a tab (is_blank)
     const auto end_line = [&] {
-        if (length > 0) {
+        if (filled) {
             if (layout.rows % index_stride == 0) layout.index.push_back({line_start, line});
             ++layout.rows;
         }
         ++line;
         length = 0;
+        filled = false;
     };
     bool after_cr = false;  // the last byte was a '\r', so a '\n' now ends no further line
     for (std::uint64_t at = offset; at < file.size();) {
@@ -225,6 +234,7 @@ void index_rows(const file_handle& file, std::uint64_t offset, std::uint64_t lin
             const char c = chunk[i];
             if (c != '\n' && c != '\r') {
                 if (++length > csv_max_line_bytes) fail_long_line(file.path(), line);
+                filled = filled || (c != ' ' && c != '\t' && c != '\v' && c != '\f');
                 after_cr = false;
                 continue;
             }

@@ -451,35 +451,8 @@ def test_bad_files(tmp, q, y):
                                                                  "b": ("F32", f32.shape, raw)}))
     check_error(tmp / "missing.safetensors", needle="'a', 'b'")
 
-    # .csv / .tsv
-    rows = csv_text(q).splitlines()
-    bad = rows[:]
-    bad[4] = bad[4].replace(repr(float(q[4, 2])), "abc", 1)
-    (tmp / "not_a_number.csv").write_text("\n".join(bad) + "\n")
-    check_error(tmp / "not_a_number.csv", needle="line 5, column 3: 'abc' is not a number")
-    ragged = rows[:]
-    ragged[6] += ",1.0"
-    (tmp / "ragged.csv").write_text("\n".join(ragged) + "\n")
-    check_error(tmp / "ragged.csv", needle=f"line 7 has {k + 1} fields but the first row has {k}")
-    (tmp / "ragged_header.tsv").write_text("a\tb\n1\t2\n3\n")
-    check_error(tmp / "ragged_header.tsv", needle="line 3 has 1 fields but the header has 2")
-    (tmp / "empty.csv").write_text("")
-    check_error(tmp / "empty.csv", needle="empty")
-    (tmp / "blank.csv").write_text("\n\r\n\n")
-    check_error(tmp / "blank.csv")
-    (tmp / "header_only.csv").write_text("a,b,c\n")
-    check_error(tmp / "header_only.csv", needle="no data rows")
-    (tmp / "labelled.csv").write_text(csv_text(q, header=["label"] + [f"c{j}" for j in range(k)], labels=y, label_at=0))
-    check_error(tmp / "labelled.csv", "--label-column", "target", needle="'label', 'c0'")
-    check_error(tmp / "labelled.csv", "--label-column", "99", needle="out of range")
-    check_error(tmp / "labelled.csv", kind="labels", needle="label column")
-    (tmp / "headerless.csv").write_text(csv_text(q))
-    check_error(tmp / "headerless.csv", "--label-column", "target", needle="no header")
-    (tmp / "only_labels.csv").write_text("label\n1\n2\n")
-    check_error(tmp / "only_labels.csv", "--label-column", "label", needle="no logit columns")
-    (tmp / "bad_label.csv").write_text("y,a\n1,0.5\n2.5,0.5\n")
-    check_error(tmp / "bad_label.csv", "--label-column", "y", kind="labels", needle="line 3, column 1: '2.5'")
-    check_error(tmp / "headerless.csv", "--header", "yes", "--label-column", "1.0x")
+    # .csv / .tsv: the files both readers must refuse alike are in the reader spec
+    # (tests/readers/spec, checked by tests/readers/test_spec.py and web/test/reader_spec.test.js).
 
     # raw float32 and unknown formats
     (tmp / "logits.raw").write_bytes(good[:-4])

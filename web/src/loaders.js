@@ -428,8 +428,8 @@ function npyDtype(name, descr) {
   const [, order, kind] = m;
   const itemsize = Number(m[3]);
   if (kind === 'f' && itemsize === 1) throw unsupported();
-  if (order === '|' && itemsize !== 1) throw unsupported();
-  const little = order === '>' ? false : order === '=' ? HOST_LITTLE_ENDIAN : true;
+  // '|' (byte order not applicable) is the host's order, as NumPy reads it.
+  const little = order === '>' ? false : order === '<' ? true : HOST_LITTLE_ENDIAN;
   const dtype = kind === 'f' ? { 2: 'float16', 4: 'float32', 8: 'float64' }[itemsize] : 'int32';
   return { kind, itemsize, little, dtype };
 }
@@ -611,20 +611,8 @@ async function parseSafetensorsHeader(src, name, key) {
     throw new FormatError(`${name}: holds several tensors (${list}); pass { key } to choose one`);
   }
 
-  const tensor = header[chosen];
   const what = `tensor '${chosen}'`;
-  if (tensor === null || typeof tensor !== 'object' || Array.isArray(tensor)) {
-    throw invalid(`${what} is not described by a JSON object`);
-  }
-  const { dtype, shape, data_offsets: offsets } = tensor;
-  const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
-  if (typeof dtype !== 'string') throw invalid(`${what} has no dtype string`);
-  if (!Array.isArray(shape) || !shape.every(isCount)) {
-    throw invalid(`${what} has a shape that is not a list of non-negative integers`);
-  }
-  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount) || offsets[0] > offsets[1]) {
-    throw invalid(`${what} has data_offsets that are not [begin, end] with 0 <= begin <= end`);
-  }
+  const { dtype, shape, data_offsets: offsets } = checkTensorEntry(header[chosen], what, invalid);
   const type = Object.hasOwn(SAFETENSORS_DTYPES, dtype) ? SAFETENSORS_DTYPES[dtype] : null;
   if (!type) {
     throw new FormatError(
@@ -642,14 +630,74 @@ async function parseSafetensorsHeader(src, name, key) {
   if (end - begin !== bytes) {
     throw invalid(`${what} holds ${end - begin} bytes but its shape ${shapeText(shape)} of ${dtype} needs ${bytes}`);
   }
+  checkDataSection(header, names, dataSize, invalid);
   return { rows, cols, fortran: false, little: true, dataStart: dataStart + begin, ...type };
+}
+
+// The bytes per element of every dtype the format names (those mano reads and the rest), so the
+// size of any tensor can be checked.
+const SAFETENSORS_SIZES = {
+  BOOL: 1, U8: 1, I8: 1, F8_E5M2: 1, F8_E4M3: 1, U16: 2, I16: 2, F16: 2, BF16: 2,
+  U32: 4, I32: 4, F32: 4, U64: 8, I64: 8, F64: 8, C64: 8,
+};
+
+// A tensor's header entry: { dtype, shape, data_offsets } of the right types, or a FormatError.
+function checkTensorEntry(tensor, what, invalid) {
+  if (tensor === null || typeof tensor !== 'object' || Array.isArray(tensor)) {
+    throw invalid(`${what} is not described by a JSON object`);
+  }
+  const { dtype, shape, data_offsets: offsets } = tensor;
+  const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
+  if (typeof dtype !== 'string') throw invalid(`${what} has no dtype string`);
+  if (!Array.isArray(shape) || !shape.every(isCount)) {
+    throw invalid(`${what} has a shape that is not a list of non-negative integers`);
+  }
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount) || offsets[0] > offsets[1]) {
+    throw invalid(`${what} has data_offsets that are not [begin, end] with 0 <= begin <= end`);
+  }
+  return tensor;
+}
+
+// Every tensor's entry, not only the one read, and the format's rule that the data section holds
+// the tensors back to back and nothing else: a gap, an overlap or trailing bytes would be read
+// differently by other tools (the native reader, native/io/safetensors.cpp, refuses them too).
+function checkDataSection(header, names, dataSize, invalid) {
+  const spans = names.map((k) => {
+    const what = `tensor '${k}'`;
+    const { dtype, shape, data_offsets: [begin, end] } = checkTensorEntry(header[k], what, invalid);
+    if (end > dataSize) throw invalid(`${what} has data_offsets [${begin}, ${end}] beyond the ${dataSize} bytes of data`);
+    if (Object.hasOwn(SAFETENSORS_SIZES, dtype)) {
+      const bytes = shape.reduce((n, d) => n * d, SAFETENSORS_SIZES[dtype]);
+      if (bytes !== end - begin) {
+        throw invalid(`${what} holds ${end - begin} bytes but its shape ${shapeText(shape)} of ${dtype} needs ${bytes}`);
+      }
+    }
+    return { begin, end, name: k };
+  });
+  spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let covered = 0;
+  spans.forEach((s, i) => {
+    if (s.begin < covered) {
+      const p = spans[i - 1];
+      throw invalid(`the data of tensors '${p.name}' and '${s.name}' overlap (data_offsets [${p.begin}, ${p.end}] and [${s.begin}, ${s.end}])`);
+    }
+    if (s.begin > covered) {
+      throw invalid(`its data section has ${s.begin - covered} bytes that no tensor holds, before tensor '${s.name}' (the format stores tensors back to back)`);
+    }
+    covered = s.end;
+  });
+  if (covered !== dataSize) {
+    throw invalid(`it has ${dataSize - covered} bytes after the last tensor's data (the format ends the file there; is it damaged?)`);
+  }
 }
 
 // CSV / TSV
 
 function csvOptions(name, opts) {
   let delimiter = opts.delimiter;
-  if (delimiter === undefined) delimiter = name.toLowerCase().endsWith('.tsv') ? '\t' : ',';
+  // A .csv written with tabs: the tab is taken when the first line has no comma (as natively).
+  const detectTab = delimiter === undefined && !name.toLowerCase().endsWith('.tsv');
+  if (delimiter === undefined) delimiter = detectTab ? ',' : '\t';
   if (typeof delimiter !== 'string' || delimiter.length !== 1 || ' "\r\n'.includes(delimiter)) {
     throw new InputError(`${name}: opts.delimiter must be one character such as ',' or '\\t'`);
   }
@@ -665,7 +713,7 @@ function csvOptions(name, opts) {
   if (!validLabel) {
     throw new InputError(`${name}: opts.labelColumn must be a column name or a 0-based column index`);
   }
-  return { delimiter, header, labelColumn };
+  return { delimiter, detectTab, header, labelColumn };
 }
 
 const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
@@ -674,19 +722,38 @@ const SPECIAL = {
   inf: Infinity, '+inf': Infinity, '-inf': -Infinity,
   infinity: Infinity, '+infinity': Infinity, '-infinity': -Infinity,
 };
+const NAN_PAYLOAD = /^[+-]?nan\([0-9A-Za-z_]*\)$/i;
+const INT32_MIN = -2147483648;
 
-// The number a field spells (as strtod/NumPy read it), or undefined.
+// The number a field spells, or undefined: what the native reader's std::from_chars reads
+// (strtod's spellings), which refuses a number out of float64's range, one that rounds to
+// infinity or a nonzero one that rounds to zero.
 function parseNumber(field) {
   const s = field.trim();
-  if (DECIMAL.test(s)) return Number(s);
+  if (DECIMAL.test(s)) {
+    const x = Number(s);
+    if (!Number.isFinite(x) || (x === 0 && /[1-9]/.test(s.split(/[eE]/)[0]))) return undefined;
+    return x;
+  }
   const lower = s.toLowerCase();
-  return Object.hasOwn(SPECIAL, lower) ? SPECIAL[lower] : undefined;
+  if (Object.hasOwn(SPECIAL, lower)) return SPECIAL[lower];
+  return NAN_PAYLOAD.test(s) ? NaN : undefined;
+}
+
+// A first line is a header when a field is not a number, or when its fields are 0, 1, ..., n-1:
+// the column names pandas writes for a frame of an unnamed array (pd.DataFrame(a).to_csv()).
+// The native reader's rule (native/io/csv.cpp); tests/readers/spec holds both to it.
+function isHeaderLine(fields) {
+  const values = fields.map(parseNumber);
+  if (values.some((v) => v === undefined)) return true;
+  return fields.length > 1 && values.every((v, j) => v === j && !fields[j].includes('.'));
 }
 
 class CsvParser {
-  constructor(name, { delimiter, header, labelColumn }) {
+  constructor(name, { delimiter, detectTab, header, labelColumn }) {
     this.name = name;
     this.delimiter = delimiter;
+    this.detectTab = detectTab;
     this.header = header;
     this.labelColumn = labelColumn;
     this.line = 0;
@@ -694,6 +761,7 @@ class CsvParser {
     this.pendingLine = 0;
     this.fieldCount = -1;
     this.firstLine = 0;
+    this.hasHeader = false;
     this.labelIndex = -1;
     this.cols = 0;
     this.rows = 0;
@@ -701,25 +769,29 @@ class CsvParser {
     this.labels = new Int32Array(256);
   }
 
-  // Parses the complete lines of text and returns the unfinished rest.
+  // Parses the complete lines of text and returns the unfinished rest. Lines end with \n, \r\n
+  // or \r; a \r that ends the text may be the first half of a \r\n, so its line waits.
   feed(text) {
+    const end = /\r\n?|\n/g;
     let start = 0;
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-      this.onLine(text.slice(start, nl));
-      start = nl + 1;
+    for (let m = end.exec(text); m !== null; m = end.exec(text)) {
+      if (m[0] === '\r' && m.index === text.length - 1) break;
+      this.onLine(text.slice(start, m.index));
+      start = end.lastIndex;
     }
     return text.slice(start);
   }
 
-  // rest: the last line when the text does not end with a newline.
+  // rest: the last line when the text does not end with a line end (or ends with a \r).
   finish(rest) {
-    if (rest !== '') this.onLine(rest);
+    if (rest.endsWith('\r')) rest = rest.slice(0, -1);
+    else if (rest === '') return this.end();
+    this.onLine(rest);
     return this.end();
   }
 
   onLine(line) {
     this.line++;
-    if (line.endsWith('\r')) line = line.slice(0, -1);
     if (this.pending !== null) {
       this.record(`${this.pending}\n${line}`, this.pendingLine);
     } else if (line.trim() !== '') {
@@ -728,6 +800,7 @@ class CsvParser {
   }
 
   record(text, line) {
+    if (this.fieldCount < 0 && this.detectTab && !text.includes(',') && text.includes('\t')) this.delimiter = '\t';
     const fields = text.includes('"') ? this.splitQuoted(text, line) : text.split(this.delimiter);
     if (fields === null) {
       this.pending = text;
@@ -786,9 +859,9 @@ class CsvParser {
     if (this.fieldCount < 0) {
       this.fieldCount = fields.length;
       this.firstLine = line;
-      const isHeader = this.header ?? fields.some((f) => parseNumber(f) === undefined);
-      this.resolveLabelColumn(isHeader ? fields.map((f) => f.trim()) : null);
-      if (isHeader) return;
+      this.hasHeader = this.header ?? isHeaderLine(fields);
+      this.resolveLabelColumn(this.hasHeader ? fields.map((f) => f.trim()) : null);
+      if (this.hasHeader) return;
     }
     const { name, labelIndex } = this;
     if (fields.length !== this.fieldCount) {
@@ -804,10 +877,11 @@ class CsvParser {
       const field = fields[j];
       const value = parseNumber(field);
       if (j === labelIndex) {
-        if (!(Number.isInteger(value) && value >= 0 && value <= INT32_MAX)) {
-          throw new FormatError(
-            `${name}: line ${line}, column ${j + 1}: the label ${quoteField(field)} is not an integer from 0 to ${INT32_MAX}`,
-          );
+        if (!Number.isInteger(value)) {
+          throw new FormatError(`${name}: line ${line}, column ${j + 1}: ${quoteField(field)} is not an integer class label`);
+        }
+        if (value < INT32_MIN || value > INT32_MAX) {
+          throw new FormatError(`${name}: line ${line}, column ${j + 1}: the label ${quoteField(field)} does not fit in int32`);
         }
         if (this.labels.length <= this.rows) this.labels = grow(this.labels, this.rows + 1);
         this.labels[this.rows] = value;
@@ -824,23 +898,28 @@ class CsvParser {
 
   resolveLabelColumn(headerNames) {
     const { name, labelColumn } = this;
+    let index = labelColumn;
+    // A name that is not in the header but spells a number is a 0-based index (as natively).
     if (typeof labelColumn === 'string') {
-      if (!headerNames) {
-        throw new FormatError(`${name}: has no header row, so no column is named '${labelColumn}'`);
-      }
-      this.labelIndex = headerNames.indexOf(labelColumn);
-      if (this.labelIndex < 0) {
+      index = headerNames ? headerNames.indexOf(labelColumn) : -1;
+      if (index < 0 && /^[0-9]+$/.test(labelColumn)) index = Number(labelColumn);
+      else if (index < 0 && !headerNames) {
+        throw new FormatError(
+          `${name}: has no header row, so no column is named '${labelColumn}' (without a header a label column is a 0-based index)`,
+        );
+      } else if (index < 0) {
         throw new FormatError(
           `${name}: has no column named '${labelColumn}' (its columns are ${headerNames.map((h) => `'${h}'`).join(', ')})`,
         );
       }
-    } else if (labelColumn !== undefined) {
-      if (labelColumn >= this.fieldCount) {
+    }
+    if (index !== undefined) {
+      if (index >= this.fieldCount) {
         throw new FormatError(
           `${name}: has no column ${labelColumn} (its ${this.fieldCount} columns are numbered from 0)`,
         );
       }
-      this.labelIndex = labelColumn;
+      this.labelIndex = index;
     }
     this.cols = this.fieldCount - (this.labelIndex >= 0 ? 1 : 0);
     if (this.cols === 0) throw new FormatError(`${name}: has no columns of logits besides the labels`);
@@ -850,7 +929,12 @@ class CsvParser {
     if (this.pending !== null) {
       throw new FormatError(`${this.name}: line ${this.pendingLine}: a quoted field is never closed`);
     }
-    if (this.fieldCount < 0) throw new FormatError(`${this.name}: is empty`);
+    if (this.fieldCount < 0) {
+      throw new FormatError(`${this.name}: ${this.line === 0 ? 'is empty' : 'has no rows (only blank lines)'}`);
+    }
+    if (this.hasHeader && this.rows === 0) {
+      throw new FormatError(`${this.name}: has a header (line ${this.firstLine}) but no data rows`);
+    }
     const matrix = {
       name: this.name,
       rows: this.rows,
