@@ -16,7 +16,6 @@ import tempfile
 import numpy as np
 
 EXTRA = [a for a in sys.argv[3:] if a != "--markdown"]
-PROPORTIONAL = {"cot", "nuclear", "nuclear_softrun"}  # assume the calibration's class proportions
 
 
 def run(mano, *args):

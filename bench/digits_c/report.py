@@ -14,8 +14,6 @@ from scipy import stats
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 MODELS = ["logreg", "mlp", "cnn"]
-METHODS = ["mano", "confscore", "entropy", "nuclear", "mde", "cot", "atc_mc", "atc_ne", "doc",
-           "confscore_softrun", "nuclear_softrun"]
 
 
 def run_eval(mano, manifest, *options):
@@ -83,6 +81,9 @@ def fmt(value):
 
 def main():
     mano = sys.argv[1] if len(sys.argv) > 1 else "build/release/native/mano"
+    # every method of the estimator table that the manifests' inputs allow (logits and a source set)
+    table = json.loads(subprocess.run([mano, "methods", "--json"], check=True, capture_output=True, text=True).stdout)
+    methods = [m["name"] for m in table["methods"] if set(m["needs"]) <= {"source"}]
     checks = []
     for model in MODELS:
         manifest = DATA / model / "manifest.json"
@@ -92,8 +93,8 @@ def main():
         # the paper's literal per-set criterion, then MaNo with one branch for the family of sets
         full = run_eval(mano, manifest, "--normalization", "softrun")
         cov = run_eval(mano, manifest, *covariate, "--normalization", "softrun")
-        rows = {m: (full["summary"].get(m), cov["summary"].get(m)) for m in METHODS}
-        per_group = {m: [full["groups"][g].get(m) for g in corruption_types] for m in METHODS}
+        rows = {m: (full["summary"].get(m), cov["summary"].get(m)) for m in methods}
+        per_group = {m: [full["groups"][g].get(m) for g in corruption_types] for m in methods}
         f = run_eval(mano, manifest, "--methods", "mano")
         c = run_eval(mano, manifest, "--methods", "mano", *covariate)
         rows["mano (family: " + f["normalization"]["variant"] + ")"] = (f["summary"]["mano"], c["summary"]["mano"])
@@ -103,7 +104,7 @@ def main():
             c = run_eval(mano, manifest, "--methods", "mano", "--normalization", forced, *covariate)
             rows[f"mano (forced {forced})"] = (f["summary"]["mano"], c["summary"]["mano"])
             per_group[f"mano (forced {forced})"] = [f["groups"][g]["mano"] for g in corruption_types]
-        top = {g: max(full["groups"][g][m]["r2"] for m in METHODS) for g in corruption_types}
+        top = {g: max(full["groups"][g][m]["r2"] for m in methods) for g in corruption_types}
         branches = [s["methods"]["mano"]["normalization"] for s in full["sets"]]
         accs = [s["accuracy"] for s in full["sets"]]
         print(f"\n#### {model}: {len(full['sets'])} sets, accuracy {min(accs):.3f} to {max(accs):.3f}; "
@@ -113,14 +114,14 @@ def main():
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, (a, c) in rows.items():
             g = per_group[name]
-            wins = sum(full["groups"][t][name]["r2"] >= top[t] - 1e-9 for t in corruption_types) if name in METHODS else None
+            wins = sum(full["groups"][t][name]["r2"] >= top[t] - 1e-9 for t in corruption_types) if name in methods else None
             print(f"| {name} | {fmt(a['r2'])} | {fmt(a['spearman'])} | {fmt(a['mae'])} | {fmt(c['r2'])} | "
                   f"{fmt(c['spearman'])} | {fmt(c['mae'])} | {fmt(np.mean([x['r2'] for x in g]))} | "
                   f"{fmt(np.mean([x['mae'] for x in g]))} | {'' if wins is None else wins} |")
         ls = full["groups"]["label_shift"]
         ls_accs = [s["accuracy"] for s in full["sets"] if s.get("group") == "label_shift"]
         print(f"\nlabel shift ({len(ls_accs)} sets, accuracy {min(ls_accs):.3f} to {max(ls_accs):.3f}): " +
-              ", ".join(f"{m} R² {ls[m]['r2']:.2f} MAE {ls[m]['mae']:.4f}" for m in METHODS))
+              ", ".join(f"{m} R² {ls[m]['r2']:.2f} MAE {ls[m]['mae']:.4f}" for m in methods))
         print("\nper type, R² of MaNo / of the best method: " + "; ".join(
             f"{t} {full['groups'][t]['mano']['r2']:.2f} / {top[t]:.2f}" for t in corruption_types))
         checks.append(check(model, full))

@@ -276,12 +276,26 @@ std::string predict_scores(const std::string& calibration_json, const std::strin
     });
 }
 
-// The methods computed when none are named, for n rows of k classes.
-std::string default_methods(std::size_t k, double n) {
-    json names = json::array();
-    for (const auto m : mano::default_methods(k, static_cast<std::size_t>(n))) names.push_back(mano::method_name(m));
-    return names.dump();
+// The methods computed when none are named, for n rows of k classes and the inputs named in
+// `inputs_json` (a JSON list of the table's input names: "source", "second", ...).
+std::string default_methods(std::size_t k, double n, const std::string& inputs_json) {
+    return guarded([&] {
+        unsigned inputs = 0;
+        for (const auto& name : parse_input(inputs_json, "inputs")) {
+            unsigned bit = 0;
+            for (unsigned b = 1; b <= mano::needs_source_features; b <<= 1)
+                if (name.is_string() && mano::input_names(b).front() == name.get<std::string>()) bit = b;
+            if (!bit) throw mano::error("inputs: '" + mano::printable(name.dump(), 40) + "' is not one of source, second, features, source_features");
+            inputs |= bit;
+        }
+        json names = json::array();
+        for (const auto m : mano::default_methods(k, static_cast<std::size_t>(n), inputs)) names.push_back(mano::method_name(m));
+        return names.dump();
+    });
 }
+
+// The estimator table (mano methods --json).
+std::string methods() { return mano::methods_json().dump(); }
 
 std::string version() { return mano::version_string; }
 
@@ -305,6 +319,7 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("predict", &predict);
     emscripten::function("predictScores", &predict_scores);
     emscripten::function("defaultMethods", &default_methods);
+    emscripten::function("methods", &methods);
     emscripten::function("takeError", &take_error);
     emscripten::function("version", &version);
 }

@@ -83,9 +83,15 @@ std::vector<method> columns(const result& r) {
     return out;
 }
 
-const char* value_note =
-    "(scores for mano, confscore, entropy, nuclear, mde, dispersion, frechet and the softrun variants; "
-    "estimated accuracy for cot, atc_mc, atc_ne, doc, agreement)";
+// "(scores for mano, confscore, ...; estimated accuracy for cot, ...)", from the method table
+std::string value_note() {
+    std::string scores, accuracies;
+    for (const auto& m : method_table) {
+        std::string& list = m.returns == method_returns::score ? scores : accuracies;
+        list += (list.empty() ? "" : ", ") + std::string(m.name);
+    }
+    return "(scores for " + scores + "; estimated accuracy for " + accuracies + ")";
+}
 
 }  // namespace
 
@@ -108,7 +114,7 @@ void print_results(const std::vector<std::string>& names, const std::vector<resu
         rows.push_back(row);
     }
     print_table(rows);
-    std::cout << value_note << '\n';
+    std::cout << value_note() << '\n';
 }
 
 namespace {
@@ -431,9 +437,10 @@ int run_score(score_command& c) {
         } else {
             opts = resolver.resolve(n, reader->cols());
         }
-        if (!cal && c.methods.methods.empty() && !opts.wants(method::cot) && reader->cols() <= nuclear_default_max_k &&
+        const method_info& cot = info_of(method::cot);
+        if (!cal && c.methods.methods.empty() && !opts.wants(method::cot) && reader->cols() <= cot.default_max_k &&
             !c.input.quiet)
-            warn(path + ": cot is left out by default above " + std::to_string(cot_default_max_logits) +
+            warn(path + ": cot is left out by default above " + std::to_string(cot.default_max_logits) +
                  " logits (it keeps every row); ask for it with --methods");
         scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
         progress bar(path, end - first, c.input.quiet);
@@ -483,6 +490,36 @@ int run_score(score_command& c) {
     } else {
         print_results(names, results);
     }
+    return 0;
+}
+
+int run_methods(const methods_command& c) {
+    if (c.json) {
+        std::cout << methods_json().dump(2) << '\n';
+        return 0;
+    }
+    std::vector<std::vector<std::string>> rows{{"method", "returns", "needs", "default", "cost", "what it computes"}};
+    for (const auto& m : method_table) {
+        std::string needs;
+        for (const auto& name : input_names(m.needs)) needs += (needs.empty() ? "" : " + ") + name;
+        std::string on = m.by_default ? "yes" : "no";
+        if (m.by_default && m.default_max_k) on += ", K <= " + std::to_string(m.default_max_k);
+        if (m.by_default && m.default_max_logits) on += ", N*K <= " + std::to_string(m.default_max_logits);
+        rows.push_back({m.name, returns_name(m.returns), needs.empty() ? "logits" : "logits + " + needs, on, cost_name(m.cost),
+                        m.summary});
+    }
+    // left-aligned, the summary last and unpadded
+    std::vector<std::size_t> width(rows.front().size() - 1, 0);
+    for (const auto& row : rows)
+        for (std::size_t j = 0; j < width.size(); ++j) width[j] = std::max(width[j], row[j].size());
+    for (const auto& row : rows) {
+        for (std::size_t j = 0; j < width.size(); ++j) std::cout << row[j] << std::string(width[j] - row[j].size() + 2, ' ');
+        std::cout << row.back() << '\n';
+    }
+    std::cout << "\ndefault: on when its inputs are given (mano score --help names the options that give them), within "
+                 "the limits shown; any method runs when asked for by name (--methods).\ncost: linear = one pass, "
+                 "O(N*K) time and O(K) memory; quadratic = O(N*K^2) time and O(K^2) memory (a Gram matrix; D features "
+                 "for frechet); keeps_rows = O(N*K) memory and an exact solver superlinear in N*K.\n";
     return 0;
 }
 

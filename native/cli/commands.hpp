@@ -94,6 +94,12 @@ struct predict_command {
     input_args input;
 };
 
+// mano methods: the estimator table (name, what it returns, inputs, default, cost).
+struct methods_command {
+    bool json = false;
+};
+
+int run_methods(const methods_command& c);
 int run_score(score_command& c);
 int run_merge(merge_command& c);
 int run_eval(eval_command& c);

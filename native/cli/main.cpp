@@ -51,6 +51,11 @@ int main(int argc, char** argv) {
     score_args.methods.add_to(score, true);
     score_args.input.add_to(score);
 
+    methods_command methods_args;
+    auto* methods = app.add_subcommand("methods", "List the estimators: what each returns, the inputs it needs, whether it "
+                                                  "is on by default, its cost");
+    methods->add_flag("--json", methods_args.json, "print the table as JSON");
+
     merge_command merge_args;
     auto* merge = app.add_subcommand("merge", "Finish a score from accumulator states (mano score --emit-state), in row order");
     merge->add_option("states", merge_args.states, "state files, in the order of their rows")->required()->check(CLI::ExistingFile);
@@ -124,6 +129,7 @@ int main(int argc, char** argv) {
             app.parse(argc, argv);
             if (score->parsed()) return run_score(score_args);
             if (merge->parsed()) return run_merge(merge_args);
+            if (methods->parsed()) return run_methods(methods_args);
             if (eval->parsed()) return run_eval(eval_args);
             if (cal->parsed()) return run_calibrate(cal_args);
             if (predict->parsed()) return run_predict(predict_args);

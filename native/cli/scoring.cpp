@@ -289,8 +289,8 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
                                      "official-code mode: use this criterion instead of computing it")
                          ->check(real_number("", [](double) { return true; })));
     keep(app->add_option("--methods", methods,
-                         "comma-separated methods (default: every method whose inputs were given; cot only up to " +
-                             std::to_string(cot_default_max_logits) + " logits)")
+                         "comma-separated methods (default: every method whose inputs were given, within its size limits; "
+                         "`mano methods` lists them)")
              ->delimiter(','));
     keep(app->add_option("--source-logits", source_logits, "labeled source validation logits: ATC, DoC, temperature"));
     keep(app->add_option("--source-labels", source_labels, "integer labels of the source logits"));
@@ -382,14 +382,41 @@ std::vector<double> read_all(io::matrix_reader& reader) {
 }  // namespace
 
 const options& option_resolver::resolve(std::size_t n, std::size_t k) {
-    const bool with_cot = static_cast<double>(n) * static_cast<double>(k) <= static_cast<double>(cot_default_max_logits);
-    const auto key = std::make_pair(k, args_.methods.empty() ? with_cot : true);
+    // The methods asked for by name, or the table's defaults for this set's size and inputs.
+    std::vector<method> methods;
+    if (args_.methods.empty()) {
+        methods = default_methods(k, n, given_inputs());
+    } else {
+        for (const auto& name : args_.methods) {
+            const auto m = parse_method(name);
+            if (const unsigned missing = info_of(m).needs & ~given_inputs())
+                throw error("--methods " + name + " needs " + input_flags(missing));
+            methods.push_back(m);
+        }
+    }
+    const auto key = std::make_pair(k, methods);
     auto found = cache_.find(key);
-    if (found == cache_.end()) found = cache_.emplace(key, build(k, key.second)).first;
+    if (found == cache_.end()) found = cache_.emplace(key, build(k, methods)).first;
     return found->second;
 }
 
-options option_resolver::build(std::size_t k, bool with_cot) const {
+unsigned option_resolver::given_inputs() const {
+    return (args_.source_logits.empty() ? 0u : needs_source) | (args_.second_logits.empty() ? 0u : needs_second) |
+           (args_.features.empty() ? 0u : needs_features) | (args_.source_features.empty() ? 0u : needs_source_features);
+}
+
+std::string option_resolver::input_flags(unsigned inputs) {
+    std::vector<std::string> flags;
+    if (inputs & needs_source) flags.emplace_back("--source-logits and --source-labels");
+    if (inputs & needs_second) flags.emplace_back("--second-logits");
+    if (inputs & needs_features) flags.emplace_back("--features");
+    if (inputs & needs_source_features) flags.emplace_back("--source-features");
+    std::string text;
+    for (std::size_t i = 0; i < flags.size(); ++i) text += (i == 0 ? "" : i + 1 == flags.size() ? " and " : ", ") + flags[i];
+    return text;
+}
+
+options option_resolver::build(std::size_t k, const std::vector<method>& methods) const {
     options o = args_.opts;
     const bool has_source = !args_.source_logits.empty();
     std::vector<std::int64_t> labels;
@@ -437,34 +464,7 @@ options option_resolver::build(std::size_t k, bool with_cot) const {
         o.source_features = moments;
     }
 
-    // Which inputs each method needs, to pick the default and to refuse impossible requests.
-    const auto missing = [&](method m) -> const char* {
-        switch (m) {
-            case method::atc_mc:
-            case method::atc_ne:
-            case method::doc: return has_source ? nullptr : "--source-logits and --source-labels";
-            case method::agreement: return args_.second_logits.empty() ? "--second-logits" : nullptr;
-            case method::dispersion: return args_.features.empty() ? "--features" : nullptr;
-            case method::frechet:
-                return args_.features.empty() || args_.source_features.empty() ? "--features and --source-features"
-                                                                               : nullptr;
-            default: return nullptr;
-        }
-    };
-    o.methods.clear();
-    if (args_.methods.empty()) {
-        for (const method m : default_methods(k))
-            if (m != method::cot || with_cot) o.methods.push_back(m);
-        for (const auto m : {method::atc_mc, method::atc_ne, method::doc, method::agreement, method::dispersion,
-                             method::frechet})
-            if (!missing(m)) o.methods.push_back(m);
-    } else {
-        for (const auto& name : args_.methods) {
-            const auto m = parse_method(name);
-            if (const char* need = missing(m)) throw error("--methods " + name + " needs " + need);
-            o.methods.push_back(m);
-        }
-    }
+    o.methods = methods;
     return o;
 }
 

@@ -87,10 +87,12 @@ public:
     const options& resolve(std::size_t n, std::size_t k);
 
 private:
-    options build(std::size_t k, bool with_cot) const;
+    options build(std::size_t k, const std::vector<method>& methods) const;
+    unsigned given_inputs() const;                   // method_input bits of the inputs given
+    static std::string input_flags(unsigned inputs);  // the options that give these inputs
     const method_args& args_;
     const input_args& input_;
-    std::map<std::pair<std::size_t, bool>, options> cache_;
+    std::map<std::pair<std::size_t, std::vector<method>>, options> cache_;
 };
 
 // A progress line on stderr (rows, rows/s, ETA) for work that lasts more than ~2 s, only when

@@ -63,6 +63,9 @@ accumulator::accumulator(std::size_t k, const options& opts)
         throw error("the label marginal has " + std::to_string(opts_.label_marginal.size()) +
                     " entries but the logits have " + std::to_string(k) + " classes");
     if (opts_.methods.empty()) opts_.methods = default_methods(k);
+    // one order for every state (merging compares the lists), each method once
+    std::sort(opts_.methods.begin(), opts_.methods.end());
+    opts_.methods.erase(std::unique(opts_.methods.begin(), opts_.methods.end()), opts_.methods.end());
     for (const method m : {method::nuclear, method::nuclear_softrun}) {
         const double gib = static_cast<double>(k) * static_cast<double>(k) * 8.0 / (1 << 30);
         if (opts_.wants(m) && gib > 4.0)

@@ -236,10 +236,6 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
     return c;
 }
 
-bool assumes_class_proportions(method m) noexcept {
-    return m == method::cot || m == method::nuclear || m == method::nuclear_softrun;
-}
-
 double shift_reference::range_at(double confidence) const {
     std::vector<double> confidences;
     for (const auto& [c, d] : sets) confidences.push_back(c);
@@ -337,7 +333,7 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     for (const auto& mc : c.methods) c.opts.methods.push_back(mc.m);
     for (const auto* mc : by_held_out_error(c.methods)) {
         if (!c.recommended) c.recommended = mc->m;
-        if (!c.fallback && !assumes_class_proportions(mc->m)) c.fallback = mc->m;
+        if (!c.fallback && !info_of(mc->m).assumes_class_proportions) c.fallback = mc->m;
     }
     if (std::all_of(sets.begin(), sets.end(), [&](const labeled_set& s) {
             return s.scores.predicted.size() == c.k && s.scores.confidence;
@@ -479,7 +475,7 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
     // result has, passing over those that assume class proportions when the set is outside
     const method_calibration* best = nullptr;
     for (const auto* mc : by_held_out_error(c.methods))
-        if (!best && methods.contains(method_name(mc->m)) && !(outside && assumes_class_proportions(mc->m))) best = mc;
+        if (!best && methods.contains(method_name(mc->m)) && !(outside && info_of(mc->m).assumes_class_proportions)) best = mc;
     if (best) {
         const auto& e = methods.at(method_name(best->m));
         out["estimate"] = {{"method", method_name(best->m)},

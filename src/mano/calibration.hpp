@@ -76,10 +76,6 @@ struct normalization_choice {
 // go to softmax, then to the lower order. Throws mano::error when a set has no MaNo variants.
 normalization_choice choose_normalization(const std::vector<labeled_set>& sets, const options& opts);
 
-// Methods that assume the target's class proportions are the calibration sets' (COT's label
-// marginal, the nuclear norms' spread over classes): they do not back an estimate on a set whose
-// predicted class proportions lie outside the calibrated range.
-bool assumes_class_proportions(method m) noexcept;
 
 // What the calibration sets' predicted class proportions looked like: their mean, and each set's
 // confidence (mean max softmax) with its total variation distance from that mean.

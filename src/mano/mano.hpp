@@ -10,6 +10,7 @@
 #include "mano/half.hpp"
 #include "mano/logits_view.hpp"
 #include "mano/options.hpp"
+#include "mano/registry.hpp"
 #include "mano/result.hpp"
 #include "mano/source.hpp"
 #include "mano/student_t.hpp"

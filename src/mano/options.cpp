@@ -20,36 +20,6 @@ const char* normalization_name(normalization n) noexcept {
     return "unknown";
 }
 
-namespace {
-constexpr const char* method_names[method_count] = {
-    "mano", "confscore", "entropy", "nuclear", "mde", "cot", "atc_mc", "atc_ne", "doc", "agreement",
-    "dispersion", "frechet", "confscore_softrun", "nuclear_softrun"};
-}  // namespace
-
-const char* method_name(method m) noexcept { return method_names[static_cast<int>(m)]; }
-
-method parse_method(const std::string& name) {
-    for (int i = 0; i < method_count; ++i)
-        if (name == method_names[i]) return static_cast<method>(i);
-    std::string known;
-    for (const char* n : method_names) known += (known.empty() ? "" : ", ") + std::string(n);
-    throw error("unknown method '" + printable(name, 60) + "'; known methods: " + known);
-}
-
-std::vector<method> default_methods(std::size_t k) {
-    std::vector<method> methods = {method::mano, method::confscore, method::entropy, method::mde,
-                                   method::confscore_softrun};
-    if (k <= nuclear_default_max_k) methods.insert(methods.end(), {method::nuclear, method::nuclear_softrun, method::cot});
-    return methods;
-}
-
-std::vector<method> default_methods(std::size_t k, std::size_t n) {
-    auto methods = default_methods(k);
-    if (static_cast<double>(n) * static_cast<double>(k) > static_cast<double>(cot_default_max_logits))
-        methods.erase(std::remove(methods.begin(), methods.end(), method::cot), methods.end());
-    return methods;
-}
-
 bool options::wants(method m) const {
     for (const method x : methods)
         if (x == m) return true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mano/features.hpp"
+#include "mano/registry.hpp"
 #include "mano/source.hpp"
 
 namespace mano {
@@ -15,26 +16,6 @@ namespace mano {
 // How MaNo turns logits into probabilities. `softrun` (the paper's default) chooses between the
 // other two with the criterion: softmax when criterion > eta, Taylor otherwise.
 enum class normalization { softrun, softmax, taylor };
-
-// The estimators, named as in the JSON result (DESIGN.md section 5).
-enum class method {
-    mano, confscore, entropy, nuclear, mde, cot, atc_mc, atc_ne, doc, agreement, dispersion, frechet,
-    confscore_softrun, nuclear_softrun
-};
-inline constexpr int method_count = 14;
-const char* method_name(method m) noexcept;
-method parse_method(const std::string& name);  // throws mano::error listing the known names
-
-// The nuclear norms keep a K x K matrix: beyond this many classes they are opt-in only.
-inline constexpr std::size_t nuclear_default_max_k = 4096;
-// Every method that needs nothing but the target logits: mano, confscore, entropy, mde,
-// confscore_softrun, and for K <= nuclear_default_max_k also nuclear, nuclear_softrun and cot.
-std::vector<method> default_methods(std::size_t k);
-// COT keeps all N x K rows (and its solver ~100 bytes per pair): for a set of known size it is a
-// default only up to this many logits (asked for by name, it runs at any size).
-inline constexpr std::size_t cot_default_max_logits = 2'000'000;
-// default_methods(k) for a set of n rows: without COT above cot_default_max_logits.
-std::vector<method> default_methods(std::size_t k, std::size_t n);
 
 const char* normalization_name(normalization n) noexcept;
 normalization parse_normalization(const std::string& name);  // throws mano::error
@@ -52,7 +33,8 @@ struct options {
     // SIMD architecture for the kernel: "" = best the CPU has (or the MANO_ARCH environment
     // variable), else one of available_architectures().
     std::string architecture;
-    // Methods to compute from the target logits; empty = default_methods(K).
+    // Methods to compute from the target logits; empty = default_methods(K). An accumulator keeps
+    // them in table order, each once.
     std::vector<method> methods;
     // Temperature T applied as q / T to every softmax-based baseline (not to MaNo, which has its
     // own normalization); 1 = none. Fitted on labeled source logits by mano::fit_temperature.

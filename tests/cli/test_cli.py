@@ -105,8 +105,10 @@ def test_output_forms(tmp):
     for name, forced in (("softmax", "softmax"), ("taylor2", "taylor")):
         want = mano(q64, normalization=forced)["score"]
         check(rel(variants[name], want) <= 1e-6, f"variant {name}: {variants[name]} vs {want}")
-    check(set(objs[0]["methods"]) == {"mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun",
-                                      "nuclear_softrun"}, f"default methods: {sorted(objs[0]['methods'])}")
+    # the default: every method of the table that needs nothing but the logits (this set is small)
+    table = json.loads(run("methods", "--json").stdout)["methods"]
+    check(set(objs[0]["methods"]) == {m["name"] for m in table if m["default"] and not m["needs"]},
+          f"default methods: {sorted(objs[0]['methods'])}")
     proc = run("score", a, "--json", "--methods", "mano")
     check(proc.returncode == 0 and set(json.loads(proc.stdout)["methods"]) == {"mano"}, "--methods mano")
     check(set(objs[0]["methods"]["mano"]) == {"score", "criterion", "normalization", "p", "eta", "taylor_order", "se",
@@ -248,6 +250,8 @@ def test_baseline_errors(tmp):
         (["--methods", "atc_mc"], "needs --source-logits"),
         (["--methods", "frobnicate"], "unknown method"),
         (["--methods", "agreement"], "needs --second-logits"),
+        (["--methods", "frechet", "--features", tmp / "f_one_class.npy"], "frechet needs --source-features"),
+        (["--methods", "mano,dispersion"], "dispersion needs --features"),
         (["--source-logits", tmp / "q.npy"], "go together"),
         (["--source-logits", tmp / "q4.npy", "--source-labels", tmp / "y.npy"], "classes"),
         (["--source-logits", tmp / "q.npy", "--source-labels", tmp / "y_bad.npy"], "7"),
@@ -306,6 +310,35 @@ def test_mde_extremes(tmp):
     check(proc.returncode == 2 and "inconsistent" in proc.stderr, f"tampered MDE state: {proc.stderr!r}")
 
 
+def test_methods_table(tmp):
+    """`mano methods`: the estimator table, and the CLI following it."""
+    proc = run("methods", "--json")
+    check(proc.returncode == 0, f"methods --json: {proc.stderr!r}")
+    table = json.loads(proc.stdout)["methods"]
+    names = [m["name"] for m in table]
+    check(len(names) == len(set(names)) >= 14, f"method names: {names}")
+    for m in table:
+        check(m["returns"] in ("score", "accuracy") and m["cost"] in ("linear", "quadratic", "keeps_rows") and
+              set(m["needs"]) <= {"source", "second", "features", "source_features"} and len(m["summary"]) > 10,
+              f"table row {m}")
+    text = run("methods")
+    check(text.returncode == 0 and all(n in text.stdout for n in names), "methods: the text table names every method")
+    # every method that needs only the logits, asked for by name, gives the kind of number the table says
+    rng = np.random.default_rng(8)
+    np.save(tmp / "t.npy", rng.standard_normal((200, 6)).astype(np.float32) * 3)
+    alone = [m for m in table if not m["needs"]]
+    proc = run("score", tmp / "t.npy", "--json", "--methods", ",".join(m["name"] for m in alone))
+    got = json.loads(proc.stdout)["methods"] if proc.returncode == 0 else {}
+    for m in alone:
+        check(m["returns"] in got.get(m["name"], {}), f"{m['name']}: a {m['returns']} in {got.get(m['name'])}")
+    # the text output's note lists the scores and the accuracy estimates as the table does
+    proc = run("score", tmp / "t.npy")
+    scores = ", ".join(m["name"] for m in table if m["returns"] == "score")
+    check(proc.returncode == 0 and f"(scores for {scores};" in proc.stdout, f"value note: {proc.stdout[-300:]!r}")
+    proc = run("methods", "--bogus")
+    check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, f"methods --bogus: {proc.stderr!r}")
+
+
 def test_large_p(tmp):
     """A large p is exact while sigma^p stays within double's range, and refused once it would read 0."""
     from scipy.special import logsumexp
@@ -336,4 +369,5 @@ with tempfile.TemporaryDirectory() as d:
     test_bad_options(tmp)
     test_mde_extremes(tmp)
     test_large_p(tmp)
+    test_methods_table(tmp)
 finish()

@@ -8,8 +8,8 @@ import ManoWorkerScript from 'mano-score/worker?worker';
 import { scatterChart, timelineChart } from './charts.js';
 
 const LEVEL = 0.9;
-const METHOD_ORDER = ['mano', 'confscore', 'entropy', 'nuclear', 'mde', 'cot', 'atc_mc', 'atc_ne', 'doc', 'agreement',
-  'dispersion', 'frechet', 'confscore_softrun', 'nuclear_softrun'];
+// The package's method table gives the order of columns and rows (filled once the worker is up).
+let METHOD_ORDER = [];
 const LABEL_COLUMNS = ['label', 'labels', 'target', 'y', 'class'];
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -535,4 +535,6 @@ $('threshold').onchange = () => { renderHeadline(); if (state.timeline) drawTime
 $('export-json').onclick = () => download('mano-results.json', `${JSON.stringify(exportObject(), null, 1)}\n`, 'application/json');
 $('export-csv').onclick = () => download('mano-results.csv', csvText(), 'text/csv');
 worker.init().catch((e) => showError(e.message));
+// asked for before any file can be scored, so the worker answers it first
+worker.methods().then((table) => { METHOD_ORDER = table.map((m) => m.name); }).catch(() => {});
 setStatus(summaryText(), false);

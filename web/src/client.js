@@ -78,6 +78,8 @@ export class ManoWorker {
     return this.#call('predictScores', { calibration, method, scores, level });
   }
 
+  methods() { return this.#call('methods'); }
+
   terminate() {
     this.#worker.terminate();
     this.#failAll(new LoadError('the mano-score worker was terminated'));

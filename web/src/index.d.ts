@@ -4,6 +4,25 @@ export type MethodName =
   | 'mano' | 'confscore' | 'entropy' | 'nuclear' | 'mde' | 'cot' | 'atc_mc' | 'atc_ne' | 'doc' | 'agreement'
   | 'dispersion' | 'frechet' | 'confscore_softrun' | 'nuclear_softrun';
 
+/** An input besides the logits that a method needs. */
+export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
+/** One row of the estimator table (`mano methods --json`). */
+export interface MethodInfo {
+  name: MethodName;
+  /** 'score': mapped to accuracy by a calibration; 'accuracy': an accuracy estimate itself. */
+  returns: 'score' | 'accuracy';
+  needs: MethodInput[];
+  /** On by default when its inputs are given, up to default_max_k classes and default_max_logits logits. */
+  default: boolean;
+  default_max_k?: number;
+  default_max_logits?: number;
+  /** linear: one pass, O(N·K); quadratic: a K x K (or D x D) Gram matrix; keeps_rows: O(N·K) memory. */
+  cost: 'linear' | 'quadratic' | 'keeps_rows';
+  /** Does not back the recommended estimate of a set whose class proportions are outside the calibration's. */
+  assumes_class_proportions: boolean;
+  summary: string;
+}
+
 export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
 /** Logits: float32, float64, or the 16-bit patterns of float16/bfloat16 in a Uint16Array. */
 export type LogitsArray = Float32Array | Float64Array | Uint16Array;
@@ -283,6 +302,7 @@ export interface Api {
   predict: typeof predict;
   predictScores: typeof predictScores;
   defaultMethods: typeof defaultMethods;
+  methods: typeof methods;
   version: typeof version;
   simdSupported: typeof simdSupported;
 }
@@ -301,7 +321,9 @@ export interface ScorePrediction { accuracy: number; interval: [number, number];
 /** The accuracy a calibration implies for each score of one method (its prediction band). */
 export function predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
   options?: { level?: number }): ScorePrediction[];
-export function defaultMethods(cols: number, rows?: number): MethodName[];
+export function defaultMethods(cols: number, rows?: number, inputs?: readonly MethodInput[]): MethodName[];
+/** The estimator table, in its order (the order of results and columns). */
+export function methods(): MethodInfo[];
 export function version(): string;
 
 export function openNpy(input: FileInput, options?: { name?: string }): Promise<MatrixSource>;
@@ -361,5 +383,7 @@ export class ManoWorker {
   predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
   predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
     options?: { level?: number }): Promise<ScorePrediction[]>;
+  /** The estimator table (initialises the worker's module if needed). */
+  methods(): Promise<MethodInfo[]>;
   terminate(): void;
 }

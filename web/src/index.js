@@ -331,17 +331,17 @@ export class Accumulator {
   }
 }
 
-// The methods computed when options.methods is not given, as the native CLI picks them: every
-// method that needs only the logits (COT only up to 2e6 logits when the row count is known), plus
-// those whose inputs were given (source set, second model, features).
+// The methods computed when options.methods is not given, as the native CLI picks them from the
+// method table: every method whose inputs were given (source set, second model, features), within
+// its size limits (COT only up to 2e6 logits when the row count is known).
 function withDefaultMethods(options, cols, rows, extras = {}) {
   if (options?.methods !== undefined || !Number.isSafeInteger(cols) || cols < 2) return options;
-  const methods = JSON.parse(core.defaultMethods(cols, rows ?? 0));
-  if (options.source) methods.push('atc_mc', 'atc_ne', 'doc');
-  if (extras.second) methods.push('agreement');
-  if (extras.features) methods.push('dispersion');
-  if (extras.features && options.sourceFeatures) methods.push('frechet');
-  return { ...options, methods };
+  const inputs = [];
+  if (options.source) inputs.push('source');
+  if (extras.second) inputs.push('second');
+  if (extras.features) inputs.push('features');
+  if (options.sourceFeatures) inputs.push('source_features');
+  return { ...options, methods: JSON.parse(call(() => core.defaultMethods(cols, rows ?? 0, JSON.stringify(inputs)))) };
 }
 
 // An accumulator of rows with `cols` classes. Without options.methods it computes every method
@@ -489,10 +489,21 @@ export function predictScores(calibration, method, scores, { level = 0.9 } = {})
     JSON.stringify(Array.from(scores, Number)), level)));
 }
 
-// The methods computed from logits alone for `rows` rows of `cols` classes.
-export function defaultMethods(cols, rows = 0) {
+// The methods computed when none are named, for `rows` rows of `cols` classes and the inputs
+// given besides the logits (names as in methods()' `needs`: 'source', 'second', 'features',
+// 'source_features').
+export function defaultMethods(cols, rows = 0, inputs = []) {
   ready();
-  return JSON.parse(core.defaultMethods(wholeNumber(cols, 'cols'), wholeNumber(rows, 'rows')));
+  if (!Array.isArray(inputs)) throw new InputError('defaultMethods: inputs must be an array of input names');
+  return JSON.parse(call(() => core.defaultMethods(wholeNumber(cols, 'cols'), wholeNumber(rows, 'rows'),
+    JSON.stringify(inputs))));
+}
+
+// The estimator table: for each method its name, what it returns ('score' or 'accuracy'), the
+// inputs it needs besides the logits, whether it is on by default (and up to which size), its
+// cost class and a one-line summary; the same table as `mano methods --json`.
+export function methods() {
+  return JSON.parse(ready().methods()).methods;
 }
 
 export function version() {
@@ -501,6 +512,6 @@ export function version() {
 
 const api = {
   init, score, scoreSource, accumulator, accumulatorFromJSON, evaluate, calibrate, predict, predictScores, defaultMethods,
-  version,
+  methods, version,
   simdSupported,
 };

@@ -3,7 +3,8 @@
 // replies are { id, type: 'progress', done, total }, { id, type: 'result', value } and
 // { id, type: 'error', name, message }. Typed arrays in args may be transferred.
 import {
-  calibrate, evaluate, init, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix, scoreSource,
+  calibrate, evaluate, init, methods, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
+  scoreSource,
 } from './index.js';
 import { InputError, ManoError } from './errors.js';
 
@@ -42,6 +43,7 @@ const ops = {
   },
   predict: ({ calibration, result, level }) => predict(calibration, result, { level }),
   predictScores: ({ calibration, method, scores, level }) => predictScores(calibration, method, scores, { level }),
+  methods: () => methods(),
 };
 
 function transferables(value) {

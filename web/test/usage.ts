@@ -4,12 +4,12 @@
 // down misuse the declarations must reject.
 import {
   CHUNK_BYTES, FormatError, InputError, LoadError, ManoError, ManoWorker, accumulator, accumulatorFromJSON, calibrate,
-  defaultMethods, evaluate, init, openNpy, openSafetensors, predict, readCsv, readMatrix, readNpy, readSafetensors,
+  defaultMethods, evaluate, init, methods as methodTable, openNpy, openSafetensors, predict, readCsv, readMatrix, readNpy, readSafetensors,
   score, scoreSource, simdSupported, version, Accumulator,
 } from 'mano-score';
 import type {
   AccumulatorState, Api, CalibrateOptions, Calibration, CalibrationFold, Dtype, Evaluation, InitOptions, LabeledSet,
-  LogitsArray, Matrix, MatrixSource, MethodCalibration, MethodName, NormalizationChoice, Options, Prediction, Result, Shape,
+  LogitsArray, Matrix, MatrixSource, MethodCalibration, MethodInfo, MethodName, NormalizationChoice, Options, Prediction, Result, Shape,
   SummaryStats,
 } from 'mano-score';
 import { handleMessage } from 'mano-score/worker';
@@ -154,10 +154,17 @@ export async function useEverything(): Promise<number> {
   const outside: boolean | undefined = prediction.shift?.outside;
   const shiftDistance: number | undefined = prediction.shift?.distance;
   const methods: MethodName[] = defaultMethods(10, 2000);
+  const withSource: MethodName[] = defaultMethods(10, 2000, ['source', 'features']);
+  // @ts-expect-error: an input the table does not have
+  defaultMethods(10, 2000, ['labels']);
+  const table: MethodInfo[] = methodTable();
+  const accuracyOnes: MethodName[] = table.filter((m) => m.returns === 'accuracy').map((m) => m.name);
+  const gramLimit: number | undefined = table[0].default_max_k;
 
   // --- the Worker client
   const worker = new ManoWorker(new Worker(new URL('mano-score/worker', import.meta.url), { type: 'module' }));
   const started: true = await worker.init({ wasmUrl: '/assets/mano.wasm' });
+  const workerTable: MethodInfo[] = await worker.methods();
   const wr: Result = await worker.score(new Float32Array(20), { rows: 2, cols: 10 }, { methods: ['mano'] }, {
     onProgress: (done, total) => console.log(done / total),
     transfer: false,

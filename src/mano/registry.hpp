@@ -1,0 +1,124 @@
+#pragma once
+// The estimators mano computes, in one table: everything that lists methods (the CLI's method
+// list, help and `mano methods`, the default method set, the inputs each method needs, the
+// bindings' methods(), the TypeScript names and the dashboard, the report scripts) reads it.
+
+#include <cstddef>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mano {
+
+// The estimators, in the table's order (the order of results, columns and state lists).
+enum class method {
+    mano, confscore, entropy, nuclear, mde, cot, atc_mc, atc_ne, doc, agreement, dispersion, frechet,
+    confscore_softrun, nuclear_softrun
+};
+
+// What a method's one number is: a score that rises or falls with accuracy (mapped to accuracy
+// by a calibration), or an estimate of the accuracy itself.
+enum class method_returns { score, accuracy };
+
+// The inputs besides the target logits (a bit set).
+enum method_input : unsigned {
+    needs_logits_only = 0,
+    needs_source = 1,           // labeled source validation logits (ATC, DoC)
+    needs_second = 2,           // a second model's logits on the same inputs (AgreeScore)
+    needs_features = 4,         // the target set's penultimate features
+    needs_source_features = 8,  // the source set's penultimate features
+};
+
+// How the cost grows with N rows of K classes (or D features).
+enum class method_cost {
+    linear,     // one pass, O(N·K) time, O(K) memory (O(D) with features)
+    quadratic,  // O(N·K²) time and O(K²) memory: a Gram matrix (O(N·D²), O(D²) with features)
+    keeps_rows  // O(N·K) memory and an exact solver superlinear in N·K
+};
+
+struct method_info {
+    method id;
+    const char* name;  // as in the JSON result and on the command line
+    method_returns returns;
+    unsigned needs;  // method_input bits
+    // On by default whenever its inputs are given, for K up to default_max_k classes and N·K up to
+    // default_max_logits logits (0: no limit); otherwise only when asked for by name.
+    bool by_default;
+    std::size_t default_max_k;
+    std::size_t default_max_logits;
+    method_cost cost;
+    // Its estimate leans on the calibration sets' class proportions, so it does not back the
+    // recommended estimate of a set whose predicted proportions fall outside them.
+    bool assumes_class_proportions;
+    const char* summary;  // one line: what it computes
+};
+
+// The nuclear norms keep a K x K matrix: beyond this many classes they are opt-in only.
+inline constexpr std::size_t nuclear_default_max_k = 4096;
+// COT keeps all N x K rows (and its solver ~100 bytes per pair): for a set of known size it is a
+// default only up to this many logits (asked for by name, it runs at any size).
+inline constexpr std::size_t cot_default_max_logits = 2'000'000;
+
+inline constexpr method_info method_table[] = {
+    {method::mano, "mano", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
+     "MaNo: the L_p norm of the softrun-normalized prediction matrix (Xie et al., NeurIPS 2024)"},
+    {method::confscore, "confscore", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
+     "ConfScore: the mean maximum softmax probability"},
+    {method::entropy, "entropy", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
+     "Entropy: the mean softmax entropy in nats (falls as accuracy rises)"},
+    {method::nuclear, "nuclear", method_returns::score, needs_logits_only, true, nuclear_default_max_k, 0,
+     method_cost::quadratic, true, "Nuclear: the nuclear norm of the softmax matrix over sqrt(N·min(N, K)) (Deng et al., 2023)"},
+    {method::mde, "mde", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
+     "MDE: the mean energy's distance to the log-sum-exp of the energies (Peng et al., 2024); compare sets of equal size"},
+    {method::cot, "cot", method_returns::accuracy, needs_logits_only, true, nuclear_default_max_k, cot_default_max_logits,
+     method_cost::keeps_rows, true,
+     "COT: 1 - the optimal transport cost from the label marginal to the softmax rows (Lu et al., NeurIPS 2023)"},
+    {method::atc_mc, "atc_mc", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
+     "ATC-MC: the share of rows whose maximum softmax clears a threshold fitted on the source (Garg et al., 2022)"},
+    {method::atc_ne, "atc_ne", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
+     "ATC-NE: ATC on the negative entropy"},
+    {method::doc, "doc", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
+     "DoC: the source accuracy minus the drop in mean confidence (Guillory et al., 2021)"},
+    {method::agreement, "agreement", method_returns::accuracy, needs_second, true, 0, 0, method_cost::linear, false,
+     "AgreeScore: the share of rows where a second model predicts the same class"},
+    {method::dispersion, "dispersion", method_returns::score, needs_features, true, 0, 0, method_cost::linear, false,
+     "Dispersion: the log spread of the features' class means, by predicted class (Xie et al., 2023)"},
+    {method::frechet, "frechet", method_returns::score, needs_features | needs_source_features, true, 0, 0,
+     method_cost::quadratic, false, "Frechet: the Frechet distance between the source and target feature distributions (Deng and Zheng, 2021)"},
+    {method::confscore_softrun, "confscore_softrun", method_returns::score, needs_logits_only, true, 0, 0,
+     method_cost::linear, false, "ConfScore on MaNo's softrun normalization instead of softmax"},
+    {method::nuclear_softrun, "nuclear_softrun", method_returns::score, needs_logits_only, true, nuclear_default_max_k,
+     0, method_cost::quadratic, true, "Nuclear on MaNo's softrun normalization instead of softmax"},
+};
+inline constexpr int method_count = static_cast<int>(std::size(method_table));
+
+constexpr bool method_table_in_order() {
+    for (int i = 0; i < method_count; ++i)
+        if (static_cast<int>(method_table[i].id) != i) return false;
+    return true;
+}
+static_assert(method_table_in_order(), "method_table lists the methods in the order of enum class method");
+
+inline constexpr const method_info& info_of(method m) { return method_table[static_cast<int>(m)]; }
+inline const char* method_name(method m) noexcept { return info_of(m).name; }
+// Throws mano::error listing the known names.
+method parse_method(const std::string& name);
+
+// The methods on by default for K classes, N rows (0: not known yet) and the given inputs
+// (method_input bits), in table order.
+std::vector<method> default_methods(std::size_t k, std::size_t n = 0, unsigned inputs = needs_logits_only);
+
+// "score" or "accuracy"; "linear", "quadratic" or "keeps_rows"; the input names of a bit set
+// ("source", "second", "features", "source_features").
+const char* returns_name(method_returns r) noexcept;
+const char* cost_name(method_cost c) noexcept;
+std::vector<std::string> input_names(unsigned inputs);
+
+// The table as JSON ({"methods": [{"name", "returns", "needs", "default", "default_max_k"?,
+// "default_max_logits"?, "cost", "assumes_class_proportions", "summary"}]}): `mano methods --json`
+// and the bindings' methods().
+nlohmann::json methods_json();
+
+}  // namespace mano
