@@ -22,6 +22,7 @@ import {
   readSafetensors,
 } from '../src/loaders.js';
 import { FormatError, InputError } from '../src/errors.js';
+import { chunkedBlob } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mano-loaders-'));
@@ -146,31 +147,6 @@ function concat(...parts) {
     at += p.length;
   }
   return out;
-}
-
-// A Blob-like whose stream() hands out tiny chunks and which records the slices asked of it.
-function chunkedBlob(bytes, name, chunk = 3) {
-  const blob = new Blob([bytes]);
-  const slices = [];
-  return {
-    name,
-    size: blob.size,
-    slices,
-    slice(a, b) {
-      slices.push([a, b]);
-      return blob.slice(a, b);
-    },
-    arrayBuffer: () => blob.arrayBuffer(),
-    stream() {
-      let at = 0;
-      return new ReadableStream({
-        pull(controller) {
-          if (at >= bytes.length) controller.close();
-          else controller.enqueue(bytes.slice(at, (at += chunk)));
-        },
-      });
-    },
-  };
 }
 
 const text = (s) => new TextEncoder().encode(s);

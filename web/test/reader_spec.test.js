@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 import { readMatrix } from '../src/loaders.js';
 import { FormatError } from '../src/errors.js';
+import { chunkedBlob } from './support.js';
 
 const spec = join(dirname(fileURLToPath(import.meta.url)), '../../tests/readers/spec');
 const { cases } = JSON.parse(readFileSync(join(spec, 'expected.json'), 'utf8'));
@@ -53,26 +54,6 @@ async function labels(input, opts) {
   return Array.from(m.data);
 }
 
-// A Blob whose stream() hands out `chunk` bytes at a time (line ends split across chunks).
-function chunkedFile(bytes, name, chunk) {
-  const file = new File([bytes], name);
-  return {
-    name,
-    size: file.size,
-    slice: (a, b) => file.slice(a, b),
-    arrayBuffer: () => file.arrayBuffer(),
-    stream() {
-      let at = 0;
-      return new ReadableStream({
-        pull(controller) {
-          if (at >= bytes.length) controller.close();
-          else controller.enqueue(bytes.slice(at, (at += chunk)));
-        },
-      });
-    },
-  };
-}
-
 // Every kind of input the readers take: whole bytes (an ArrayBuffer, a typed array at an odd
 // offset), a Blob/File read in slices, and for text a stream of 1-byte chunks.
 function inputs(bytes, name) {
@@ -84,7 +65,7 @@ function inputs(bytes, name) {
     ['Blob', new Blob([bytes]), { name }],
     ['File', new File([bytes], name), {}],
   ];
-  if (/\.(csv|tsv)$/i.test(name)) list.push(['1-byte stream', chunkedFile(bytes, name, 1), {}]);
+  if (/\.(csv|tsv)$/i.test(name)) list.push(['1-byte stream', chunkedBlob(bytes, name, 1), {}]);
   return list;
 }
 

@@ -1,5 +1,6 @@
-// Shared by the node:test suites: paths, the built package, the native CLI, seeded random logits
-// and a .npy writer (the files the native CLI reads in the parity tests).
+// Shared by the node:test suites: paths, the built package, the native CLI, seeded random logits,
+// a .npy writer (the files the native CLI reads in the parity tests) and a Blob that streams in
+// tiny chunks (for the readers).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -154,3 +155,28 @@ export async function launchChromium({ requests = [], problems = [] } = {}) {
 // The URLs that left `origin` (data: and blob: URLs stay in the page).
 export const foreignRequests = (requests, origin) =>
   requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
+
+// A Blob-like whose stream() hands out tiny chunks and which records the slices asked of it.
+export function chunkedBlob(bytes, name, chunk = 3) {
+  const blob = new Blob([bytes]);
+  const slices = [];
+  return {
+    name,
+    size: blob.size,
+    slices,
+    slice(a, b) {
+      slices.push([a, b]);
+      return blob.slice(a, b);
+    },
+    arrayBuffer: () => blob.arrayBuffer(),
+    stream() {
+      let at = 0;
+      return new ReadableStream({
+        pull(controller) {
+          if (at >= bytes.length) controller.close();
+          else controller.enqueue(bytes.slice(at, (at += chunk)));
+        },
+      });
+    },
+  };
+}
