@@ -193,25 +193,33 @@ TEST_CASE("evaluate reports every set and the paper's statistics, per group too"
     for (int i = 0; i < 6; ++i)
         sets.push_back(made_set("s" + std::to_string(i), 0.1 * i, 0.3 + 0.09 * i + (i % 2 ? 0.01 : -0.01), i < 3 ? "a" : "b"));
     const auto report = mano::evaluate(sets);
-    CHECK(report.at("sets").size() == 6);
-    CHECK(report.at("sets")[4].at("group") == "b");
-    CHECK(report.at("sets")[4].at("accuracy").get<double>() == *sets[4].scores.accuracy);
+    REQUIRE(report.sets.size() == 6);
+    CHECK(report.sets[4].group == "b");
     std::vector<double> x, y;
     for (const auto& s : sets) {
         x.push_back(*s.scores.confscore);
         y.push_back(*s.scores.accuracy);
     }
     const auto expected = mano::summarize(x, y);
-    CHECK(report.at("summary").at("confscore").at("r2").get<double>() == expected.r2);
-    CHECK(report.at("summary").at("confscore").at("kendall").get<double>() == expected.kendall);
-    CHECK(report.at("groups").contains("a"));
-    CHECK(report.at("groups").contains("b"));
+    CHECK(report.summary.at(mano::method::confscore).r2 == expected.r2);
+    CHECK(report.summary.at(mano::method::confscore).kendall == expected.kendall);
+    CHECK(report.groups.count("a"));
+    CHECK(report.groups.count("b"));
+    const auto j = report.to_json();
+    CHECK(j.at("sets").size() == 6);
+    CHECK(j.at("sets")[4].at("group") == "b");
+    CHECK(j.at("sets")[4].at("accuracy").get<double>() == *sets[4].scores.accuracy);
+    CHECK(j.at("summary").at("confscore").at("r2").get<double>() == expected.r2);
+    CHECK(j.at("groups").at("b").at("confscore").at("n") == 3);
+    CHECK(j.at("notes").empty());
     sets[1].scores.confscore = 0.0;  // three sets of group a: 0, 0, 0.2 still vary
     sets[2].scores.confscore = 0.0;
     sets[0].scores.confscore = 0.0;
     const auto flat = mano::evaluate(sets);
-    CHECK_FALSE(flat.at("groups").at("a").contains("confscore"));
-    CHECK(flat.at("notes").size() == 1);
+    CHECK_FALSE(flat.groups.at("a").count(mano::method::confscore));
+    REQUIRE(flat.notes.size() == 1);
+    CHECK_THAT(flat.notes[0], Catch::Contains("confscore (group a): no summary"));
+    CHECK(flat.to_json().at("groups").at("a") == nlohmann::json::object());
 }
 
 namespace {
@@ -282,9 +290,14 @@ TEST_CASE("one normalization for a family of sets") {
         // a per-set softrun result on the other branch is predicted through its variants
         auto taylor_side = family_set("t", "", 0.45, 0.2, 4.0, 0.5).scores;
         const auto p = mano::predict(cal, taylor_side, 0.9);
-        CHECK(p.at("methods").at("mano").at("score").get<double>() == 0.45);
-        CHECK(p.at("estimate").at("method") == "mano");
-        CHECK_FALSE(p.at("estimate").at("fallback").get<bool>());
+        CHECK(p.methods.at(mano::method::mano).score == 0.45);
+        REQUIRE(p.estimate);
+        CHECK(p.estimate->m == mano::method::mano);
+        CHECK_FALSE(p.estimate->fallback);
+        const auto j = p.to_json();
+        CHECK(j.at("methods").at("mano").at("score").get<double>() == 0.45);
+        CHECK(j.at("estimate").at("method") == "mano");
+        CHECK(j.at("estimate").at("interval")[1].get<double>() == p.methods.at(mano::method::mano).upper);
         taylor_side.mano->variants.clear();
         CHECK_THROWS_WITH(mano::predict(cal, taylor_side, 0.9), Catch::Contains("score the set with the calibration's options"));
     }
@@ -331,6 +344,38 @@ TEST_CASE("jackknife+ intervals over groups") {
     for (const auto& f : mc.folds)
         for (const double r : f.residuals) ms += r * r / 10;
     CHECK(wide.upper == Approx(0.5 + mano::student_t_quantile(0.975, 1) * std::sqrt(ms)).epsilon(1e-12));
+}
+
+TEST_CASE("interval coverage over the sets with a true accuracy") {
+    const auto estimate = [](double accuracy, double lower, double upper) {
+        mano::prediction p;
+        p.accuracy = accuracy;
+        p.lower = lower;
+        p.upper = upper;
+        return p;
+    };
+    mano::set_prediction held, missed, unlabeled;
+    held.accuracy = 0.5;
+    held.methods[mano::method::confscore] = estimate(0.52, 0.45, 0.6);
+    held.estimate = mano::set_estimate{mano::method::confscore, held.methods.at(mano::method::confscore), false};
+    missed.accuracy = 0.8;
+    missed.methods[mano::method::confscore] = estimate(0.7, 0.65, 0.75);
+    unlabeled.methods[mano::method::confscore] = estimate(0.1, 0.0, 0.2);
+    const auto c = mano::coverage({held, missed, unlabeled});
+    REQUIRE(c.methods.size() == 1);
+    const auto& confscore = c.methods.at(mano::method::confscore);
+    CHECK(confscore.covered == 1);
+    CHECK(confscore.sets == 2);
+    CHECK(confscore.rate == 0.5);
+    CHECK(confscore.mae == Approx((0.02 + 0.1) / 2).epsilon(1e-12));
+    CHECK(confscore.width == Approx((0.15 + 0.1) / 2).epsilon(1e-12));
+    REQUIRE(c.estimate);
+    CHECK(c.estimate->sets == 1);
+    CHECK(c.estimate->rate == 1.0);
+    const auto j = c.to_json();
+    CHECK(j.at("confscore").at("covered") == 1);
+    CHECK(j.at("estimate").at("width").get<double>() == c.estimate->width);
+    CHECK(mano::coverage({unlabeled}).empty());
 }
 
 TEST_CASE("shift diagnostics: class proportions against calibration sets as confident") {

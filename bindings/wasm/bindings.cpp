@@ -229,7 +229,7 @@ std::vector<mano::labeled_set> labeled_sets(const json& sets) {
 }
 
 std::string evaluate(const std::string& sets) {
-    return guarded([&] { return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).dump(); });
+    return guarded([&] { return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).to_json().dump(); });
 }
 
 // {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}. The
@@ -253,7 +253,7 @@ std::string calibrate(const std::string& sets, const std::string& options_json) 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
     return guarded([&] {
         const auto c = mano::calibration::from_json(parse_calibration(calibration_json));
-        return mano::predict(c, mano::result::from_json(parse_input(result_json, "result")), level).dump();
+        return mano::predict(c, mano::result::from_json(parse_input(result_json, "result")), level).to_json().dump();
     });
 }
 

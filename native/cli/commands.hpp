@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "cli/scoring.hpp"
+#include "cli/options.hpp"
 
 namespace mano {
 namespace cli {
@@ -40,22 +38,6 @@ struct eval_command {
     std::vector<std::string> groups;
     method_args methods;
     input_args input;
-};
-
-// Running a TorchScript model over images or a tensor (infer, calibrate --synthesize).
-struct model_args {
-    std::string model;
-    std::string input;  // an image folder or an N x C x H x W float32 .npy
-    std::string device = "auto";
-    std::string amp = "off";
-    std::size_t batch_size = 64;
-    unsigned workers = 0;  // 0 = every core but one, at least one
-    std::size_t resize = 0, crop = 0;
-    std::string mean, std;  // "m,m,m", "s,s,s"
-    std::vector<CLI::Option*> preprocessing;  // --resize, --crop, --mean, --std, to tell whether any was given
-
-    // `batch_flag` names the model's batch size (--batch-size; calibrate's is MaNo's batch mode).
-    void add_to(CLI::App* app, const std::string& batch_flag);
 };
 
 struct infer_command {
@@ -111,19 +93,6 @@ int run_infer(infer_command& c);
 int run_calibrate_synthesized(calibrate_command& c);
 // The process's command line, as main() received it (for the hand-over).
 extern char** command_line;
-
-// Output shared by the subcommands.
-calibration read_calibration(const std::string& path);
-void print_results(const std::vector<std::string>& names, const std::vector<result>& results);
-void print_predictions(const std::vector<std::string>& names, const std::vector<nlohmann::json>& predictions, double level);
-void warn_extrapolation(const std::vector<std::string>& names, const std::vector<nlohmann::json>& predictions);
-// Prints the fitted lines and writes the calibration, with `extra` keys, to `output` (or prints
-// it when empty).
-void report_calibration(const calibration& cal, const std::string& output, const nlohmann::json& extra = nlohmann::json::object());
-// A plain text table: first column left-aligned, the others right-aligned.
-void print_table(const std::vector<std::vector<std::string>>& rows);
-void warn(const std::string& message);
-std::string fixed(double x, int digits);
 
 }  // namespace cli
 }  // namespace mano

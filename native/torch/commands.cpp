@@ -11,7 +11,10 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/output.hpp"
 #include "cli/plot.hpp"
+#include "cli/scan.hpp"
 #include "corruptions.hpp"
 #include "images.hpp"
 #include "io/json.hpp"
@@ -290,7 +293,7 @@ int run_infer(infer_command& c) {
     const result r = acc.finalize();
 
     if (cal) {
-        json prediction;
+        set_prediction prediction;
         try {
             prediction = predict(*cal, r, c.level);
         } catch (const error& e) {
@@ -298,8 +301,9 @@ int run_infer(infer_command& c) {
         }
         warn_extrapolation({c.run.input}, {prediction});
         if (c.json) {
-            prediction["file"] = c.run.input;
-            std::cout << prediction.dump() << '\n';
+            json j = prediction.to_json();
+            j["file"] = c.run.input;
+            std::cout << j.dump() << '\n';
         } else {
             print_predictions({c.run.input}, {prediction}, c.level);
         }

@@ -52,17 +52,33 @@ std::vector<double> accuracies(const std::vector<labeled_set>& sets) {
 
 
 // Per method summary over `sets`; methods whose statistics are undefined get a note instead.
-nlohmann::json summaries(const std::vector<labeled_set>& sets, const std::string& scope, nlohmann::json& notes) {
-    nlohmann::json out = nlohmann::json::object();
+std::map<method, evaluation_summary> summaries(const std::vector<labeled_set>& sets, const std::string& scope,
+                                               std::vector<std::string>& notes) {
+    std::map<method, evaluation_summary> out;
     const auto acc = accuracies(sets);
     for (const auto& [m, values] : common_values(sets)) {
         try {
-            out[method_name(m)] = summary_json(summarize(values, acc));
+            out[m] = summarize(values, acc);
         } catch (const error& e) {
             notes.push_back(std::string(method_name(m)) + scope + ": no summary: " + e.what());
         }
     }
     return out;
+}
+
+nlohmann::json summaries_json(const std::map<method, evaluation_summary>& summaries) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [m, s] : summaries) out[method_name(m)] = summary_json(s);
+    return out;
+}
+
+nlohmann::json prediction_json(const prediction& p) {
+    nlohmann::json j = {{"score", p.score}};
+    if (p.score_se) j["se"] = *p.score_se;
+    j["accuracy"] = p.accuracy;
+    j["interval"] = {p.lower, p.upper};
+    j["extrapolated"] = p.extrapolated;
+    return j;
 }
 
 double clip01(double x) { return std::min(1.0, std::max(0.0, x)); }
@@ -258,11 +274,22 @@ double class_shift(const result& r, const std::vector<double>& proportions) {
     return sum / 2;
 }
 
-nlohmann::json evaluate(const std::vector<labeled_set>& sets) {
+evaluation_report evaluate(const std::vector<labeled_set>& sets) {
     check_labeled(sets, "evaluation");
+    evaluation_report out;
+    out.sets = sets;
+    std::map<std::string, std::vector<labeled_set>> groups;
+    for (const auto& s : sets)
+        if (!s.group.empty()) groups[s.group].push_back(s);
+    out.summary = summaries(sets, "", out.notes);
+    for (const auto& [name, members] : groups)
+        if (members.size() >= min_sets) out.groups[name] = summaries(members, " (group " + name + ")", out.notes);
+    return out;
+}
+
+nlohmann::json evaluation_report::to_json() const {
     nlohmann::json out;
     out["sets"] = nlohmann::json::array();
-    std::map<std::string, std::vector<labeled_set>> groups;
     for (const auto& s : sets) {
         nlohmann::json j = s.scores.to_json();
         nlohmann::json row = {{"name", s.name}};
@@ -272,13 +299,10 @@ nlohmann::json evaluate(const std::vector<labeled_set>& sets) {
         row["accuracy"] = *s.scores.accuracy;
         row["methods"] = j["methods"];
         out["sets"].push_back(row);
-        if (!s.group.empty()) groups[s.group].push_back(s);
     }
-    nlohmann::json notes = nlohmann::json::array();
-    out["summary"] = summaries(sets, "", notes);
+    out["summary"] = summaries_json(summary);
     nlohmann::json by_group = nlohmann::json::object();
-    for (const auto& [name, members] : groups)
-        if (members.size() >= min_sets) by_group[name] = summaries(members, " (group " + name + ")", notes);
+    for (const auto& [name, methods] : groups) by_group[name] = summaries_json(methods);
     if (!by_group.empty()) out["groups"] = by_group;
     out["notes"] = notes;
     return out;
@@ -417,7 +441,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     return p;
 }
 
-nlohmann::json predict(const calibration& c, const result& r, double level) {
+set_prediction predict(const calibration& c, const result& r, double level) {
     if (r.k != c.k)
         throw error("the logits have " + std::to_string(r.k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
@@ -439,7 +463,10 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
                         "); score the set with the calibration's options");
         }
     }
-    nlohmann::json methods = nlohmann::json::object();
+    set_prediction out;
+    out.n = r.n;
+    out.k = r.k;
+    out.level = level;
     for (auto v : r.values()) {
         const auto found = std::find_if(c.methods.begin(), c.methods.end(),
                                         [&](const method_calibration& mc) { return mc.m == v.m; });
@@ -449,41 +476,83 @@ nlohmann::json predict(const calibration& c, const result& r, double level) {
             v.se.reset();
         }
         if ((v.m == method::confscore_softrun || v.m == method::nuclear_softrun) && !softrun_branch_same) continue;
-        const prediction p = predict(*found, v.value, v.se, level);
-        nlohmann::json j = {{"score", p.score}};
-        if (p.score_se) j["se"] = *p.score_se;
-        j["accuracy"] = p.accuracy;
-        j["interval"] = {p.lower, p.upper};
-        j["extrapolated"] = p.extrapolated;
-        methods[method_name(v.m)] = j;
+        out.methods[v.m] = predict(*found, v.value, v.se, level);
     }
-    nlohmann::json out = {{"n", r.n}, {"k", r.k}, {"level", level}, {"methods", methods}};
-    if (r.accuracy) out["accuracy"] = *r.accuracy;
+    out.accuracy = r.accuracy;
     bool outside = false;
     if (c.shift && r.predicted.size() == c.k && r.confidence) {
-        const double distance = class_shift(r, c.shift->proportions);
-        const double range = c.shift->range_at(*r.confidence);
+        shift_check shift;
+        shift.distance = class_shift(r, c.shift->proportions);
+        shift.range = c.shift->range_at(*r.confidence);
         // the distance two samples of n rows from the same proportions have on average: beyond
         // the range by less than this is sampling noise, not a shift
-        double allowance = 0;
         for (const double p : c.shift->proportions)
-            allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
-        outside = distance > range + allowance;
-        out["shift"] = {{"distance", distance}, {"range", range}, {"allowance", allowance}, {"outside", outside}};
+            shift.allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
+        shift.outside = outside = shift.distance > shift.range + shift.allowance;
+        out.shift = shift;
     }
     // the estimate: the calibrated method with the lowest leave-one-group-out error that this
     // result has, passing over those that assume class proportions when the set is outside
     const method_calibration* best = nullptr;
     for (const auto* mc : by_held_out_error(c.methods))
-        if (!best && methods.contains(method_name(mc->m)) && !(outside && info_of(mc->m).assumes_class_proportions)) best = mc;
-    if (best) {
-        const auto& e = methods.at(method_name(best->m));
-        out["estimate"] = {{"method", method_name(best->m)},
-                           {"accuracy", e.at("accuracy")},
-                           {"interval", e.at("interval")},
-                           {"extrapolated", e.at("extrapolated")},
-                           {"fallback", !c.recommended || best->m != *c.recommended}};
+        if (!best && out.methods.count(mc->m) && !(outside && info_of(mc->m).assumes_class_proportions)) best = mc;
+    if (best) out.estimate = set_estimate{best->m, out.methods.at(best->m), !c.recommended || best->m != *c.recommended};
+    return out;
+}
+
+nlohmann::json set_prediction::to_json() const {
+    nlohmann::json by_method = nlohmann::json::object();
+    for (const auto& [m, p] : methods) by_method[method_name(m)] = prediction_json(p);
+    nlohmann::json out = {{"n", n}, {"k", k}, {"level", level}, {"methods", by_method}};
+    if (accuracy) out["accuracy"] = *accuracy;
+    if (shift)
+        out["shift"] = {{"distance", shift->distance}, {"range", shift->range}, {"allowance", shift->allowance},
+                        {"outside", shift->outside}};
+    if (estimate)
+        out["estimate"] = {{"method", method_name(estimate->m)},
+                           {"accuracy", estimate->value.accuracy},
+                           {"interval", {estimate->value.lower, estimate->value.upper}},
+                           {"extrapolated", estimate->value.extrapolated},
+                           {"fallback", estimate->fallback}};
+    return out;
+}
+
+coverage_report coverage(const std::vector<set_prediction>& predictions) {
+    coverage_report out;
+    const auto add = [](interval_coverage& cov, const prediction& p, double truth) {
+        cov.covered += p.lower <= truth && truth <= p.upper ? 1 : 0;
+        cov.sets += 1;
+        cov.mae += std::abs(p.accuracy - truth);
+        // (sum + upper) - lower, the order mano has always summed in: reported widths stay bit for bit
+        cov.width = cov.width + p.upper - p.lower;
+    };
+    for (const auto& s : predictions) {
+        if (!s.accuracy) continue;
+        for (const auto& [m, p] : s.methods) add(out.methods[m], p, *s.accuracy);
+        if (s.estimate) {
+            if (!out.estimate) out.estimate.emplace();
+            add(*out.estimate, s.estimate->value, *s.accuracy);
+        }
     }
+    const auto finish = [](interval_coverage& cov) {
+        const double sets = static_cast<double>(cov.sets);
+        cov.rate = static_cast<double>(cov.covered) / sets;
+        cov.mae /= sets;
+        cov.width /= sets;
+    };
+    for (auto& [m, cov] : out.methods) finish(cov);
+    if (out.estimate) finish(*out.estimate);
+    return out;
+}
+
+nlohmann::json interval_coverage::to_json() const {
+    return {{"covered", covered}, {"sets", sets}, {"rate", rate}, {"mae", mae}, {"width", width}};
+}
+
+nlohmann::json coverage_report::to_json() const {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [m, cov] : methods) out[method_name(m)] = cov.to_json();
+    if (estimate) out["estimate"] = estimate->to_json();
     return out;
 }
 

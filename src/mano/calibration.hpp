@@ -23,12 +23,20 @@ struct labeled_set {
     result scores;
 };
 
-// The paper's protocol over many sets: {"sets": [{"name", "group"?, "n", "k", "accuracy",
-// "methods"}], "summary": {method: {"r2", "pearson", "spearman", "kendall", "mae", "n"}},
-// "groups": {group: {method: {...}}} (groups with at least 3 sets), "notes": [why a method has
-// no summary, e.g. constant scores]}. Methods are those present in every set. Needs >= 3 sets,
-// each with a true accuracy.
-nlohmann::json evaluate(const std::vector<labeled_set>& sets);
+// The paper's protocol over many sets. Methods are those present in every set.
+struct evaluation_report {
+    std::vector<labeled_set> sets;
+    std::map<method, evaluation_summary> summary;  // over all the sets
+    std::map<std::string, std::map<method, evaluation_summary>> groups;  // groups with at least 3 sets
+    std::vector<std::string> notes;  // why a method has no summary, e.g. constant scores
+
+    // {"sets": [{"name", "group"?, "n", "k", "accuracy", "methods"}], "summary": {method:
+    // summary_json}, "groups"?: {group: {method: summary_json}}, "notes": [...]}
+    nlohmann::json to_json() const;
+};
+
+// Needs >= 3 sets, each with a true accuracy.
+evaluation_report evaluate(const std::vector<labeled_set>& sets);
 
 // One method's summary as evaluate() reports it: {"r2", "pearson", "spearman", "kendall", "mae", "n"}.
 nlohmann::json summary_json(const evaluation_summary& s);
@@ -133,14 +141,63 @@ struct prediction {
 // its variance widened by slope^2 * score_se^2.
 prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level);
 
-// Every calibrated method present in `r`: {"n", "k", "level", "methods": {method: {"score",
-// "se"?, "accuracy", "interval": [lo, hi], "extrapolated"}}}, plus "accuracy" (true) when known,
-// "estimate": {"method", "accuracy", "interval", "extrapolated", "fallback"} from the recommended
-// method (or its fallback when the set's class proportions are out of range) and "shift":
-// {"distance", "range", "allowance", "outside"} when the calibration and the result have class
-// counts: outside when distance > range + allowance, the mean distance that sampling n rows from
-// the calibration's proportions gives (0.5 sum_k sqrt(2 p_k (1 - p_k) / (pi n))). MaNo
-// is read from the result's variants when it was scored with per-set softrun.
-nlohmann::json predict(const calibration& c, const result& r, double level);
+// A set's predicted class proportions against the calibration's: outside when distance > range +
+// allowance, the mean distance that sampling n rows from the calibration's proportions gives
+// (0.5 sum_k sqrt(2 p_k (1 - p_k) / (pi n))).
+struct shift_check {
+    double distance = 0;  // class_shift from the calibration sets' mean proportions
+    double range = 0;     // shift_reference::range_at the set's confidence
+    double allowance = 0;
+    bool outside = false;
+};
+
+// The estimate of the recommended method, or of its fallback when the set's class proportions
+// are out of range (or the set lacks the recommended method).
+struct set_estimate {
+    method m = method::mano;
+    prediction value;  // as in set_prediction::methods
+    bool fallback = false;
+};
+
+// What a calibration predicts for one set.
+struct set_prediction {
+    std::size_t n = 0, k = 0;
+    double level = 0.9;
+    std::map<method, prediction> methods;
+    std::optional<double> accuracy;  // the true accuracy, when the result has one
+    std::optional<shift_check> shift;  // when the calibration and the result have class counts
+    std::optional<set_estimate> estimate;
+
+    // {"n", "k", "level", "methods": {method: {"score", "se"?, "accuracy", "interval": [lo, hi],
+    // "extrapolated"}}, "accuracy"?, "estimate"?: {"method", "accuracy", "interval",
+    // "extrapolated", "fallback"}, "shift"?: {"distance", "range", "allowance", "outside"}}
+    nlohmann::json to_json() const;
+};
+
+// Every calibrated method present in `r`, with intervals at `level`. MaNo is read from the
+// result's variants when it was scored with per-set softrun.
+set_prediction predict(const calibration& c, const result& r, double level);
+
+// How well the prediction intervals of sets with a true accuracy held it.
+struct interval_coverage {
+    std::size_t covered = 0;  // sets whose interval holds the true accuracy
+    std::size_t sets = 0;
+    double rate = 0;   // covered / sets
+    double mae = 0;    // mean |estimate - true accuracy|
+    double width = 0;  // mean interval width
+
+    nlohmann::json to_json() const;  // {"covered", "sets", "rate", "mae", "width"}
+};
+
+struct coverage_report {
+    std::optional<interval_coverage> estimate;  // of set_prediction::estimate
+    std::map<method, interval_coverage> methods;
+
+    bool empty() const { return !estimate && methods.empty(); }
+    nlohmann::json to_json() const;  // {"estimate"?: {...}, method: {...}}
+};
+
+// Over the predictions that have a true accuracy; empty when none has.
+coverage_report coverage(const std::vector<set_prediction>& predictions);
 
 }  // namespace mano

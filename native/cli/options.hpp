@@ -1,18 +1,12 @@
 #pragma once
-// What every `mano` subcommand shares: reading options, scoring options resolved per file, and
-// the threaded scan of a file's rows into accumulators.
+// The options the `mano` subcommands share: how inputs are read, how scores are computed
+// (resolved once per file shape), how a model runs, and the files those options name.
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -37,7 +31,6 @@ CLI::Validator whole_number(bool positive, std::uint64_t most = whole_number_max
 // For floating-point options: a finite number (not nan, inf or out of a double's range) for which
 // `allowed` holds; `range` says which ("> 1", "in (0, 1)", "" for any finite number).
 CLI::Validator real_number(const std::string& range, bool (*allowed)(double));
-
 
 // How input files are read and how much of the machine is used.
 struct input_args {
@@ -79,6 +72,22 @@ struct method_args {
     void finish();
 };
 
+// Running a TorchScript model over images or a tensor (infer, calibrate --synthesize).
+struct model_args {
+    std::string model;
+    std::string input;  // an image folder or an N x C x H x W float32 .npy
+    std::string device = "auto";
+    std::string amp = "off";
+    std::size_t batch_size = 64;
+    unsigned workers = 0;  // 0 = every core but one, at least one
+    std::size_t resize = 0, crop = 0;
+    std::string mean, std;  // "m,m,m", "s,s,s"
+    std::vector<CLI::Option*> preprocessing;  // --resize, --crop, --mean, --std, to tell whether any was given
+
+    // `batch_flag` names the model's batch size (--batch-size; calibrate's is MaNo's batch mode).
+    void add_to(CLI::App* app, const std::string& batch_flag);
+};
+
 // The options for logits with K classes and N rows, resolved once per (K, whether COT fits) so
 // that a source set is read and fitted once per run.
 class option_resolver {
@@ -95,55 +104,12 @@ private:
     std::map<std::pair<std::size_t, std::vector<method>>, options> cache_;
 };
 
-// A progress line on stderr (rows, rows/s, ETA) for work that lasts more than ~2 s, only when
-// stderr is a terminal and not --quiet. `unit` names what is counted ("rows", "images").
-class progress {
-public:
-    progress(std::string label, std::size_t total_rows, bool quiet, std::string unit = "rows");
-    ~progress();
-    void add(std::size_t rows) { done_.fetch_add(rows, std::memory_order_relaxed); }
+// score --rows "FIRST:END" as [first, end) within a file of `total` rows (all of them when
+// `text` is empty); throws mano::error naming `path` when the range is not within the file.
+std::pair<std::size_t, std::size_t> parse_rows(const std::string& text, std::size_t total, const std::string& path);
 
-private:
-    void run();
-    std::string label_;
-    std::size_t total_;
-    std::string unit_;
-    std::atomic<std::size_t> done_{0};
-    bool stop_ = false;
-    bool shown_ = false;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::thread thread_;
-};
-
-// A logits file and the row-aligned inputs that go with it.
-struct scan_inputs {
-    io::matrix_reader* logits = nullptr;
-    io::matrix_reader* second = nullptr;    // AgreeScore
-    io::matrix_reader* features = nullptr;  // Dispersion, Frechet
-    const std::vector<std::int64_t>* labels = nullptr;  // true accuracy
-};
-
-// Rows [first, end) of the inputs into one accumulator: `threads` accumulators over contiguous
-// row ranges (range borders on batch boundaries in batch mode), merged in order.
-accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, const options& opts, unsigned threads,
-                 progress* bar);
-
-// One result per consecutive chunk of `chunk_rows` rows of [first, end), chunks spread over threads.
-std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::size_t end, std::size_t chunk_rows,
-                                const options& opts, unsigned threads, progress* bar);
-
-unsigned thread_count(unsigned requested);
-
-// A mano::error whose message already names the file at fault (a row-aligned input such as
-// --features), which file_error passes through instead of naming the logits file.
-class input_error : public error {
-public:
-    using error::error;
-};
-
-// "PATH: message" unless the message already starts with the path or is an input_error.
-error file_error(const std::string& path, const std::exception& e);
+// A calibration file written by mano calibrate; throws mano::error naming the file.
+calibration read_calibration(const std::string& path);
 
 }  // namespace cli
 }  // namespace mano

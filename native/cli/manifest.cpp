@@ -1,0 +1,135 @@
+#include "cli/manifest.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli/output.hpp"
+#include "cli/plot.hpp"
+#include "cli/scan.hpp"
+
+namespace mano {
+namespace cli {
+
+io::outside_paths outside(bool allow) { return allow ? io::outside_paths::allow : io::outside_paths::refuse; }
+
+result score_set(const io::manifest_set& set, option_resolver& resolver, const input_args& input,
+                 const options* fixed_options) {
+    auto reader = io::open_matrix(set.logits, input.read);
+    std::vector<std::int64_t> labels;
+    if (!set.labels.empty()) {
+        auto label_options = input.labels_options();
+        label_options.expected_rows = reader->rows();  // refused before a deflated member is inflated
+        try {
+            labels = io::read_labels(set.labels, label_options);
+        } catch (const error& e) {
+            throw error(std::string(e.what()) + " (set \"" + printable(set.name) + "\")");
+        }
+        if (labels.size() != reader->rows())
+            throw error(set.labels + ": " + std::to_string(labels.size()) + " labels for the " +
+                        std::to_string(reader->rows()) + " rows of " + set.logits + " (set \"" + set.name + "\")");
+    }
+    const options& opts = fixed_options ? *fixed_options : resolver.resolve(reader->rows(), reader->cols());
+    scan_inputs in;
+    in.logits = reader.get();
+    if (!labels.empty()) in.labels = &labels;
+    progress bar(set.name, reader->rows(), input.quiet);
+    try {
+        return scan(in, 0, reader->rows(), opts, thread_count(input.threads), &bar).finalize();
+    } catch (const error& e) {
+        throw file_error(set.logits, e);
+    }
+}
+
+std::vector<io::manifest_set> selected_sets(const io::manifest& m, const std::vector<std::string>& groups) {
+    if (groups.empty()) return m.sets;
+    std::vector<io::manifest_set> out;
+    for (const auto& s : m.sets)
+        if (std::find(groups.begin(), groups.end(), s.group) != groups.end()) out.push_back(s);
+    for (const auto& g : groups)
+        if (std::none_of(m.sets.begin(), m.sets.end(), [&](const io::manifest_set& s) { return s.group == g; }))
+            throw error(m.path + ": no set has the group \"" + g + "\"");
+    return out;
+}
+
+scored_sets score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
+                           const input_args& input) {
+    if (m.source) {
+        if (!methods.source_logits.empty())
+            throw error(m.path + ": the manifest has a \"source\" and --source-logits was given too; keep one");
+        methods.source_logits = m.source->logits;
+        methods.source_labels = m.source->labels;
+    }
+    methods.finish();
+    option_resolver resolver(methods, input);
+    const auto selected = selected_sets(m, groups);
+    scored_sets out;
+    for (const auto& s : selected) {
+        if (s.labels.empty()) throw error(m.path + ": set \"" + s.name + "\" has no \"labels\"; every set needs them here");
+        out.sets.push_back({s.name, s.group, score_set(s, resolver, input, nullptr)});
+        if (out.sets.size() == 1) out.used = resolver.resolve(out.sets.back().scores.n, out.sets.back().scores.k);
+    }
+    if (!methods.family || !out.used.wants(method::mano)) return out;
+    for (const int order : methods.taylor_orders) {
+        if (order == out.used.taylor_order) continue;
+        for (std::size_t i = 0; i < selected.size(); ++i) {
+            options taylor = resolver.resolve(out.sets[i].scores.n, out.sets[i].scores.k);
+            taylor.methods = {method::mano};
+            taylor.norm = normalization::taylor;
+            taylor.taylor_order = order;
+            auto& variants = out.sets[i].scores.mano->variants;
+            try {
+                variants[variant_name(normalization::taylor, order)] = score_set(selected[i], resolver, input, &taylor).mano->score;
+            } catch (const error& e) {
+                warn(selected[i].logits + ": Taylor order " + std::to_string(order) + " left out of the choice (" + e.what() + ")");
+            }
+        }
+    }
+    out.choice = choose_normalization(out.sets, out.used);
+    out.per_set = std::move(out.sets);
+    out.sets.clear();
+    for (std::size_t i = 0; i < selected.size(); ++i) {
+        options on_branch = resolver.resolve(out.per_set[i].scores.n, out.per_set[i].scores.k);
+        on_branch.norm = out.choice->norm;
+        on_branch.taylor_order = out.choice->taylor_order;
+        out.sets.push_back({selected[i].name, selected[i].group, score_set(selected[i], resolver, input, &on_branch)});
+        if (i == 0) out.used = on_branch;
+    }
+    return out;
+}
+
+void write_plots(const std::string& folder, const evaluation_report& report) {
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec) throw error(folder + ": cannot create the plot folder (" + ec.message() + ")");
+    const auto& sets = report.sets;
+    const auto fits = calibrate(sets, options{}, nullptr);  // the lines and prediction bands
+    for (const auto& [name, summary] : in_name_order(report.summary)) {
+        const method m = parse_method(name);
+        std::vector<plot_point> points;
+        for (const auto& s : sets)
+            for (const auto& v : s.scores.values())
+                if (v.m == m) points.push_back({s.name, s.group, v.value, *s.scores.accuracy});
+        std::optional<plot_line> line;
+        std::optional<plot_band> band;
+        for (const auto& mc : fits.methods) {
+            if (mc.m != m) continue;
+            line = plot_line{mc.fit.slope, mc.fit.intercept};
+            plot_band b;
+            b.level = 0.9;
+            const int steps = 60;
+            for (int i = 0; i <= steps; ++i) {
+                const double x = mc.fit.x_min + (mc.fit.x_max - mc.fit.x_min) * i / steps;
+                const auto p = predict(mc, x, std::nullopt, b.level);
+                b.xs.push_back(x);
+                b.lo.push_back(p.lower);
+                b.hi.push_back(p.upper);
+            }
+            band = b;
+        }
+        const std::string path = (std::filesystem::path(folder) / (name + ".svg")).string();
+        write_file(path, scatter_svg(name, points, line, band, summary->r2, summary->spearman));
+    }
+}
+
+}  // namespace cli
+}  // namespace mano
