@@ -224,3 +224,12 @@ TEST_CASE("DoC's accuracy stays in [0, 1] where the confidence gap would carry i
     acc.push(mano::logits_view(target.data(), n, k));
     CHECK(acc.finalize().doc->accuracy == 0.0);
 }
+
+TEST_CASE("label_frequencies: the class shares of the labels, every label in [0, K)", "[source]") {
+    const std::vector<std::int64_t> labels{0, 2, 2, 1, 2};
+    const auto f = mano::label_frequencies(labels.data(), labels.size(), 4);
+    CHECK(f == std::vector<double>{0.2, 0.2, 0.6, 0.0});
+    const std::vector<std::int64_t> bad{0, 4};
+    CHECK_THROWS_WITH(mano::label_frequencies(bad.data(), bad.size(), 4), Catch::Contains("label 4 is outside [0, 4)"));
+    CHECK_THROWS_WITH(mano::label_frequencies(bad.data(), 0, 4), Catch::Contains("no labels"));
+}

@@ -182,8 +182,11 @@ std::string prepare_options(const std::string& partial, const val& source_logits
                             const val& source_features, std::size_t feature_cols) {
     return guarded([&] {
         json full = mano::options().to_json();
-        const json given = parse_input(partial, "options");
+        json given = parse_input(partial, "options");
         if (!given.is_object()) throw mano::error("options must be an object");
+        // labelMarginal 'source': the source labels' class frequencies, as the CLI's --label-marginal source
+        const bool marginal_of_source = given.contains("label_marginal") && given["label_marginal"] == "source";
+        if (marginal_of_source) given.erase("label_marginal");
         for (const auto& [key, value] : given.items()) {
             if (!full.contains(key)) throw mano::error("unknown option '" + key + "'");
             full[key] = value;
@@ -195,8 +198,11 @@ std::string prepare_options(const std::string& partial, const val& source_logits
             const std::int64_t* labels = labels_of(source_labels);
             if (fit_temperature) o.temperature = mano::fit_temperature(view, labels);
             o.source = mano::fit_source(view, labels, o.temperature);
+            if (marginal_of_source) o.label_marginal = mano::label_frequencies(labels, rows, cols);
         } else if (fit_temperature) {
             throw mano::error("temperature 'fit' needs labeled source logits (options.source)");
+        } else if (marginal_of_source) {
+            throw mano::error("labelMarginal 'source' needs options.source");
         }
         if (!source_features.isNull()) {
             if (feature_cols == 0) throw mano::error("source features need at least one column");

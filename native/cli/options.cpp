@@ -192,14 +192,11 @@ std::vector<double> read_marginal(const std::string& spec, std::size_t k, const 
     if (spec == "uniform") return {};
     if (spec == "source") {
         if (source_labels.empty()) throw error("--label-marginal source needs --source-logits and --source-labels");
-        std::vector<double> counts(k, 0.0);
-        for (const auto label : source_labels) {
-            if (label < 0 || static_cast<std::size_t>(label) >= k)
-                throw error("--source-labels: label " + std::to_string(label) + " is outside [0, " + std::to_string(k) + ")");
-            counts[static_cast<std::size_t>(label)] += 1;
+        try {
+            return label_frequencies(source_labels.data(), source_labels.size(), k);
+        } catch (const error& e) {
+            throw error(std::string("--source-labels: ") + e.what());
         }
-        for (auto& c : counts) c /= static_cast<double>(source_labels.size());
-        return counts;
     }
     std::error_code ec;
     if (!std::filesystem::exists(spec, ec))

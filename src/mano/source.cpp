@@ -249,4 +249,16 @@ source_model source_model::from_json(const nlohmann::json& j) {
     }
 }
 
+std::vector<double> label_frequencies(const std::int64_t* labels, std::size_t n, std::size_t k) {
+    if (n == 0) throw error("no labels: the class frequencies of an empty set are undefined");
+    std::vector<double> counts(k, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (labels[i] < 0 || static_cast<std::size_t>(labels[i]) >= k)
+            throw error("label " + std::to_string(labels[i]) + " is outside [0, " + std::to_string(k) + ")");
+        counts[static_cast<std::size_t>(labels[i])] += 1;
+    }
+    for (auto& c : counts) c /= static_cast<double>(n);
+    return counts;
+}
+
 }  // namespace mano

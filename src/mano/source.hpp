@@ -40,4 +40,8 @@ struct source_model {
 // temperature 1 means no scaling.
 source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature);
 
+// The class frequencies of n labels in [0, k): COT's label marginal "source". Throws mano::error
+// naming the first label outside [0, k), or when n is 0.
+std::vector<double> label_frequencies(const std::int64_t* labels, std::size_t n, std::size_t k);
+
 }  // namespace mano

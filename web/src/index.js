@@ -190,17 +190,7 @@ function coreOptions(options, cols) {
     sourceRows = source.logits.length / cols;
     sourceLogits = bytesOf(source.logits);
     sourceLabels = bytesOf(int32Labels(source.labels, sourceRows, 'options.source.labels'));
-    if (partial.label_marginal === 'source') {
-      const counts = new Float64Array(cols);
-      const labels = new Int32Array(sourceLabels.buffer, sourceLabels.byteOffset, sourceRows);
-      for (const c of labels) {
-        if (c < 0 || c >= cols) throw new InputError(`options.source.labels: label ${c} is outside [0, ${cols})`);
-        counts[c] += 1;
-      }
-      partial.label_marginal = Array.from(counts, (c) => c / sourceRows);
-    }
   }
-  if (partial.label_marginal === 'source') throw new InputError("labelMarginal 'source' needs options.source");
   let features = null, featureCols = 0;
   if (options.sourceFeatures !== undefined) {
     const f = options.sourceFeatures;

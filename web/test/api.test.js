@@ -185,6 +185,8 @@ describe('inputs', () => {
       '--label-marginal', 'source']);
     delete want.file;
     assert.deepEqual(compareDeep(got, want, 1e-6), []);
+    assert.throws(() => mano.score(target.data, target, { labelMarginal: 'source' }),
+      (e) => e instanceof mano.InputError && /labelMarginal 'source' needs options.source/.test(e.message));
   });
 });
 
