@@ -15,8 +15,9 @@
 // polynomial in (q - q0) around the minimum's position so that no large value is subtracted.
 // Rows of float64 logits are scanned in double and handed to pass 2 as float(q - max). A scalar
 // double path takes the Taylor branch of the rare rows (and orders) where float could lose
-// accuracy. Rows of at most 128 classes go a row per lane instead (rows_in_lanes), where per-row
-// work would otherwise dominate.
+// accuracy. Rows of at most 128 classes go a row per lane instead (detail/kernel_lanes.hpp), where
+// per-row work would otherwise dominate. The vector math is in detail/kernel_math.hpp, the sums a
+// row ends with and its statistics from them in detail/kernel_sums.hpp.
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,9 @@
 #endif
 
 #include "mano/detail/kernel.hpp"
+#include "mano/detail/kernel_lanes.hpp"
+#include "mano/detail/kernel_math.hpp"
+#include "mano/detail/kernel_sums.hpp"
 
 namespace mano {
 namespace detail {
@@ -39,13 +43,7 @@ namespace {
 template <class Arch>
 struct row_kernel_impl {
     using fbatch = xsimd::batch<float, Arch>;
-    using ibatch = xsimd::batch<std::int32_t, Arch>;
     static constexpr std::size_t fsize = fbatch::size;
-    // no float partial sum takes more than this many terms (bounds rounding growth)
-    static constexpr std::size_t flush_vectors = 16;
-    // exp's argument floor: exp(-86) = 4.5e-38 is still a normal float, so 2^n can be written
-    // into the exponent bits, and it is negligible next to the row maximum's exact 1.
-    static constexpr float exp_floor = -86.0f;
     // Taylor orders up to this run in float lanes; higher ones take the scalar double path.
     static constexpr int max_float_order = 8;
 
@@ -53,11 +51,6 @@ struct row_kernel_impl {
         double m = 0;   // row maximum
         double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;  // Taylor range
         double q0 = 0;  // where the Taylor polynomial is smallest (a logit, or its mirror image)
-    };
-
-    struct pass2_sums {
-        double s = 0, sp = 0, sx = 0, xr = 0, w = 0, wp = 0;
-        float wmax = 0;
     };
 
     // Pass 1 of the next row, done inside this row's pass 2 where it can be: its loads then
@@ -69,118 +62,6 @@ struct row_kernel_impl {
         bool done = false;             // whether `result` holds its pass 1
         scan_result result;
     };
-
-    // ---- vector helpers ------------------------------------------------------------------
-
-    // e^x for x in [exp_floor, 0]: Cody-Waite reduction with a two-part ln 2 (exact without FMA),
-    // a degree-5 polynomial (relative error < 2e-7 in float), and 2^n added to the exponent bits.
-    // n is read from the low bits of x * log2(e) + 1.5 * 2^23, which rounds it to an integer.
-    static fbatch exp_nonpositive(fbatch x) {
-        const fbatch magic(12582912.0f);
-        const fbatch t = xsimd::fma(x, fbatch(1.44269504f), magic);
-        const fbatch n = t - magic;
-#ifdef __FMA__
-        // a fused multiply-add keeps n * ln 2 exact enough with one float ln 2 (|n| <= 125)
-        const fbatch r = xsimd::fma(n, fbatch(-0.693147182f), x);
-#else
-        fbatch r = xsimd::fma(n, fbatch(-0.693359375f), x);
-        r = xsimd::fma(n, fbatch(2.12194440e-4f), r);
-#endif
-        fbatch p = xsimd::fma(fbatch(8.290314002e-03f), r, fbatch(4.189793105e-02f));
-        p = xsimd::fma(p, r, fbatch(1.666763622e-01f));
-        p = xsimd::fma(p, r, fbatch(4.999914952e-01f));
-        p = xsimd::fma(p, r, fbatch(9.999997072e-01f));
-        p = xsimd::fma(p, r, fbatch(1.0f));
-        const ibatch scale = xsimd::bitwise_cast<ibatch>(t) << 23;
-        return xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p) + scale);
-    }
-
-    // exp_nonpositive on two vectors, step by step interleaved (two independent chains)
-    static void exp_nonpositive2(fbatch x0, fbatch x1, fbatch& e0, fbatch& e1) {
-        const fbatch magic(12582912.0f), log2e(1.44269504f);
-        const fbatch t0 = xsimd::fma(x0, log2e, magic), t1 = xsimd::fma(x1, log2e, magic);
-        const fbatch n0 = t0 - magic, n1 = t1 - magic;
-#ifdef __FMA__
-        const fbatch r0 = xsimd::fma(n0, fbatch(-0.693147182f), x0), r1 = xsimd::fma(n1, fbatch(-0.693147182f), x1);
-#else
-        const fbatch hi(-0.693359375f), lo(2.12194440e-4f);
-        fbatch r0 = xsimd::fma(n0, hi, x0), r1 = xsimd::fma(n1, hi, x1);
-        r0 = xsimd::fma(n0, lo, r0);
-        r1 = xsimd::fma(n1, lo, r1);
-#endif
-        const fbatch c5(8.290314002e-03f), c4(4.189793105e-02f), c3(1.666763622e-01f), c2(4.999914952e-01f),
-            c1(9.999997072e-01f), one(1.0f);
-        fbatch p0 = xsimd::fma(c5, r0, c4), p1 = xsimd::fma(c5, r1, c4);
-        p0 = xsimd::fma(p0, r0, c3);
-        p1 = xsimd::fma(p1, r1, c3);
-        p0 = xsimd::fma(p0, r0, c2);
-        p1 = xsimd::fma(p1, r1, c2);
-        p0 = xsimd::fma(p0, r0, c1);
-        p1 = xsimd::fma(p1, r1, c1);
-        p0 = xsimd::fma(p0, r0, one);
-        p1 = xsimd::fma(p1, r1, one);
-        e0 = xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p0) + (xsimd::bitwise_cast<ibatch>(t0) << 23));
-        e1 = xsimd::bitwise_cast<fbatch>(xsimd::bitwise_cast<ibatch>(p1) + (xsimd::bitwise_cast<ibatch>(t1) << 23));
-    }
-
-    // x^P for a compile-time P >= 1, by squaring
-    template <int P>
-    static fbatch ipow(fbatch x) {
-        if constexpr (P == 1) return x;
-        else if constexpr (P % 2 == 0) { const fbatch h = ipow<P / 2>(x); return h * h; }
-        else return ipow<P - 1>(x) * x;
-    }
-
-    // acc + x^P, the last multiply fused
-    template <int P>
-    static fbatch add_pow(fbatch x, fbatch acc) {
-        if constexpr (P == 1) return acc + x;
-        else if constexpr (P % 2 == 0) { const fbatch h = ipow<P / 2>(x); return xsimd::fma(h, h, acc); }
-        else return xsimd::fma(ipow<P - 1>(x), x, acc);
-    }
-
-    // x^n for a run-time n >= 1; B is a batch or a plain double
-    template <class B>
-    static B ipow_rt(B x, int n) {
-        B r(1);
-        for (;;) {
-            if (n & 1) r *= x;
-            n >>= 1;
-            if (n == 0) return r;
-            x *= x;
-        }
-    }
-
-    // The Taylor polynomial sum_j c_j x^j (Horner); B is a batch or a plain number
-    template <class B, class C>
-    static B poly(B x, const C* c, int order) {
-        B v(c[order]);
-        for (int j = order - 1; j >= 0; --j) {
-            if constexpr (std::is_arithmetic_v<B>) v = v * x + c[j];  // std::fma may be a libm call
-            else v = xsimd::fma(v, x, B(c[j]));
-        }
-        return v;
-    }
-
-    // sum_{j>=1} b_j d^j: the polynomial re-expanded around its minimum, without the constant.
-    // O = 2 computes (d + b_1) d, i.e. the value divided by b_2 (the caller sets b_1 = b_1 / b_2):
-    // sigma = w / sum w does not see the scale, and this saves a multiply.
-    template <int O>
-    static fbatch shifted_poly(fbatch d, const float* b, int order) {
-        if constexpr (O == 2) {
-            return (d + fbatch(b[1])) * d;
-        } else {
-            fbatch u(b[order]);
-            for (int j = order - 1; j >= 1; --j) u = xsimd::fma(u, d, fbatch(b[j]));
-            return u * d;
-        }
-    }
-
-    static fbatch iota() {
-        alignas(64) float lanes[fsize];
-        for (std::size_t i = 0; i < fsize; ++i) lanes[i] = static_cast<float>(i);
-        return fbatch::load_aligned(lanes);
-    }
 
     // ---- pass 1 --------------------------------------------------------------------------
 
@@ -421,16 +302,16 @@ struct row_kernel_impl {
     // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
     // Next (a scan_kind, or 0 for none): pass 1 of next->q runs in this loop too.
     template <bool Soft, bool Taylor, int P, int O, bool Extras, int Next = 0>
-    static pass2_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
-                            const kernel_params& kp, float* e_out, float* w_out, look_ahead* next = nullptr) {
-        const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota();
+    static row_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
+                          const kernel_params& kp, float* e_out, float* w_out, look_ahead* next = nullptr) {
+        const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota<fbatch>();
         const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
         const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
         const float fp = static_cast<float>(kp.p);
 #if defined(__wasm__)
         const fbatch pow_cut(-80.0f / fp);
 #endif
-        pass2_sums out;
+        row_sums out;
         fbatch as(0.0f), asp(0.0f), asx(0.0f), axr(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
         // one transposed horizontal add for all six sums (lane i of the result sums sums[i])
         double* totals[6] = {&out.s, &out.sx, &out.xr, &out.sp, &out.w, &out.wp};
@@ -474,7 +355,7 @@ struct row_kernel_impl {
                 const fbatch ep = e;
 #endif
                 if constexpr (P > 0) asp = add_pow<P>(ep, asp);
-                else asp += kp.p_int ? ipow_rt(ep, kp.p_int) : exp_nonpositive(xsimd::max(x * fbatch(fp), lo));
+                else asp += kp.p_int ? ipow_rt(ep, kp.p_int) : exp_nonpositive(xsimd::max(x * fbatch(fp), lo))[0];
             }
             if constexpr (Taylor) {
                 const fbatch w = shifted_poly<O>(d, b, kp.taylor_order);
@@ -495,7 +376,9 @@ struct row_kernel_impl {
                     __builtin_prefetch(next->after + v * fsize, 0, 2);
             }
         };
-        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) __attribute__((always_inline)) { add(xr, x, exp_nonpositive(x), d, at); };
+        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) __attribute__((always_inline)) {
+            add(xr, x, exp_nonpositive(x)[0], d, at);
+        };
         const auto one = [&](std::size_t v) __attribute__((always_inline)) {
             scan_ahead(v);
             const fbatch row = fbatch::load_unaligned(y + v * fsize);
@@ -521,8 +404,7 @@ struct row_kernel_impl {
                 const fbatch row1 = fbatch::load_unaligned(y + (v + 1) * fsize);
                 const fbatch xr0 = row0 - bm, xr1 = row1 - bm;
                 const fbatch x0 = xsimd::max(xr0, lo), x1 = xsimd::max(xr1, lo);
-                fbatch e0, e1;
-                exp_nonpositive2(x0, x1, e0, e1);
+                const auto [e0, e1] = exp_nonpositive(x0, x1);
                 add(xr0, x0, e0, row0 - bq0, v * fsize);
                 add(xr1, x1, e1, row1 - bq0, (v + 1) * fsize);
             }
@@ -555,8 +437,8 @@ struct row_kernel_impl {
     }
 
     template <bool Soft, bool Taylor, int O, int Next>
-    static pass2_sums pass2_p(int p_int, const float* y, std::size_t k, float m, float q0, std::size_t argmax,
-                              const float* b, const kernel_params& kp, float* e_out, float* w_out, look_ahead* next) {
+    static row_sums pass2_p(int p_int, const float* y, std::size_t k, float m, float q0, std::size_t argmax,
+                            const float* b, const kernel_params& kp, float* e_out, float* w_out, look_ahead* next) {
         if (!Soft && !Taylor) return pass2<false, false, 0, 0, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
         const bool extras = kp.want_extras;
         if (p_int == 4)
@@ -571,9 +453,9 @@ struct row_kernel_impl {
     // `next`: the next row's pass 1 is done here (next->done) when this row takes one of the
     // common paths (integer p; no Taylor branch, or the quadratic one unscaled) and the next row
     // wants the matching scan; otherwise the caller scans it on its own.
-    static pass2_sums pass2_any(bool soft, bool taylor, const float* y, std::size_t k, float m, float q0,
-                                std::size_t argmax, const float* b, double range, const kernel_params& kp,
-                                float* e_out, float* w_out, look_ahead* next) {
+    static row_sums pass2_any(bool soft, bool taylor, const float* y, std::size_t k, float m, float q0,
+                              std::size_t argmax, const float* b, double range, const kernel_params& kp,
+                              float* e_out, float* w_out, look_ahead* next) {
         const int p = kp.p_int;
         const int ahead = next && next->q && p != 0 ? next->kind : 0;
         // order 2 unscaled: values up to range / b_2, whose p-th power must stay far from overflow;
@@ -593,27 +475,6 @@ struct row_kernel_impl {
         if (ahead == 1 && soft) return pass2_p<true, false, 0, 1>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
         return soft ? pass2_p<true, false, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next)
                     : pass2_p<false, false, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
-    }
-
-    // A row's statistics from its sums (s, sp, sx without the maximum's exact terms; xr the sum
-    // of q - max), for both paths. `taylor`: the Taylor sums are in s.
-    static void finish(row_stats& out, double m, double log_s, const pass2_sums& s, std::size_t k,
-                       const kernel_params& kp, bool taylor) {
-        const double sum = s.s + 1;
-        out.lse = m + log_s;
-        out.phi = log_s - s.xr / static_cast<double>(k);  // LSE - mean q = log s - mean (q - max)
-        out.max_prob = 1.0 / sum;                         // the maximum's exp(q - m) is exactly 1
-        // H = LSE - sum_k p_k q_k = log s - sum_k p_k (q_k - m); never below 0 mathematically
-        out.entropy = kp.want_extras ? std::max(0.0, log_s - s.sx / sum) : 0.0;
-        // sum_k sigma^p lies in [K^(1-p), 1] for rows that sum to 1; float rounding must not
-        // push it out (a score outside [1/K, K^(-1/p)] would break the paper's bounds)
-        const auto power = [&](double x) { return kp.p_int ? ipow_rt(x, kp.p_int) : std::pow(x, kp.p); };
-        const auto bounded = [&](double v) { return std::min(1.0, std::max(kp.power_floor, v)); };
-        if (kp.want_softmax) out.softmax = bounded((s.sp + 1) / power(sum));
-        if (taylor) {
-            out.taylor = bounded(s.wp / power(s.w));
-            out.taylor_max = s.wmax / s.w;
-        }
     }
 
     // ---- one row -------------------------------------------------------------------------
@@ -706,8 +567,8 @@ struct row_kernel_impl {
         // taken relative to the maximum, as the row itself is
         const float q0 = static_cast<float>(std::is_same_v<T, float> ? tr.q0 : tr.q0 - sc.m);
 
-        pass2_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
-                                       b, range, kp, e_out, taylor_lanes ? w_out : nullptr, next);
+        row_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
+                               b, range, kp, e_out, taylor_lanes ? w_out : nullptr, next);
         if (!std::isfinite(s.xr) || !std::isfinite(s.s) || !std::isfinite(s.sx)) {
             out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum
             if constexpr (std::is_same_v<T, float>) {
@@ -723,7 +584,7 @@ struct row_kernel_impl {
 
         // s.s is the sum without the maximum's 1; log(1 + s) is as accurate as log1p above 1e-6
         // (its rounding is 1e-16 absolute) and several times faster
-        finish(out, sc.m, s.s > 1e-6 ? std::log(1 + s.s) : std::log1p(s.s), s, k, kp, taylor_lanes);
+        finish_row(out, sc.m, s.s > 1e-6 ? std::log(1 + s.s) : std::log1p(s.s), s, k, kp, taylor_lanes);
         if (softmax_out) {
             e_out[out.argmax] = 1.0f;
             for (std::size_t j = 0; j < k; ++j) softmax_out[j] = e_out[j] * out.max_prob;
@@ -738,140 +599,6 @@ struct row_kernel_impl {
         auto at = reinterpret_cast<std::uintptr_t>(scratch + 3 * (k + kernel_padding));
         at = (at + alignof(double) - 1) / alignof(double) * alignof(double);
         return reinterpret_cast<double*>(at);
-    }
-
-    // ---- few classes: a row per lane ------------------------------------------------------
-
-    static constexpr std::size_t lanes_max_k = 128;
-
-    // The same sums as one_row for up to fsize rows of k <= lanes_max_k float logits at once,
-    // each row in its own lane: the columns are the loop, and the per-row steps (reductions, the
-    // log of the sum, the Taylor coefficients) are vector operations across rows. Lanes are
-    // independent, so a row's numbers do not depend on its neighbours (nor on how a set is
-    // chunked); fewer rows than lanes fill the rest with copies of the last. Order-2 Taylor and
-    // integer p only. Writes out[0, rows) and returns the lanes whose row needs one_row instead
-    // (non-finite, uniform Taylor values, or values whose powers could overflow) as bits.
-    template <int P, bool Taylor>
-    static unsigned rows_in_lanes(const float* q, std::size_t rows, std::size_t k, const kernel_params& kp,
-                                  row_stats* out) {
-        constexpr std::size_t L = fsize;
-        constexpr float inf = std::numeric_limits<float>::infinity();
-        alignas(64) float t[lanes_max_k * L];
-        for (std::size_t r = 0; r < L; ++r) {
-            const float* row = q + std::min(r, rows - 1) * k;
-            for (std::size_t j = 0; j < k; ++j) t[j * L + r] = row[j];
-        }
-        // pass 1: maximum (and its first column); for Taylor, as in scanner<T, true>, the range of
-        // |q + h| (the polynomial is c2 (q + h)^2 + const)
-        const double c2 = Taylor ? kp.taylor_coeffs[2] : 1.0;
-        const fbatch h(Taylor ? static_cast<float>(kp.taylor_coeffs[1] / (2 * c2)) : 0.0f);
-        fbatch m(-inf), at(0.0f), amin(inf), amax(0.0f);
-        for (std::size_t j = 0; j < k; ++j) {
-            const fbatch x = fbatch::load_aligned(t + j * L);
-            at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
-            m = xsimd::max(m, x);
-            if constexpr (Taylor) {
-                const fbatch a = xsimd::abs(x + h);
-                amin = xsimd::min(amin, a);
-                amax = xsimd::max(amax, a);
-            }
-        }
-        // (d + shift) d with d = q - q0 is the Taylor value minus its minimum, divided by c2
-        fbatch q0(0.0f), shift(0.0f), taylor_ok(1.0f);
-        if constexpr (Taylor) {
-            const fbatch spread = (amax - amin) * (amax + amin);  // (range of the values) / c2
-            taylor_ok = xsimd::select((spread > fbatch(0.0f)) & (spread < fbatch(static_cast<float>(kp.power_limit))),
-                                      fbatch(1.0f), fbatch(0.0f));
-            q0 = amin - h;
-            shift = amin + amin;
-        }
-        // pass 2, with float sums flushed into double every flush_vectors columns
-        const fbatch lo(exp_floor), zero(0.0f);
-#if defined(__wasm__)
-        const fbatch pow_cut(-80.0f / static_cast<float>(P));
-#endif
-        fbatch as(0.0f), asx(0.0f), axr(0.0f), asp(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
-        alignas(64) double d_s[L] = {}, d_sx[L] = {}, d_xr[L] = {}, d_sp[L] = {}, d_w[L] = {}, d_wp[L] = {};
-        const auto flush = [&] {
-            alignas(64) float lanes[L];
-            const auto into = [&](fbatch& acc, double* total) {
-                acc.store_aligned(lanes);
-                for (std::size_t l = 0; l < L; ++l) total[l] += lanes[l];
-                acc = zero;
-            };
-            into(as, d_s);
-            into(asx, d_sx);
-            into(axr, d_xr);
-            into(asp, d_sp);
-            if constexpr (Taylor) {
-                into(aw, d_w);
-                into(awp, d_wp);
-            }
-        };
-        // the exponent: floored, and at the floor in the row maximum's own column
-        const auto exponent = [&](std::size_t j, fbatch xr) {
-            return xsimd::select(at == fbatch(static_cast<float>(j)), lo, xsimd::max(xr, lo));
-        };
-        const auto add = [&](std::size_t j, fbatch row, fbatch xr, fbatch x, fbatch e) __attribute__((always_inline)) {
-            as += e;
-            asx = xsimd::fma(e, x, asx);
-            axr += xr;
-#if defined(__wasm__)
-            asp = add_pow<P>(xsimd::select(x > pow_cut, e, zero), asp);
-#else
-            asp = add_pow<P>(e, asp);
-#endif
-            if constexpr (Taylor) {
-                const fbatch d = row - q0;
-                const fbatch w = (d + shift) * d;
-                aw += w;
-                awp = add_pow<P>(w, awp);
-                awmax = xsimd::max(awmax, w);
-            }
-            if ((j + 1) % flush_vectors == 0) flush();
-        };
-        std::size_t j = 0;
-        // 4 lanes (SSE, WASM): two columns at a time with their exps interleaved, as in pass2
-        if constexpr (fsize <= 4) {
-            for (; j + 2 <= k; j += 2) {
-                const fbatch row0 = fbatch::load_aligned(t + j * L), row1 = fbatch::load_aligned(t + (j + 1) * L);
-                const fbatch xr0 = row0 - m, xr1 = row1 - m;
-                const fbatch x0 = exponent(j, xr0), x1 = exponent(j + 1, xr1);
-                fbatch e0, e1;
-                exp_nonpositive2(x0, x1, e0, e1);
-                add(j, row0, xr0, x0, e0);
-                add(j + 1, row1, xr1, x1, e1);
-            }
-        }
-        for (; j < k; ++j) {
-            const fbatch row = fbatch::load_aligned(t + j * L), xr = row - m, x = exponent(j, xr);
-            add(j, row, xr, x, exp_nonpositive(x));
-        }
-        flush();
-        alignas(64) float f_wmax[L], f_m[L], f_at[L], f_ok[L];
-        awmax.store_aligned(f_wmax);
-        m.store_aligned(f_m);
-        at.store_aligned(f_at);
-        taylor_ok.store_aligned(f_ok);
-        unsigned redo = 0;
-        for (std::size_t l = 0; l < rows; ++l)
-            if (!(std::isfinite(f_m[l]) && std::isfinite(d_xr[l]) && std::isfinite(d_s[l]) && std::isfinite(d_sx[l]) &&
-                  f_ok[l] == 1.0f))
-                redo |= 1u << l;
-        // log(1 + s) for all lanes, vectorized in double
-        using dbatch = xsimd::batch<double, Arch>;
-        alignas(64) double log_s[L];
-        for (std::size_t l = 0; l < L; l += dbatch::size)
-            xsimd::log1p(dbatch::load_aligned(d_s + l)).store_aligned(log_s + l);
-        for (std::size_t l = 0; l < rows; ++l) {
-            pass2_sums sums;
-            sums.s = d_s[l], sums.sx = d_sx[l], sums.xr = d_xr[l], sums.sp = d_sp[l];
-            sums.w = d_w[l], sums.wp = d_wp[l], sums.wmax = f_wmax[l];
-            out[l] = row_stats{};
-            out[l].argmax = static_cast<std::int64_t>(f_at[l]);
-            finish(out[l], f_m[l], log_s[l], sums, k, kp, Taylor);
-        }
-        return redo;
     }
 
 #if !defined(__wasm__)
@@ -891,18 +618,13 @@ struct row_kernel_impl {
         const flush_to_zero ftz;
 #endif
         std::size_t r = 0;
-        // Few classes (up to 128): a row per lane, so that nothing is left per row but a few
-        // scalar steps (the per-row path's reductions and log cost more than the row itself).
-        if (rows_f && !rows_out.softmax && !rows_out.taylor && k <= lanes_max_k && (kp.p_int == 2 || kp.p_int == 4) &&
-            (!kp.want_taylor || kp.taylor_order == 2)) {
+        // Few classes: a row per lane (detail/kernel_lanes.hpp).
+        using lanes = lane_kernel_impl<Arch>;
+        if (rows_f && lanes::takes(k, kp, rows_out)) {
             for (; r < count; r += fsize) {
                 const float* group = rows_f + r * k;
                 const std::size_t n = std::min(fsize, count - r);
-                const unsigned redo =
-                    kp.p_int == 4 ? (kp.want_taylor ? rows_in_lanes<4, true>(group, n, k, kp, out + r)
-                                                    : rows_in_lanes<4, false>(group, n, k, kp, out + r))
-                                  : (kp.want_taylor ? rows_in_lanes<2, true>(group, n, k, kp, out + r)
-                                                    : rows_in_lanes<2, false>(group, n, k, kp, out + r));
+                const unsigned redo = lanes::run(group, n, k, kp, out + r);
                 for (std::size_t i = 0; i < n; ++i)  // rows the lanes cannot take: one at a time
                     if (redo >> i & 1u) out[r + i] = one_row(group + i * k, k, kp, scratch, nullptr, nullptr);
             }
