@@ -24,8 +24,8 @@ mano::labeled_set made_set(const std::string& name, double score, double accurac
     s.group = group;
     s.scores.n = 1000;
     s.scores.k = 10;
-    s.scores.confscore = score;
-    s.scores.se[static_cast<int>(mano::method::confscore)] = 0.01;
+    s.scores[mano::method::confscore] = mano::estimate{score};
+    s.scores[mano::method::confscore]->se = 0.01;
     s.scores.accuracy = accuracy;
     return s;
 }
@@ -95,12 +95,12 @@ TEST_CASE("standard errors of the averages follow the per-row sample variance") 
     }
     const double nn = static_cast<double>(n);
     const double conf_se = std::sqrt((sum_sq - sum * sum / nn) / (nn - 1) / nn);
-    CHECK(close(*r.se[static_cast<int>(mano::method::confscore)], conf_se, 1e-6));
+    CHECK(close(*r[mano::method::confscore]->se, conf_se, 1e-6));
     const double mean = pow_sum / nn;
     const double mano_se = 0.25 * std::pow(mean, -0.75) * std::sqrt((pow_sq - pow_sum * pow_sum / nn) / (nn - 1) / nn);
-    CHECK(close(*r.se[static_cast<int>(mano::method::mano)], mano_se, 1e-5));
-    CHECK(r.se[static_cast<int>(mano::method::entropy)]);
-    CHECK_FALSE(r.se[static_cast<int>(mano::method::nuclear)]);
+    CHECK(close(*r[mano::method::mano]->se, mano_se, 1e-5));
+    CHECK(r[mano::method::entropy]->se);
+    CHECK_FALSE(r[mano::method::nuclear]->se);
     CHECK(r.to_json().at("methods").at("mano").contains("se"));
     SECTION("the state keeps them through JSON and merge") {
         mano::accumulator a(k, o), b(k, o);
@@ -108,7 +108,7 @@ TEST_CASE("standard errors of the averages follow the per-row sample variance") 
         b.push(all.slice(777, n - 777));
         a.merge(mano::accumulator::from_json(b.to_json()));
         const auto merged = a.finalize();
-        CHECK(close(*merged.se[static_cast<int>(mano::method::mano)], *r.se[static_cast<int>(mano::method::mano)], 1e-9));
+        CHECK(close(*merged[mano::method::mano]->se, *r[mano::method::mano]->se, 1e-9));
     }
 }
 
@@ -178,7 +178,7 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
     SECTION("a result with another K is refused") {
         mano::result r;
         r.k = 5;
-        r.confscore = 0.4;
+        r[mano::method::confscore] = mano::estimate{0.4};
         CHECK_THROWS_WITH(mano::predict(cal, r, 0.9), Catch::Contains("5 classes"));
     }
     SECTION("too few sets, or constant scores") {
@@ -197,7 +197,7 @@ TEST_CASE("evaluate reports every set and the paper's statistics, per group too"
     CHECK(report.sets[4].group == "b");
     std::vector<double> x, y;
     for (const auto& s : sets) {
-        x.push_back(*s.scores.confscore);
+        x.push_back(*s.scores.value(mano::method::confscore));
         y.push_back(*s.scores.accuracy);
     }
     const auto expected = mano::summarize(x, y);
@@ -212,9 +212,9 @@ TEST_CASE("evaluate reports every set and the paper's statistics, per group too"
     CHECK(j.at("summary").at("confscore").at("r2").get<double>() == expected.r2);
     CHECK(j.at("groups").at("b").at("confscore").at("n") == 3);
     CHECK(j.at("notes").empty());
-    sets[1].scores.confscore = 0.0;  // three sets of group a: 0, 0, 0.2 still vary
-    sets[2].scores.confscore = 0.0;
-    sets[0].scores.confscore = 0.0;
+    sets[1].scores[mano::method::confscore]->value = 0.0;  // three sets of group a: 0, 0, 0.2 still vary
+    sets[2].scores[mano::method::confscore]->value = 0.0;
+    sets[0].scores[mano::method::confscore]->value = 0.0;
     const auto flat = mano::evaluate(sets);
     CHECK_FALSE(flat.groups.at("a").count(mano::method::confscore));
     REQUIRE(flat.notes.size() == 1);
@@ -235,10 +235,10 @@ mano::labeled_set family_set(const std::string& name, const std::string& group, 
     mano::mano_result m;
     m.criterion = phi;
     m.used = phi > 5 ? mano::normalization::softmax : mano::normalization::taylor;
-    m.score = phi > 5 ? softmax : taylor;
     m.variants = {{"softmax", softmax}, {"taylor2", taylor}};
     s.scores.mano = m;
-    s.scores.confscore_softrun = accuracy + 0.1;
+    s.scores[mano::method::mano] = mano::estimate{phi > 5 ? softmax : taylor};
+    s.scores[mano::method::confscore_softrun] = mano::estimate{accuracy + 0.1};
     s.scores.accuracy = accuracy;
     return s;
 }
@@ -417,7 +417,7 @@ TEST_CASE("results and states carry predicted class counts and both softrun bran
     for (const auto& [name, norm] : {std::pair<std::string, mano::normalization>{"softmax", mano::normalization::softmax},
                                      {"taylor2", mano::normalization::taylor}}) {
         forced.norm = norm;
-        CHECK(close(r.mano->variants.at(name), mano::score(all, forced).mano->score, 1e-12));
+        CHECK(close(r.mano->variants.at(name), mano::score(all, forced).value(mano::method::mano).value(), 1e-12));
     }
     const auto j = r.to_json();
     const auto back = mano::result::from_json(j);

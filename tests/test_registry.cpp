@@ -50,7 +50,10 @@ TEST_CASE("default methods follow the table's inputs and size limits", "[registr
     CHECK(source.count("agreement") + source.count("dispersion") + source.count("frechet") == 0);
     CHECK(names_of(mano::default_methods(10, 0, mano::needs_features)).count("frechet") == 0);
     const auto all = mano::default_methods(10, 0, 0xF);
-    CHECK(all.size() == static_cast<std::size_t>(mano::method_count));
+    // every method the table has on by default
+    std::size_t by_default = 0;
+    for (const auto& m : mano::method_table) by_default += m.by_default ? 1 : 0;
+    CHECK(all.size() == by_default);
     CHECK(std::is_sorted(all.begin(), all.end()));
     for (const auto m : all) CHECK(mano::info_of(m).by_default);
 }
@@ -80,8 +83,8 @@ TEST_CASE("a result has each asked method, as the kind of number the table says"
     for (std::size_t i = 0; i < source_features.size(); ++i) source_features[i] = std::cos(0.3 * static_cast<double>(i));
     const mano::logits_view all(q.data(), n, k), second(q2.data(), n, k), feats(features.data(), n, d);
     mano::options o;
-    o.methods = mano::default_methods(k, n, 0xF);
-    o.source = mano::fit_source(all, labels.data(), 1.0);
+    for (const auto& m : mano::method_table) o.methods.push_back(m.id);
+    o.source = mano::fit_source(all, labels.data(), 1.0, o.methods);
     auto moments = std::make_shared<mano::feature_moments>(d);
     moments->push(source_features.data(), 200);
     o.source_features = moments;

@@ -222,7 +222,7 @@ TEST_CASE("DoC's accuracy stays in [0, 1] where the confidence gap would carry i
     REQUIRE(o.source->accuracy == 0.0);
     mano::accumulator acc(k, o);
     acc.push(mano::logits_view(target.data(), n, k));
-    CHECK(acc.finalize().doc->accuracy == 0.0);
+    CHECK(acc.finalize()[mano::method::doc]->value == 0.0);
 }
 
 TEST_CASE("label_frequencies: the class shares of the labels, every label in [0, K)", "[source]") {

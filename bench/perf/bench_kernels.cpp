@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
         for (const auto& arch : mano::available_architectures()) {
             opts.architecture = arch;
             double score = 0;
-            archs[arch] = median_seconds([&] { score = mano::score(all, opts).mano->score; }, repeats);
+            archs[arch] = median_seconds([&] { score = mano::score(all, opts).value(mano::method::mano).value(); }, repeats);
             out["mano_score"] = score;
         }
         out["mano_1"] = archs;

@@ -197,7 +197,7 @@ std::string prepare_options(const std::string& partial, const val& source_logits
             if (source_labels.isNull()) throw mano::error("source logits need their labels");
             const std::int64_t* labels = labels_of(source_labels);
             if (fit_temperature) o.temperature = mano::fit_temperature(view, labels);
-            o.source = mano::fit_source(view, labels, o.temperature);
+            o.source = mano::fit_source(view, labels, o.temperature, o.methods);
             if (marginal_of_source) o.label_marginal = mano::label_frequencies(labels, rows, cols);
         } else if (fit_temperature) {
             throw mano::error("temperature 'fit' needs labeled source logits (options.source)");

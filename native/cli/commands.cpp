@@ -182,7 +182,7 @@ int run_eval(eval_command& c) {
     std::optional<evaluation_summary> per_set_criterion;
     if (scored.choice) {
         std::vector<double> per_set, acc;
-        for (const auto& s : scored.per_set) per_set.push_back(s.scores.mano->score), acc.push_back(*s.scores.accuracy);
+        for (const auto& s : scored.per_set) per_set.push_back(s.scores.value(mano::method::mano).value()), acc.push_back(*s.scores.accuracy);
         try {
             per_set_criterion = summarize(per_set, acc);
         } catch (const error& e) {

@@ -78,7 +78,7 @@ scored_sets score_manifest(const io::manifest& m, const std::vector<std::string>
             taylor.taylor_order = order;
             auto& variants = out.sets[i].scores.mano->variants;
             try {
-                variants[variant_name(normalization::taylor, order)] = score_set(selected[i], resolver, input, &taylor).mano->score;
+                variants[variant_name(normalization::taylor, order)] = score_set(selected[i], resolver, input, &taylor).value(mano::method::mano).value();
             } catch (const error& e) {
                 warn(selected[i].logits + ": Taylor order " + std::to_string(order) + " left out of the choice (" + e.what() + ")");
             }

@@ -283,7 +283,7 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
     const logits_view source_view(source.data(), source_rows, k);
     try {
         if (args_.temperature == "fit") o.temperature = fit_temperature(source_view, labels.data());
-        if (has_source) o.source = fit_source(source_view, labels.data(), o.temperature);
+        if (has_source) o.source = fit_source(source_view, labels.data(), o.temperature, methods);
     } catch (const error& e) {
         throw file_error(args_.source_logits, e);
     }

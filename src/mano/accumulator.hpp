@@ -10,21 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "mano/error.hpp"
-#include "mano/gram.hpp"
 #include "mano/logits_view.hpp"
 #include "mano/options.hpp"
 #include "mano/result.hpp"
 
 namespace mano {
-
-namespace detail {
-struct kernel_params;
-struct row_stats;
-struct row_outputs;
-using row_kernel = void (*)(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k,
-                            const kernel_params& params, float* scratch, row_stats* out,
-                            const row_outputs& rows_out);
-}  // namespace detail
 
 // Inputs that come row by row with the target logits, for the methods that need them.
 struct row_inputs {
@@ -40,7 +30,9 @@ struct row_inputs {
 // Streaming estimators over target logits: push row chunks in order, merge partial states
 // (threads, shards, workers), serialize the state to JSON, and finalize into a result. Memory is
 // O(K) per method, O(K^2) for the nuclear norms, and O(NK) only for COT, which needs every row.
-// push() is all-or-nothing: on an error the state is left as it was.
+// push() and merge() are all-or-nothing: on an error the state is left as it was. Each method is
+// a component of its own (detail/estimator.hpp, made from the method table); this class runs
+// the kernel once per block of rows and drives them.
 class accumulator {
 public:
     accumulator(std::size_t k, const options& opts = {});
@@ -66,80 +58,15 @@ public:
     // this accumulator's own rows (pushed, in no shard yet), named by a hash of the state's content.
     std::vector<std::uint64_t> shards() const;
 
-    std::size_t rows() const noexcept { return state_.n; }
-    std::size_t cols() const noexcept { return k_; }
-    const options& opts() const noexcept { return opts_; }
-    const std::string& architecture() const noexcept { return arch_; }
+    std::size_t rows() const noexcept;
+    std::size_t cols() const noexcept;
+    const options& opts() const noexcept;
+    const std::string& architecture() const noexcept;
 
 private:
-    // Sums over rows for both normalization branches, so the branch can be chosen at finalize.
-    struct branch_sums {
-        double softmax = 0;
-        double taylor = 0;
-    };
-    // A per-row quantity's sum and sum of squares: its mean and the mean's standard error.
-    struct moments {
-        double sum = 0;
-        double sum_sq = 0;
-        void add(double x) {
-            sum += x;
-            sum_sq += x * x;
-        }
-        void add(const moments& o) {
-            sum += o.sum;
-            sum_sq += o.sum_sq;
-        }
-    };
-    struct branch_moments {
-        moments softmax, taylor;
-    };
-    struct state {
-        std::size_t n = 0;
-        double phi_sum = 0;  // sum_i (LSE_i - mean_k q_ik)
-        branch_moments sums;  // of sum_k sigma_ik^p over rows
-        // first row whose Taylor values overflow double (-1: none); an error only if Taylor is used
-        std::int64_t taylor_overflow_row = -1;
-        // batch mode: scores of completed batches and the sums of the batch being filled
-        branch_moments batch_scores;
-        std::size_t batches = 0;
-        std::size_t batch_rows = 0;
-        branch_sums batch_sums;
-        // baselines on q / T
-        moments max_prob;  // ConfScore
-        moments entropy;   // Entropy
-        // MDE: E_i = -LSE_i; the running max with sum_i exp(E_i - max) (0 until the first row), and
-        // sum_i (E_i - shift) with shift = the first row's E, so that mean E - max never cancels
-        double energy_max = 0, energy_exp_sum = 0, energy_shift = 0, energy_deviation_sum = 0;
-        std::optional<detail::gram_sum> gram;  // Nuclear: the rows, or P^T P beyond K rows
-        std::vector<double> cot_rows;  // COT: the softmax rows, N x K
-        // softrun variants on q
-        branch_moments max_sigma;
-        std::optional<detail::gram_sum> gram_softrun_softmax, gram_softrun_taylor;
-        std::size_t agree = 0, agreement_rows = 0;  // AgreeScore
-        std::size_t atc_mc_count = 0, atc_ne_count = 0;  // rows scoring at or above the ATC thresholds
-        std::shared_ptr<feature_moments> features;    // Frechet (target side)
-        std::shared_ptr<class_dispersion> dispersion;  // Dispersion
-        std::size_t feature_rows = 0;
-        std::size_t correct = 0, labeled_rows = 0;  // true accuracy, when labels are given
-        std::vector<std::uint64_t> predicted;  // rows won by each class (K <= class_counts_max_k)
-        std::vector<std::uint64_t> shards;  // the shards merged in from states, sorted
-        std::size_t own_rows = 0;  // rows pushed here (or merged from parts) that no shard names yet
-    };
-
+    struct impl;  // the driver's sums and the estimator components (accumulator.cpp)
     void merge_state(const accumulator& other, bool as_shard);
-    nlohmann::json state_json() const;  // to_json() without a name for the own rows
-    std::vector<std::uint64_t> shards_with_own(const nlohmann::json& content) const;
-    double batch_score(double sum, std::size_t rows) const;
-    static nlohmann::json moments_json(const moments& m);
-    static moments moments_from(const nlohmann::json& j);
-    bool baseline_rows_differ() const;
-
-    std::size_t k_;
-    options opts_;
-    std::string arch_;
-    std::unique_ptr<detail::kernel_params> params_, baseline_params_;
-    detail::row_kernel kernel_;
-    state state_;
+    std::unique_ptr<impl> impl_;
 };
 
 // A state names at most this many shards (an input-independent limit on its size).

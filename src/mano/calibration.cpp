@@ -152,20 +152,20 @@ std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normaliz
         auto& m = *s.scores.mano;
         const bool same = m.used == choice.norm && (choice.norm == normalization::softmax || m.taylor_order == choice.taylor_order);
         all_on_branch = all_on_branch && same;
-        m.score = m.variants.at(choice.variant());
-        if (!same) s.scores.se[static_cast<int>(method::mano)].reset();
+        s.scores[method::mano]->value = m.variants.at(choice.variant());
+        if (!same && s.scores[method::mano]) s.scores[method::mano]->se.reset();
         m.used = choice.norm;
         m.taylor_order = choice.taylor_order;
     }
     if (!all_on_branch) {
-        if (notes && (sets.front().scores.confscore_softrun || sets.front().scores.nuclear_softrun))
+        if (notes && (sets.front().scores[method::confscore_softrun] || sets.front().scores[method::nuclear_softrun]))
             notes->push_back("confscore_softrun, nuclear_softrun: not calibrated: some sets were scored on the other "
                              "softrun branch; score them with normalization " + std::string(normalization_name(choice.norm)) +
                              (choice.norm == normalization::taylor ? " (taylor_order " + std::to_string(choice.taylor_order) + ")" : "") +
                              " to calibrate these");
         for (auto& s : sets) {
-            s.scores.confscore_softrun.reset();
-            s.scores.nuclear_softrun.reset();
+            s.scores[method::confscore_softrun].reset();
+            s.scores[method::nuclear_softrun].reset();
         }
     }
     return sets;
@@ -454,7 +454,7 @@ set_prediction predict(const calibration& c, const result& r, double level) {
         const auto& m = *r.mano;
         softrun_branch_same = variant_name(m.used, m.taylor_order) == want && m.p == c.opts.p;
         if (softrun_branch_same) {
-            mano_value = m.score;
+            mano_value = r.value(method::mano);
         } else if (m.variants.count(want) && m.p == c.opts.p) {
             mano_value = m.variants.at(want);
         } else {

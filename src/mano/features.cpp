@@ -23,8 +23,9 @@ void require_dim(std::size_t d) {
     if (d == 0) throw error("features need at least 1 column (D >= 1); got 0");
 }
 
-// `first_row` numbers rows over everything pushed before, so a message points into the whole set.
-void check_rows(const double* rows, std::size_t n, std::size_t d, std::size_t first_row) {
+}  // namespace
+
+void check_features(const double* rows, std::size_t n, std::size_t d, std::size_t first_row) {
     if (n > 0 && rows == nullptr) throw error("features: null data with " + std::to_string(n) + " rows");
     for (std::size_t i = 0; i < n * d; ++i) {
         if (std::isfinite(rows[i])) continue;
@@ -34,6 +35,8 @@ void check_rows(const double* rows, std::size_t n, std::size_t d, std::size_t fi
                                   ": feature is " + what + " (rows and columns count from 0); features must be finite");
     }
 }
+
+namespace {
 
 void require_same_dim(std::size_t a, std::size_t b, const char* what) {
     if (a != b)
@@ -69,7 +72,7 @@ feature_moments::feature_moments(std::size_t d) : d_(d) {
 }
 
 void feature_moments::push(const double* rows, std::size_t n, std::optional<std::size_t> first_row) {
-    check_rows(rows, n, d_, first_row.value_or(n_));
+    check_features(rows, n, d_, first_row.value_or(n_));
     const std::size_t block_rows = std::max<std::size_t>(64, block_features / d_);
     const auto d = static_cast<Eigen::Index>(d_);
     for (std::size_t first = 0; first < n; first += block_rows) {
@@ -173,7 +176,7 @@ double frechet_distance(const feature_moments& source, const feature_moments& ta
 class_dispersion::class_dispersion(std::size_t d) : d_(d) { require_dim(d); }
 
 void class_dispersion::push(const double* rows, const std::int64_t* predicted, std::size_t n) {
-    check_rows(rows, n, d_, n_);
+    check_features(rows, n, d_, n_);
     if (n > 0 && predicted == nullptr) throw error("features: null predicted classes with " + std::to_string(n) + " rows");
     for (std::size_t i = 0; i < n; ++i)
         if (predicted[i] < 0)

@@ -42,6 +42,10 @@ private:
     std::vector<double> scatter_;  // sum_i (x_i - mean)(x_i - mean)^T, D x D, symmetric
 };
 
+// Throws row_input_error at the first NaN or infinity of `n` rows of `d` features, naming its row
+// (`first_row` numbers the first of these rows in the whole set) and column.
+void check_features(const double* rows, std::size_t n, std::size_t d, std::size_t first_row);
+
 // Frechet distance between the Gaussians fitted to two feature sets:
 // ||mu1 - mu2||^2 + Tr(S1 + S2 - 2 (S1 S2)^(1/2)). Singular covariances (fewer rows than
 // dimensions, constant features) are fine. Needs at least 2 rows in each set.

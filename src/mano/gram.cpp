@@ -79,21 +79,26 @@ nlohmann::json gram_sum::to_json() const {
     return {{"gram", gram_}};
 }
 
-gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const char* what) {
+gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what) {
     gram_sum g(k);
     g.rows_ = n;
     if (j.contains("gram")) {
         g.gram_ = j.at("gram").get<std::vector<double>>();
         if (g.gram_.size() != k * k)
-            throw error(std::string("accumulator state: \"") + what + "\" has a Gram matrix of " +
-                        std::to_string(g.gram_.size()) + " values; K = " + std::to_string(k) + " needs " +
-                        std::to_string(k * k));
+            throw error(what + "\"gram\" has " + std::to_string(g.gram_.size()) + " values; K = " + std::to_string(k) +
+                        " needs " + std::to_string(k * k));
+        // sums of products of probabilities: each in [0, n]
+        const double top = static_cast<double>(n) * (1 + 1e-9) + 1e-9;
+        for (const double x : g.gram_)
+            if (!(x >= 0 && x <= top)) throw error(what + "\"gram\" holds " + std::to_string(x) + ", outside [0, n]");
     } else {
         g.kept_ = j.at("rows").get<std::vector<double>>();
         if (g.kept_.size() != n * k || n > k)
-            throw error(std::string("accumulator state: \"") + what + "\" keeps " + std::to_string(g.kept_.size()) +
-                        " values; " + std::to_string(n) + " rows of K = " + std::to_string(k) + " need " +
-                        std::to_string(n * k) + (n > k ? ", and more rows than K are kept as a Gram matrix" : ""));
+            throw error(what + "\"rows\" keeps " + std::to_string(g.kept_.size()) + " values; " + std::to_string(n) +
+                        " rows of K = " + std::to_string(k) + " need " + std::to_string(n * k) +
+                        (n > k ? ", and more rows than K are kept as a Gram matrix" : ""));
+        for (const double x : g.kept_)
+            if (!(x >= 0 && x <= 1)) throw error(what + "\"rows\" holds " + std::to_string(x) + ", not a probability");
     }
     return g;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,8 +29,9 @@ public:
     double nuclear(std::size_t n) const;
 
     nlohmann::json to_json() const;  // {"rows": N x K values} or {"gram": K x K values}
-    // Checks the sizes against k; throws mano::error naming `what`.
-    static gram_sum from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const char* what);
+    // Checks the sizes against k and n, and the values' ranges; throws mano::error starting with
+    // `what` (a prefix naming where j is).
+    static gram_sum from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what);
 
 private:
     void to_gram();

@@ -5,12 +5,40 @@
 
 #include <cstddef>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace mano {
+
+namespace detail {
+// An estimator's implementation: its state, how a block of rows adds to it, merge, its JSON
+// section of a state, finalize (detail/estimator.hpp). Each lives in src/mano/estimators/, made
+// by the factory its table row names.
+class estimator;
+struct estimator_setup;
+struct source_sample;
+using estimator_factory = std::unique_ptr<estimator> (*)(const estimator_setup&);
+// What an estimator learns from the labeled source set, as JSON kept in source_model::fitted.
+using source_fitter = nlohmann::json (*)(const source_sample&);
+
+std::unique_ptr<estimator> make_mano(const estimator_setup&);
+std::unique_ptr<estimator> make_confscore(const estimator_setup&);
+std::unique_ptr<estimator> make_entropy(const estimator_setup&);
+std::unique_ptr<estimator> make_nuclear(const estimator_setup&);
+std::unique_ptr<estimator> make_mde(const estimator_setup&);
+std::unique_ptr<estimator> make_cot(const estimator_setup&);
+std::unique_ptr<estimator> make_atc_mc(const estimator_setup&);
+std::unique_ptr<estimator> make_atc_ne(const estimator_setup&);
+std::unique_ptr<estimator> make_doc(const estimator_setup&);
+std::unique_ptr<estimator> make_agreement(const estimator_setup&);
+std::unique_ptr<estimator> make_dispersion(const estimator_setup&);
+std::unique_ptr<estimator> make_frechet(const estimator_setup&);
+std::unique_ptr<estimator> make_confscore_softrun(const estimator_setup&);
+std::unique_ptr<estimator> make_nuclear_softrun(const estimator_setup&);
+}  // namespace detail
 
 // The estimators, in the table's order (the order of results, columns and state lists).
 enum class method {
@@ -53,6 +81,13 @@ struct method_info {
     // recommended estimate of a set whose predicted proportions fall outside them.
     bool assumes_class_proportions;
     const char* summary;  // one line: what it computes
+    // The number its result gives besides the score or accuracy and the standard error (ATC's
+    // "threshold", COT's "error"); nullptr: none.
+    const char* detail;
+    detail::estimator_factory make;
+    // What it fits on the labeled source set (nullptr: nothing of its own; ATC and DoC use
+    // source_model's fields).
+    detail::source_fitter fit_source;
 };
 
 // The nuclear norms keep a K x K matrix: beyond this many classes they are opt-in only.
@@ -63,34 +98,48 @@ inline constexpr std::size_t cot_default_max_logits = 2'000'000;
 
 inline constexpr method_info method_table[] = {
     {method::mano, "mano", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
-     "MaNo: the L_p norm of the softrun-normalized prediction matrix (Xie et al., NeurIPS 2024)"},
+     "MaNo: the L_p norm of the softrun-normalized prediction matrix (Xie et al., NeurIPS 2024)",
+     nullptr, &detail::make_mano, nullptr},
     {method::confscore, "confscore", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
-     "ConfScore: the mean maximum softmax probability"},
+     "ConfScore: the mean maximum softmax probability",
+     nullptr, &detail::make_confscore, nullptr},
     {method::entropy, "entropy", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
-     "Entropy: the mean softmax entropy in nats (falls as accuracy rises)"},
+     "Entropy: the mean softmax entropy in nats (falls as accuracy rises)",
+     nullptr, &detail::make_entropy, nullptr},
     {method::nuclear, "nuclear", method_returns::score, needs_logits_only, true, nuclear_default_max_k, 0,
-     method_cost::quadratic, true, "Nuclear: the nuclear norm of the softmax matrix over sqrt(N·min(N, K)) (Deng et al., 2023)"},
+     method_cost::quadratic, true, "Nuclear: the nuclear norm of the softmax matrix over sqrt(N·min(N, K)) (Deng et al., 2023)",
+     nullptr, &detail::make_nuclear, nullptr},
     {method::mde, "mde", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
-     "MDE: the mean energy's distance to the log-sum-exp of the energies (Peng et al., 2024); compare sets of equal size"},
+     "MDE: the mean energy's distance to the log-sum-exp of the energies (Peng et al., 2024); compare sets of equal size",
+     nullptr, &detail::make_mde, nullptr},
     {method::cot, "cot", method_returns::accuracy, needs_logits_only, true, nuclear_default_max_k, cot_default_max_logits,
      method_cost::keeps_rows, true,
-     "COT: 1 - the optimal transport cost from the label marginal to the softmax rows (Lu et al., NeurIPS 2023)"},
+     "COT: 1 - the optimal transport cost from the label marginal to the softmax rows (Lu et al., NeurIPS 2023)",
+     "error", &detail::make_cot, nullptr},
     {method::atc_mc, "atc_mc", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
-     "ATC-MC: the share of rows whose maximum softmax clears a threshold fitted on the source (Garg et al., 2022)"},
+     "ATC-MC: the share of rows whose maximum softmax clears a threshold fitted on the source (Garg et al., 2022)",
+     "threshold", &detail::make_atc_mc, nullptr},
     {method::atc_ne, "atc_ne", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
-     "ATC-NE: ATC on the negative entropy"},
+     "ATC-NE: ATC on the negative entropy",
+     "threshold", &detail::make_atc_ne, nullptr},
     {method::doc, "doc", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
-     "DoC: the source accuracy minus the drop in mean confidence (Guillory et al., 2021)"},
+     "DoC: the source accuracy minus the drop in mean confidence (Guillory et al., 2021)",
+     nullptr, &detail::make_doc, nullptr},
     {method::agreement, "agreement", method_returns::accuracy, needs_second, true, 0, 0, method_cost::linear, false,
-     "AgreeScore: the share of rows where a second model predicts the same class"},
+     "AgreeScore: the share of rows where a second model predicts the same class",
+     nullptr, &detail::make_agreement, nullptr},
     {method::dispersion, "dispersion", method_returns::score, needs_features, true, 0, 0, method_cost::linear, false,
-     "Dispersion: the log spread of the features' class means, by predicted class (Xie et al., 2023)"},
+     "Dispersion: the log spread of the features' class means, by predicted class (Xie et al., 2023)",
+     nullptr, &detail::make_dispersion, nullptr},
     {method::frechet, "frechet", method_returns::score, needs_features | needs_source_features, true, 0, 0,
-     method_cost::quadratic, false, "Frechet: the Frechet distance between the source and target feature distributions (Deng and Zheng, 2021)"},
+     method_cost::quadratic, false, "Frechet: the Frechet distance between the source and target feature distributions (Deng and Zheng, 2021)",
+     nullptr, &detail::make_frechet, nullptr},
     {method::confscore_softrun, "confscore_softrun", method_returns::score, needs_logits_only, true, 0, 0,
-     method_cost::linear, false, "ConfScore on MaNo's softrun normalization instead of softmax"},
+     method_cost::linear, false, "ConfScore on MaNo's softrun normalization instead of softmax",
+     nullptr, &detail::make_confscore_softrun, nullptr},
     {method::nuclear_softrun, "nuclear_softrun", method_returns::score, needs_logits_only, true, nuclear_default_max_k,
-     0, method_cost::quadratic, true, "Nuclear on MaNo's softrun normalization instead of softmax"},
+     0, method_cost::quadratic, true, "Nuclear on MaNo's softrun normalization instead of softmax",
+     nullptr, &detail::make_nuclear_softrun, nullptr},
 };
 inline constexpr int method_count = static_cast<int>(std::size(method_table));
 

@@ -25,41 +25,27 @@ std::pair<normalization, int> parse_variant(const std::string& name) {
 
 nlohmann::json result::to_json() const {
     nlohmann::json methods = nlohmann::json::object();
-    if (mano) {
-        nlohmann::json m = {
-            {"score", mano->score},
-            {"criterion", mano->criterion},
-            {"normalization", normalization_name(mano->used)},
-            {"p", mano->p},
-            {"eta", mano->eta},
-            {"taylor_order", mano->taylor_order},
-        };
-        if (mano->criterion_fixed) m["criterion_fixed"] = true;
-        if (!mano->variants.empty()) m["variants"] = mano->variants;
-        if (mano->batch_size > 0) {
-            m["batch_size"] = mano->batch_size;
-            m["batches"] = mano->batches;
+    for (const auto& info : method_table) {
+        const auto& e = (*this)[info.id];
+        if (!e) continue;
+        nlohmann::json m = {{returns_name(info.returns), e->value}};
+        if (info.detail && e->detail) m[info.detail] = *e->detail;
+        if (e->se && std::isfinite(*e->se)) m["se"] = *e->se;
+        if (info.id == method::mano && mano) {
+            m["criterion"] = mano->criterion;
+            m["normalization"] = normalization_name(mano->used);
+            m["p"] = mano->p;
+            m["eta"] = mano->eta;
+            m["taylor_order"] = mano->taylor_order;
+            if (mano->criterion_fixed) m["criterion_fixed"] = true;
+            if (!mano->variants.empty()) m["variants"] = mano->variants;
+            if (mano->batch_size > 0) {
+                m["batch_size"] = mano->batch_size;
+                m["batches"] = mano->batches;
+            }
         }
-        methods["mano"] = m;
+        methods[info.name] = m;
     }
-    const auto put_score = [&](const char* name, const std::optional<double>& value) {
-        if (value) methods[name] = {{"score", *value}};
-    };
-    put_score("confscore", confscore);
-    put_score("entropy", entropy);
-    put_score("nuclear", nuclear);
-    put_score("mde", mde);
-    put_score("confscore_softrun", confscore_softrun);
-    put_score("nuclear_softrun", nuclear_softrun);
-    put_score("dispersion", dispersion);
-    put_score("frechet", frechet);
-    if (cot) methods["cot"] = {{"error", cot->error}, {"accuracy", cot->accuracy}};
-    if (atc_mc) methods["atc_mc"] = {{"accuracy", atc_mc->accuracy}, {"threshold", atc_mc->threshold}};
-    if (atc_ne) methods["atc_ne"] = {{"accuracy", atc_ne->accuracy}, {"threshold", atc_ne->threshold}};
-    if (doc) methods["doc"] = {{"accuracy", doc->accuracy}};
-    if (agreement) methods["agreement"] = {{"accuracy", agreement->accuracy}};
-    for (const auto& v : values())
-        if (v.se && std::isfinite(*v.se)) methods[method_name(v.m)]["se"] = *v.se;
     nlohmann::json out = {{"n", n}, {"k", k}, {"methods", methods}};
     if (accuracy) out["accuracy"] = *accuracy;
     if (!predicted.empty()) out["predicted"] = predicted;
@@ -101,85 +87,43 @@ result result::from_json(const nlohmann::json& j) {
         const nlohmann::json& m = item.value();
         const method which = parse_method(name);
         const std::string where = "method \"" + name + "\"";
-        const auto accuracy_of = [&](bool threshold, bool cost) {
-            accuracy_estimate e;
-            e.accuracy = number(m, "accuracy", where);
-            if (threshold) e.threshold = number(m, "threshold", where);
-            if (cost) e.error = number(m, "error", where);
-            return e;
-        };
-        switch (which) {
-            case method::mano: {
-                mano_result x;
-                x.score = number(m, "score", where);
-                x.criterion = number(m, "criterion", where);
-                if (!m.contains("normalization") || !m.at("normalization").is_string())
-                    throw error("result: " + where + " needs a string \"normalization\"");
-                x.used = parse_normalization(m.at("normalization").get<std::string>());
-                x.p = number(m, "p", where);
-                x.eta = number(m, "eta", where);
-                x.taylor_order = static_cast<int>(number(m, "taylor_order", where));
-                x.criterion_fixed = m.value("criterion_fixed", false);
-                if (m.contains("variants")) {
-                    if (!m.at("variants").is_object()) throw error("result: " + where + " \"variants\" must be an object");
-                    for (const auto& v : m.at("variants").items()) {
-                        parse_variant(v.key());
-                        x.variants[v.key()] = number(m.at("variants"), v.key().c_str(), where + " variants");
-                    }
+        const method_info& info = info_of(which);
+        estimate e;
+        e.value = number(m, returns_name(info.returns), where);
+        if (info.detail) e.detail = number(m, info.detail, where);
+        if (m.contains("se")) e.se = number(m, "se", where);
+        if (which == method::mano) {
+            mano_result x;
+            x.criterion = number(m, "criterion", where);
+            if (!m.contains("normalization") || !m.at("normalization").is_string())
+                throw error("result: " + where + " needs a string \"normalization\"");
+            x.used = parse_normalization(m.at("normalization").get<std::string>());
+            x.p = number(m, "p", where);
+            x.eta = number(m, "eta", where);
+            x.taylor_order = static_cast<int>(number(m, "taylor_order", where));
+            x.criterion_fixed = m.value("criterion_fixed", false);
+            if (m.contains("variants")) {
+                if (!m.at("variants").is_object()) throw error("result: " + where + " \"variants\" must be an object");
+                for (const auto& v : m.at("variants").items()) {
+                    parse_variant(v.key());
+                    x.variants[v.key()] = number(m.at("variants"), v.key().c_str(), where + " variants");
                 }
-                if (m.contains("batch_size")) {
-                    x.batch_size = static_cast<std::int64_t>(number(m, "batch_size", where));
-                    x.batches = static_cast<std::size_t>(number(m, "batches", where));
-                }
-                r.mano = x;
-                break;
             }
-            case method::confscore: r.confscore = number(m, "score", where); break;
-            case method::entropy: r.entropy = number(m, "score", where); break;
-            case method::nuclear: r.nuclear = number(m, "score", where); break;
-            case method::mde: r.mde = number(m, "score", where); break;
-            case method::confscore_softrun: r.confscore_softrun = number(m, "score", where); break;
-            case method::nuclear_softrun: r.nuclear_softrun = number(m, "score", where); break;
-            case method::dispersion: r.dispersion = number(m, "score", where); break;
-            case method::frechet: r.frechet = number(m, "score", where); break;
-            case method::cot: r.cot = accuracy_of(false, true); break;
-            case method::atc_mc: r.atc_mc = accuracy_of(true, false); break;
-            case method::atc_ne: r.atc_ne = accuracy_of(true, false); break;
-            case method::doc: r.doc = accuracy_of(false, false); break;
-            case method::agreement: r.agreement = accuracy_of(false, false); break;
+            if (m.contains("batch_size")) {
+                x.batch_size = static_cast<std::int64_t>(number(m, "batch_size", where));
+                x.batches = static_cast<std::size_t>(number(m, "batches", where));
+            }
+            r.mano = x;
         }
-        if (m.contains("se")) r.se[static_cast<int>(which)] = number(m, "se", where);
+        r[which] = e;
     }
     return r;
 }
 
 std::vector<result::method_value> result::values() const {
     std::vector<method_value> out;
-    const auto add = [&](method m, const auto& value) {
-        if (!value) return;
-        double x;
-        if constexpr (std::is_same_v<std::decay_t<decltype(*value)>, accuracy_estimate>)
-            x = value->accuracy;
-        else if constexpr (std::is_same_v<std::decay_t<decltype(*value)>, mano_result>)
-            x = value->score;
-        else
-            x = *value;
-        out.push_back({m, x, se[static_cast<int>(m)]});
-    };
-    add(method::mano, mano);
-    add(method::confscore, confscore);
-    add(method::entropy, entropy);
-    add(method::nuclear, nuclear);
-    add(method::mde, mde);
-    add(method::cot, cot);
-    add(method::atc_mc, atc_mc);
-    add(method::atc_ne, atc_ne);
-    add(method::doc, doc);
-    add(method::agreement, agreement);
-    add(method::dispersion, dispersion);
-    add(method::frechet, frechet);
-    add(method::confscore_softrun, confscore_softrun);
-    add(method::nuclear_softrun, nuclear_softrun);
+    for (int i = 0; i < method_count; ++i)
+        if (estimates[i]) out.push_back({static_cast<method>(i), estimates[i]->value, estimates[i]->se});
     return out;
 }
 

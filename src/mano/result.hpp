@@ -14,8 +14,8 @@
 
 namespace mano {
 
+// MaNo's details besides its score S in [0, 1] (result::estimates[method::mano]).
 struct mano_result {
-    double score = 0;              // S in [0, 1]
     double criterion = 0;          // Phi (or the fixed criterion when one was given)
     bool criterion_fixed = false;  // true when options::criterion overrode the data's Phi
     normalization used = normalization::softmax;  // the branch the score was computed with
@@ -38,26 +38,33 @@ std::pair<normalization, int> parse_variant(const std::string& name);
 // Predicted class counts are kept (state, result) up to this many classes.
 inline constexpr std::size_t class_counts_max_k = 1000;
 
-// An estimate that comes with a threshold (ATC) or an error (COT) besides the accuracy.
-struct accuracy_estimate {
-    double accuracy = 0;
-    double threshold = 0;  // ATC only
-    double error = 0;      // COT only: the transport cost, accuracy = 1 - error
+// One method's number: a score, or the accuracy estimate of the methods that return accuracy
+// (method_info::returns).
+struct estimate {
+    double value = 0;
+    // The standard error, from row sampling: the delta method for MaNo, the sample standard
+    // deviation of the per-row quantity over sqrt(N) for the averages, the binomial one for the
+    // proportions. Absent where the value is not a mean over rows (nuclear, mde, cot, ...).
+    std::optional<double> se;
+    // The method's other number, named by method_info::detail (ATC's threshold, COT's
+    // transport cost), when it has one.
+    std::optional<double> detail;
 };
 
 struct result {
     std::size_t n = 0;
     std::size_t k = 0;
+    // Every computed method's estimate, indexed by method (table order).
+    std::array<std::optional<estimate>, method_count> estimates;
+    // MaNo's details besides its score.
     std::optional<mano_result> mano;
-    // scores (higher or lower means more accurate depending on the method)
-    std::optional<double> confscore, entropy, nuclear, mde, confscore_softrun, nuclear_softrun, dispersion, frechet;
-    // direct accuracy estimates
-    std::optional<accuracy_estimate> cot, atc_mc, atc_ne, doc, agreement;
-    // The standard error, from row sampling, of each method's value() (indexed by method):
-    // the delta method for MaNo, the sample standard deviation of the per-row quantity over
-    // sqrt(N) for the averages, the binomial one for the proportions. Absent where the value is
-    // not a mean over rows (nuclear, mde, cot, dispersion, frechet).
-    std::array<std::optional<double>, method_count> se;
+    const std::optional<estimate>& operator[](method m) const { return estimates[static_cast<int>(m)]; }
+    std::optional<estimate>& operator[](method m) { return estimates[static_cast<int>(m)]; }
+    // The method's value, when computed.
+    std::optional<double> value(method m) const {
+        const auto& e = (*this)[m];
+        return e ? std::optional<double>(e->value) : std::nullopt;
+    }
     // The true accuracy, when labels were pushed with the rows.
     std::optional<double> accuracy;
     // How many rows each class wins (argmax), K counts summing to n; empty beyond
@@ -68,8 +75,7 @@ struct result {
     // confident.
     std::optional<double> confidence;
 
-    // Every computed method's one number, in method order: the score, or the accuracy estimate
-    // for the methods that estimate accuracy directly (cot, atc_mc, atc_ne, doc, agreement).
+    // Every computed method's one number, in method order.
     struct method_value {
         method m;
         double value;
@@ -77,8 +83,9 @@ struct result {
     };
     std::vector<method_value> values() const;
 
-    // The JSON result of DESIGN.md section 5, with "se" in a method's object where known and
-    // "accuracy" at the top when labels were given.
+    // The JSON result of DESIGN.md section 5: per method an object with its value under "score"
+    // or "accuracy" (method_info::returns), its detail and "se" where known; "accuracy" at the
+    // top when labels were given.
     nlohmann::json to_json() const;
     // The inverse of to_json(), for results that travel as JSON (the npm package, saved CLI
     // output); throws mano::error naming the first field that is missing or malformed.

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "mano/detail/estimator.hpp"
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 
@@ -180,10 +181,16 @@ double atc_threshold(std::vector<double> scores, const std::vector<bool>& correc
     return best_t;
 }
 
-source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature) {
+source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature,
+                        const std::vector<method>& methods) {
     if (!(std::isfinite(temperature) && temperature > 0))
         throw error("temperature must be a finite number > 0 (1 means no scaling); got " + number(temperature));
-    const std::size_t n = logits.rows();
+    const std::size_t n = logits.rows(), k = logits.cols();
+    std::vector<method> fitters;
+    for (const method m : methods)
+        if (info_of(m).fit_source && std::find(fitters.begin(), fitters.end(), m) == fitters.end()) fitters.push_back(m);
+    // the rows of softmax(q / T), only for the estimators that fit on them
+    std::vector<double> probs(fitters.empty() ? 0 : n * k);
     std::vector<double> max_prob(n), neg_entropy(n);
     std::vector<bool> correct(n);
     for_each_row(logits, labels, [&](const source_row& row) {
@@ -198,6 +205,8 @@ source_model fit_source(const logits_view& logits, const std::int64_t* labels, d
         max_prob[row.index] = 1 / s;
         neg_entropy[row.index] = sd / s - std::log(s);
         correct[row.index] = row.correct;
+        if (!probs.empty())
+            for (std::size_t c = 0; c < k; ++c) probs[row.index * k + c] = std::exp(row.shifted[c] / temperature) / s;
     });
     source_model m;
     m.n = n;
@@ -209,11 +218,12 @@ source_model fit_source(const logits_view& logits, const std::int64_t* labels, d
     m.confscore = prob_sum / static_cast<double>(n);
     m.atc_mc_threshold = atc_threshold(std::move(max_prob), correct);
     m.atc_ne_threshold = atc_threshold(std::move(neg_entropy), correct);
+    for (const method f : fitters) m.fitted[method_name(f)] = info_of(f).fit_source(detail::source_sample{probs.data(), n, k, labels});
     return m;
 }
 
 nlohmann::json source_model::to_json() const {
-    return {
+    nlohmann::json j = {
         {"format", "mano-source"},
         {"version", 1},
         {"n", n},
@@ -224,6 +234,8 @@ nlohmann::json source_model::to_json() const {
         {"atc_mc_threshold", atc_mc_threshold},
         {"atc_ne_threshold", atc_ne_threshold},
     };
+    if (!fitted.empty()) j["fitted"] = fitted;
+    return j;
 }
 
 source_model source_model::from_json(const nlohmann::json& j) {
@@ -243,6 +255,17 @@ source_model source_model::from_json(const nlohmann::json& j) {
                           std::isfinite(m.atc_ne_threshold);
         if (!sane) throw error("source model: values out of range (need n > 0, k >= 2, T > 0, accuracy, "
                                "confscore and the ATC-MC threshold in [0, 1], a finite ATC-NE threshold <= 0)");
+        if (j.contains("fitted")) {
+            const auto& fitted = j.at("fitted");
+            if (!fitted.is_object()) throw error("source model: \"fitted\" must be an object of method names");
+            for (const auto& item : fitted.items()) {
+                const method f = parse_method(item.key());
+                if (!info_of(f).fit_source)
+                    throw error(std::string("source model: \"fitted\" has an entry for ") + method_name(f) +
+                                ", which fits nothing on the source set");
+            }
+            m.fitted = fitted;
+        }
         return m;
     } catch (const nlohmann::json::exception& e) {
         throw error(std::string("source model: ") + e.what());

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mano/logits_view.hpp"
+#include "mano/registry.hpp"
 
 namespace mano {
 
@@ -31,14 +32,19 @@ struct source_model {
     double confscore = 0;         // mean max probability
     double atc_mc_threshold = 0;  // ATC threshold on max probability
     double atc_ne_threshold = 0;  // ATC threshold on negative entropy sum_k p log p
+    // What the estimators with a method_info::fit_source learned, by method name (COTT's
+    // threshold); each reads and checks its own entry.
+    nlohmann::json fitted = nlohmann::json::object();
 
     nlohmann::json to_json() const;
     static source_model from_json(const nlohmann::json& j);
 };
 
 // Accuracy, ConfScore and both ATC thresholds of labeled source logits under softmax(q / T);
-// temperature 1 means no scaling.
-source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature);
+// temperature 1 means no scaling. Of `methods`, those with a fit_source in the method table fit
+// theirs too (into source_model::fitted).
+source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature,
+                        const std::vector<method>& methods = {});
 
 // The class frequencies of n labels in [0, k): COT's label marginal "source". Throws mano::error
 // naming the first label outside [0, k), or when n is 0.

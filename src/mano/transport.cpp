@@ -88,7 +88,8 @@ std::vector<std::int64_t> integer_masses(const std::vector<double>& marginal, st
 
 }  // namespace
 
-double transport_cost(const double* probs, std::size_t n, std::size_t k, const std::vector<double>& marginal) {
+std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, std::size_t k,
+                                           const std::vector<double>& marginal) {
     validate(probs, n, k, marginal);
     std::vector<std::size_t> classes;
     for (std::size_t c = 0; c < k; ++c)
@@ -99,9 +100,25 @@ double transport_cost(const double* probs, std::size_t n, std::size_t k, const s
     // Masses: each row takes 2^s units and the classes supply N * 2^s in proportion to the
     // marginal (N * 2^s <= 2^62; s <= 52 keeps a share's fraction in a double). Rounding moves
     // at most K * 2^-(s+1) of the marginal, and the cost by at most that (costs lie in [0, 1]).
+    // Where every N * marginal[c] is whole, class c supplies exactly that many rows' units.
     const int mass_bits = std::min(52, 62 - ceil_log2(n));
     const std::int64_t row_mass = std::int64_t{1} << mass_bits;
-    const auto class_mass = integer_masses(marginal, row_mass);
+    const auto rows = static_cast<std::int64_t>(n);
+    bool whole = true;
+    std::int64_t whole_rows = 0;
+    for (const std::size_t c : classes) {
+        const double share = marginal[c] * static_cast<double>(n);
+        whole = whole && std::abs(share - std::round(share)) <= 1e-9 * static_cast<double>(n);
+        whole_rows += std::llround(share);
+    }
+    whole = whole && whole_rows == rows;
+    std::vector<std::int64_t> supplies(k, 0);
+    if (whole) {
+        for (const std::size_t c : classes) supplies[c] = std::llround(marginal[c] * static_cast<double>(n)) * row_mass;
+    } else {
+        const auto class_mass = integer_masses(marginal, row_mass);
+        for (const std::size_t c : classes) supplies[c] = class_mass[c] * rows;
+    }
     // Costs 1 - p_ic to the nearest multiple of 2^-b: the plan found is optimal for the true
     // costs to within 2^-b. Potentials then lie in [-2^60, 2^62 + 2^60] (LEMON's artificial cost
     // is 2^62), so reduced costs cannot overflow int64.
@@ -120,8 +137,7 @@ double transport_cost(const double* probs, std::size_t n, std::size_t k, const s
     arcs = {};
     lemon::StaticDigraph::NodeMap<std::int64_t> supply(graph);
     lemon::StaticDigraph::ArcMap<std::int64_t> cost(graph);
-    for (std::size_t j = 0; j < classes_n; ++j)
-        supply[graph.node(static_cast<int>(j))] = class_mass[classes[j]] * static_cast<std::int64_t>(n);
+    for (std::size_t j = 0; j < classes_n; ++j) supply[graph.node(static_cast<int>(j))] = supplies[classes[j]];
     for (std::size_t i = 0; i < n; ++i) supply[graph.node(static_cast<int>(classes_n + i))] = -row_mass;
     for (std::size_t j = 0; j < classes_n; ++j)
         for (std::size_t i = 0; i < n; ++i)
@@ -134,18 +150,27 @@ double transport_cost(const double* probs, std::size_t n, std::size_t k, const s
     if (simplex.run(solver::CANDIDATE_LIST) != solver::OPTIMAL)
         throw error("transport_cost: the network simplex found no optimal plan; please report this input");
 
-    // The plan's cost under the unrounded costs, with compensated summation over the arcs.
-    double total = 0, compensation = 0;
+    std::vector<transport_flow> plan;
+    const double unit = 1.0 / (static_cast<double>(n) * static_cast<double>(row_mass));
     for (std::size_t j = 0; j < classes_n; ++j)
         for (std::size_t i = 0; i < n; ++i) {
             const std::int64_t flow = simplex.flow(graph.arc(static_cast<int>(j * n + i)));
-            if (flow == 0) continue;
-            const double term = static_cast<double>(flow) * (1 - probs[i * k + classes[j]]);
-            const double next = total + term;
-            compensation += std::abs(total) >= std::abs(term) ? (total - next) + term : (term - next) + total;
-            total = next;
+            if (flow != 0)
+                plan.push_back({i, classes[j], static_cast<double>(flow) * unit, 1 - probs[i * k + classes[j]]});
         }
-    return (total + compensation) / (static_cast<double>(n) * static_cast<double>(row_mass));
+    return plan;
+}
+
+double transport_cost(const double* probs, std::size_t n, std::size_t k, const std::vector<double>& marginal) {
+    // The plan's cost under the unrounded costs, with compensated summation over the arcs.
+    double total = 0, compensation = 0;
+    for (const auto& f : transport_plan(probs, n, k, marginal)) {
+        const double term = f.mass * f.cost;
+        const double next = total + term;
+        compensation += std::abs(total) >= std::abs(term) ? (total - next) + term : (term - next) + total;
+        total = next;
+    }
+    return total + compensation;
 }
 
 }  // namespace mano

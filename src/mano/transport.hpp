@@ -13,4 +13,20 @@ namespace mano {
 // Exact network simplex on the dense K x N graph: memory is about 90 bytes per row-class pair.
 double transport_cost(const double* probs, std::size_t n, std::size_t k, const std::vector<double>& marginal);
 
+// One arc of an optimal plan: `mass` (of the total 1) moves from class `cls` to row `row`, at the
+// cost 1 - probs[row][cls] per unit.
+struct transport_flow {
+    std::size_t row;
+    std::size_t cls;
+    double mass;
+    double cost;
+};
+
+// An optimal plan of transport_cost's problem (its arcs of positive mass, at most N + K - 1 of
+// them): what COTT thresholds. Where N * marginal[c] is a whole number for every class (the
+// label frequencies of N rows, or a uniform marginal with K dividing N) the masses are exact and
+// every row goes to one class whole.
+std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, std::size_t k,
+                                           const std::vector<double>& marginal);
+
 }  // namespace mano

@@ -303,7 +303,7 @@ def test_mde_extremes(tmp):
         check(rel(got, want) <= 1e-9, f"MDE at +-1e300 through merged shards: {got} vs {want}")
     # a tampered energy sum is refused, not printed as -inf
     state = json.loads(a.read_text())
-    state["energy"]["exp_sum"] = 0.0
+    state["methods"]["mde"]["exp_sum"] = 0.0
     bad = tmp / "mde_bad.json"
     bad.write_text(json.dumps(state))
     proc = run("merge", bad)

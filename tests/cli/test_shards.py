@@ -108,7 +108,7 @@ def test_checked_on_load(tmp):
         (lambda j: j.__setitem__("shards", one), "must be a list of shard ids"),
         (lambda j: j.__setitem__("shards", [f"{i:016x}" for i in range(51)]), "names 51 shards for 50 rows"),
         (lambda j: j.pop("shards"), "accumulator state"),
-        (lambda j: j.__setitem__("version", 5), "unsupported version 5 (this build reads 6; emit it again with this mano)"),
+        (lambda j: j.__setitem__("version", 5), "unsupported version 5 (this build reads 7; emit it again with this mano)"),
     ]
     for i, (change, needle) in enumerate(cases):
         proc = run("merge", tampered(f"tampered{i}.json", change))

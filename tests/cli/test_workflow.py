@@ -671,7 +671,7 @@ def test_bad_inputs(tmp):
     state_cases = [
         (lambda j: j["max_prob"].__setitem__(0, j["n"] * 2.83), "inconsistent"),
         (lambda j: j.__setitem__("phi_sum", -j["phi_sum"]), "inconsistent"),
-        (lambda j: j["energy"].__setitem__("exp_sum", -1.0), "inconsistent"),
+        (lambda j: j["methods"]["mde"].__setitem__("exp_sum", -1.0), "inconsistent"),
         (lambda j: j.__setitem__("k", -10), "\"k\" must be a whole number >= 0"),
         (lambda j: j.__setitem__("n", -5), "\"n\" must be a whole number >= 0"),
         (lambda j: j.__setitem__("surprise", 1), "unknown key \"surprise\""),

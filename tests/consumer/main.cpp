@@ -13,8 +13,8 @@ int main() {
     for (std::size_t i = 0; i < n; ++i) one_hot[i * k + i % k] = 0.0;
     mano::options o;
     o.norm = mano::normalization::softmax;
-    const double s_uniform = mano::score(mano::logits_view(uniform.data(), n, k), o).mano->score;
-    const double s_one_hot = mano::score(mano::logits_view(one_hot.data(), n, k), o).mano->score;
+    const double s_uniform = mano::score(mano::logits_view(uniform.data(), n, k), o).value(mano::method::mano).value();
+    const double s_one_hot = mano::score(mano::logits_view(one_hot.data(), n, k), o).value(mano::method::mano).value();
     const bool ok = std::abs(s_uniform - 0.2) < 1e-12 && std::abs(s_one_hot - std::pow(5.0, -0.25)) < 1e-12 &&
                     std::strcmp(mano::version_string, MANO_PACKAGE_VERSION) == 0;
     std::printf("mano %s consumer: uniform %.6f, one-hot %.6f: %s\n", mano::version_string, s_uniform, s_one_hot,

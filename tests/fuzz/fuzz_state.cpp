@@ -14,11 +14,12 @@ namespace {
 
 void check_result(const mano::result& r, std::size_t n) {
     if (r.n != n) mano_fuzz::finding("the result's n differs from the state's");
-    for (const auto& v : r.values())
+    for (const auto& v : r.values()) {
         if (!std::isfinite(v.value)) mano_fuzz::finding(std::string("a believed state finalizes to a non-finite ") + mano::method_name(v.m));
-    if (r.mano && !(r.mano->score >= 0 && r.mano->score <= 1)) mano_fuzz::finding("a MaNo score outside [0, 1]");
-    for (const auto* e : {&r.cot, &r.atc_mc, &r.atc_ne, &r.doc, &r.agreement})
-        if (*e && !((*e)->accuracy >= 0 && (*e)->accuracy <= 1)) mano_fuzz::finding("an accuracy estimate outside [0, 1]");
+        const bool accuracy = mano::info_of(v.m).returns == mano::method_returns::accuracy;
+        if ((accuracy || v.m == mano::method::mano) && !(v.value >= 0 && v.value <= 1))
+            mano_fuzz::finding(std::string("a value outside [0, 1]: ") + mano::method_name(v.m));
+    }
     if (r.confidence && !(*r.confidence >= 0 && *r.confidence <= 1)) mano_fuzz::finding("a confidence outside [0, 1]");
     std::uint64_t total = 0;
     for (const auto c : r.predicted) total += c;

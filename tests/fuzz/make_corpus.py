@@ -243,8 +243,12 @@ if len(sys.argv) > 1:
         np.savetxt(tmp / "s0.csv", np.column_stack([np.load(tmp / "s0.npy"), np.load(tmp / "y0.npy")]), delimiter=",",
                    fmt="%.6g", header="a,b,c,y", comments="")
         source = ["--source-logits", str(tmp / "s4.npy"), "--source-labels", str(tmp / "y4.npy")]
+        np.save(tmp / "f0.npy", rng.normal(size=(24, 4)))
         for args, name in [([], "default"), (["--methods", "mano,confscore,cot"], "three_methods"), (source, "source"),
-                           (["--methods", "mano", "--normalization", "taylor"], "taylor")]:
+                           (["--methods", "mano", "--normalization", "taylor"], "taylor"),
+                           (["--methods", "mano,mde,confscore_softrun", "--batch-size", "8"], "batch"),
+                           (["--features", str(tmp / "f0.npy"), "--methods", "dispersion,nuclear_softrun,entropy"],
+                            "features")]:
             subprocess.run([mano, "score", str(tmp / "s0.csv"), "--label-column", "y", "--emit-state",
                             str(tmp / "state.json"), "--json"] + args, check=True, stdout=subprocess.DEVNULL)
             put("state", name + ".json", (tmp / "state.json").read_bytes())

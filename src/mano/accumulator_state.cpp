@@ -1,0 +1,190 @@
+// The accumulator's JSON state (format "mano-accumulator"), its shard names, and the parts of the
+// components' sections they share (detail/estimator.hpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "mano/accumulator.hpp"
+#include "mano/detail/accumulator_impl.hpp"
+#include "mano/detail/state.hpp"
+#include "mano/error.hpp"
+
+namespace mano {
+
+// ---- shared pieces of the components (detail/estimator.hpp) ----
+
+namespace detail {
+
+double moments::mean_se(double n) const {
+    if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+    const double variance = std::max(0.0, (sum_sq - sum * sum / n) / (n - 1));
+    return std::sqrt(variance / n);
+}
+
+moments moments::from_json(const nlohmann::json& j, double n, double top, const std::string& what) {
+    const auto pair = j.get<std::vector<double>>();
+    if (pair.size() != 2) throw error(what + ": a [sum, sum of squares] pair has " + std::to_string(pair.size()) + " values");
+    const double rows = n * (1 + 1e-9) + 1e-9;
+    const moments m{pair[0], pair[1]};
+    check_state(m.sum >= 0 && m.sum <= top * rows && m.sum_sq >= 0 && m.sum_sq <= top * top * rows,
+                what + ": inconsistent sums, outside the range of " + std::to_string(static_cast<std::size_t>(n)) + " rows");
+    return m;
+}
+
+double proportion_se(double a, double n) { return std::sqrt(std::max(0.0, a * (1 - a)) / n); }
+
+void check_state(bool ok, const std::string& what) {
+    if (!ok) throw error(what);
+}
+
+void row_store::from_json(const nlohmann::json& j, std::size_t n) {
+    rows = j.get<std::vector<double>>();
+    bool ok = rows.size() == n * k_;
+    for (std::size_t i = 0; ok && i < rows.size(); ++i) ok = rows[i] >= 0 && rows[i] <= 1;
+    check_state(ok, "the rows must be n x K softmax values, each in [0, 1]");
+}
+
+}  // namespace detail
+
+namespace {
+
+// Version 2 added the sums of squares behind the standard errors, and the label counts; 4 the
+// predicted class counts; 5 MDE's energies as deviations from the first one; 6 the shards; 7 one
+// section per method (its component's own state) beside the sums every state keeps.
+constexpr int state_version = 7;
+
+nlohmann::json shard_names(const std::vector<std::uint64_t>& ids) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto id : ids) names.push_back(detail::shard_name(id));
+    return names;
+}
+
+}  // namespace
+
+std::string shard_name(std::uint64_t id) { return detail::shard_name(id); }
+
+error repeated_shard(std::uint64_t id, const std::string& holder) {
+    return error("accumulator state: shard " + detail::shard_name(id) + " is already in " + holder +
+                 " (merging one shard twice would count its rows twice; a shard is named by a hash of its state, "
+                 "so states of identical sums are one shard)");
+}
+
+nlohmann::json accumulator::to_json() const {
+    nlohmann::json j = impl_->state_json();
+    if (impl_->core.own_rows > 0) {
+        std::vector<std::uint64_t> ids = impl_->core.shards;
+        detail::add_shard(ids, detail::json_hash(j));
+        j["shards"] = shard_names(ids);
+    }
+    return j;
+}
+
+// The own rows become a shard named by the content of the state that holds them (state_json()).
+std::vector<std::uint64_t> accumulator::shards() const {
+    std::vector<std::uint64_t> ids = impl_->core.shards;
+    if (impl_->core.own_rows > 0) detail::add_shard(ids, detail::json_hash(impl_->state_json()));
+    return ids;
+}
+
+nlohmann::json accumulator::impl::state_json() const {
+    nlohmann::json sections = nlohmann::json::object();
+    for (std::size_t i = 0; i < components.size(); ++i) sections[method_name(opts.methods[i])] = components[i]->to_json();
+    return {
+        {"format", "mano-accumulator"},
+        {"version", state_version},
+        {"k", k},
+        {"options", opts.to_json()},
+        {"n", core.n},
+        {"phi_sum", core.phi_sum},
+        {"taylor_overflow_row", core.taylor_overflow_row},
+        {"max_prob", core.max_prob.to_json()},
+        {"predicted", core.predicted},
+        {"labels", {{"correct", core.correct}, {"rows", core.labeled_rows}}},
+        {"second_rows", core.second_rows},
+        {"feature_rows", core.feature_rows},
+        {"methods", sections},
+        {"shards", shard_names(core.shards)},
+    };
+}
+
+accumulator accumulator::from_json(const nlohmann::json& j) {
+    const std::string what = "accumulator state";
+    try {
+        detail::check_state_header(j, "mano-accumulator", what, state_version, "emit it again with this mano");
+        detail::check_known_keys(j, {"format", "version", "k", "options", "n", "phi_sum", "taylor_overflow_row", "max_prob",
+                                     "predicted", "labels", "second_rows", "feature_rows", "methods", "shards"},
+                                 what);
+        const options o = options::from_json(j.at("options"));
+        const std::size_t k = detail::count_of(j, "k", what);
+        accumulator acc(k, o);
+        impl& a = *acc.impl_;
+        auto& s = a.core;
+        s.n = detail::count_of(j, "n", what);
+        const double n = static_cast<double>(s.n);
+        s.phi_sum = j.at("phi_sum").get<double>();
+        s.taylor_overflow_row = detail::integer_of(j.at("taylor_overflow_row"), what, "taylor_overflow_row", -1,
+                                                   std::numeric_limits<std::int64_t>::max());
+        s.max_prob = detail::moments::from_json(j.at("max_prob"), n, 1, "accumulator state: \"max_prob\"");
+        s.correct = detail::count_of(j.at("labels"), "correct", what);
+        s.labeled_rows = detail::count_of(j.at("labels"), "rows", what);
+        s.second_rows = detail::count_of(j, "second_rows", what);
+        s.feature_rows = detail::count_of(j, "feature_rows", what);
+        const auto& predicted_json = j.at("predicted");
+        if (!predicted_json.is_array() || predicted_json.size() != s.predicted.size())
+            throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
+                        " class counts that sum to n");
+        std::vector<std::uint64_t> predicted;
+        for (const auto& count : predicted_json)
+            predicted.push_back(static_cast<std::uint64_t>(
+                detail::integer_of(count, what, "predicted", 0, std::numeric_limits<std::int64_t>::max())));
+        std::uint64_t predicted_rows = 0;
+        for (const auto count : predicted) predicted_rows += std::min<std::uint64_t>(count, s.n + 1);
+        if (!predicted.empty() && predicted_rows != s.n)
+            throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
+                        " class counts that sum to n");
+        s.predicted = predicted;
+        const auto& shards = j.at("shards");
+        if (!shards.is_array()) throw error("accumulator state: \"shards\" must be a list of shard ids");
+        if (shards.size() > max_shards)
+            throw error("accumulator state: \"shards\" names " + std::to_string(shards.size()) + " shards, over the " +
+                        std::to_string(max_shards) + " a state may name");
+        for (const auto& name : shards) {
+            const auto id = name.is_string() ? detail::parse_shard_name(name.get<std::string>()) : std::nullopt;
+            if (!id || (!s.shards.empty() && *id <= s.shards.back()))
+                throw error("accumulator state: \"shards\" must hold distinct ids of 16 hexadecimal digits in ascending "
+                            "order (got " + name.dump().substr(0, 40) + ")");
+            s.shards.push_back(*id);
+        }
+        // every shard has rows: none for an empty state, at most one per row otherwise
+        if ((s.n == 0) != s.shards.empty() || s.shards.size() > s.n)
+            throw error("accumulator state: \"shards\" names " + std::to_string(s.shards.size()) + " shards for " +
+                        std::to_string(s.n) + " rows; a state of n rows names 1 to n shards (none when n = 0)");
+        // Phi_i >= log K > 0; the extra inputs came with no rows or with all of them
+        const bool sane = std::isfinite(s.phi_sum) && s.phi_sum >= 0 && s.correct <= s.labeled_rows &&
+                          s.labeled_rows <= s.n && (s.second_rows == 0 || s.second_rows == s.n) &&
+                          (s.feature_rows == 0 || s.feature_rows == s.n) &&
+                          s.taylor_overflow_row < static_cast<std::int64_t>(s.n);
+        if (!sane) throw error("accumulator state: inconsistent sums or row counts");
+        // One section per method, each read by its component.
+        const auto& sections = j.at("methods");
+        if (!sections.is_object()) throw error("accumulator state: \"methods\" must be an object of one section per method");
+        for (std::size_t i = 0; i < a.components.size(); ++i) {
+            const char* name = method_name(a.opts.methods[i]);
+            if (!sections.contains(name))
+                throw error(std::string("accumulator state: \"methods\" has no section \"") + name + "\"");
+            try {
+                a.components[i]->from_json(sections.at(name), s.n);
+            } catch (const error& e) {
+                throw error(std::string("accumulator state: method ") + name + ": " + e.what());
+            }
+        }
+        if (sections.size() != a.components.size())
+            throw error("accumulator state: \"methods\" holds sections for methods its options do not list");
+        return acc;
+    } catch (const nlohmann::json::exception& e) {
+        throw error(std::string("accumulator state: ") + e.what());
+    }
+}
+
+}  // namespace mano

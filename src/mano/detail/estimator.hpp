@@ -1,0 +1,212 @@
+#pragma once
+// The estimator components behind the accumulator: each estimator of the method table
+// (registry.hpp) is one class in src/mano/estimators/<name>.cpp holding its own state. The
+// accumulator runs the kernel over a block of rows once, hands the block to every component,
+// merges, serializes and finalizes them; it knows no estimator by name.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mano/detail/kernel.hpp"
+#include "mano/gram.hpp"
+#include "mano/options.hpp"
+#include "mano/result.hpp"
+
+namespace mano {
+namespace detail {
+
+// A per-row quantity's sum and sum of squares: its mean and the mean's standard error.
+struct moments {
+    double sum = 0;
+    double sum_sq = 0;
+    void add(double x) {
+        sum += x;
+        sum_sq += x * x;
+    }
+    void add(const moments& o) {
+        sum += o.sum;
+        sum_sq += o.sum_sq;
+    }
+    // The standard error of the mean over n rows (sample variance / n); NaN for n < 2.
+    double mean_se(double n) const;
+    nlohmann::json to_json() const { return {sum, sum_sq}; }
+    // Throws mano::error naming `what` unless j is a [sum, sum of squares] pair of numbers with
+    // the values of n rows in [0, top] (a little slack for rounding).
+    static moments from_json(const nlohmann::json& j, double n, double top, const std::string& what);
+};
+
+// The standard error of a proportion a over n rows.
+double proportion_se(double a, double n);
+
+// What a component needs from the driver for every block (or-ed over the components).
+struct block_needs {
+    bool softmax_power = false;  // sum_k p_ik^p on q (MaNo's softmax branch)
+    bool taylor = false;         // the Taylor rows' sums on q (MaNo's Taylor branch, softrun variants)
+    bool extras = false;         // per row: the entropy and the Taylor rows' maximum
+    bool probs = false;          // the rows of softmax(q / T)
+    bool softrun_rows = false;   // the rows of softmax(q) and of the Taylor normalization of q
+    bool gram = false;           // updates a Gram matrix per block: blocks of at least 256 rows
+};
+
+// One block of rows, as the driver computed it. Pointers to what no component asked for are null.
+struct block {
+    std::size_t count = 0;
+    std::size_t k = 0;
+    std::size_t rows_before = 0;      // rows in the state before this block
+    std::size_t first_row = 0;        // the block's first row in the whole input (for messages)
+    const row_stats* stats = nullptr;  // the kernel on q (MaNo's normalizations)
+    const row_stats* base = nullptr;   // the kernel on q / T (the softmax baselines); stats when T = 1
+    const double* probs = nullptr;     // softmax(q / T), count x k
+    const double* softmax_rows = nullptr;  // softmax(q), count x k
+    const double* taylor_rows = nullptr;   // the Taylor normalization of q, count x k
+    const double* second = nullptr;        // the second model's logits, count x k, finite
+    const double* features = nullptr;      // count x dim
+    std::size_t dim = 0;
+};
+
+// What finalize needs besides a component's own state.
+struct final_context {
+    std::size_t n = 0;
+    std::size_t k = 0;
+    const options& opts;
+    double criterion = 0;    // Phi, or the fixed criterion
+    normalization used = normalization::softmax;  // the branch MaNo and the softrun variants use
+    bool taylor_overflowed = false;  // some row's Taylor values overflow double (no Taylor branch)
+    bool second_given = false;       // every row came with a second model's logits
+    bool features_given = false;     // every row came with features
+    const moments& max_prob;  // max softmax(q / T) over the rows: ConfScore, DoC
+};
+
+struct estimator_setup {
+    std::size_t k;
+    const options& opts;  // validated, methods resolved
+};
+
+// The labeled source set, for the estimators that fit something on it (method_info::fit_source).
+struct source_sample {
+    const double* probs;  // softmax(q / T), n x k
+    std::size_t n;
+    std::size_t k;
+    const std::int64_t* labels;  // in [0, k)
+};
+
+class estimator {
+public:
+    virtual ~estimator() = default;
+    virtual std::unique_ptr<estimator> clone() const = 0;
+    virtual block_needs needs() const = 0;
+
+    // A push is a transaction: begin(rows) before its first block (`rows`: how many the push
+    // brings), then commit() after its last, or rollback() on an error, which leaves the state as
+    // begin() found it.
+    virtual void begin(std::size_t rows) = 0;
+    virtual void add(const block& b) = 0;
+    virtual void commit() = 0;
+    virtual void rollback() = 0;
+
+    // Appends `other`'s rows (a component of the same method and options, holding other_rows > 0
+    // rows) after the `rows` of this one. The accumulator has checked everything that could
+    // refuse the merge: it cannot fail.
+    virtual void merge(const estimator& other, std::size_t rows, std::size_t other_rows) = 0;
+
+    // Its section of a state (null when it keeps nothing of its own), and back: from_json checks
+    // every invariant against the state's n rows and throws mano::error naming what broke.
+    virtual nlohmann::json to_json() const = 0;
+    virtual void from_json(const nlohmann::json& section, std::size_t n) = 0;
+
+    // Sets its entry of r (and r.mano for MaNo).
+    virtual void finalize(const final_context& c, result& r) const = 0;
+};
+
+// The common shape: a state struct copied at begin() and restored by rollback(); merge() gets
+// the other component as its own type.
+template <class Self, class State>
+class component : public estimator {
+public:
+    std::unique_ptr<estimator> clone() const override { return std::make_unique<Self>(static_cast<const Self&>(*this)); }
+    void begin(std::size_t) override { saved_ = s; }
+    void commit() override {}
+    void rollback() override { s = saved_; }
+    void merge(const estimator& other, std::size_t rows, std::size_t other_rows) override {
+        merge_from(static_cast<const Self&>(other).s, rows, other_rows);
+    }
+
+protected:
+    virtual void merge_from(const State& other, std::size_t rows, std::size_t other_rows) = 0;
+    State s;
+
+private:
+    State saved_;
+};
+
+// A component that keeps nothing of its own (it finalizes from the driver's sums).
+template <class Self>
+class stateless : public estimator {
+public:
+    std::unique_ptr<estimator> clone() const override { return std::make_unique<Self>(static_cast<const Self&>(*this)); }
+    block_needs needs() const override { return {}; }
+    void begin(std::size_t) override {}
+    void add(const block&) override {}
+    void commit() override {}
+    void rollback() override {}
+    void merge(const estimator&, std::size_t, std::size_t) override {}
+    nlohmann::json to_json() const override { return nullptr; }
+    void from_json(const nlohmann::json& section, std::size_t) override;
+};
+
+// Throws mano::error(what) unless ok (the accumulator names the state and the method).
+void check_state(bool ok, const std::string& what);
+
+// A Gram sum that a push changes only when it succeeds: its rows go to a part of their own,
+// added to the whole at commit (nothing of the whole is copied).
+class pending_gram {
+public:
+    explicit pending_gram(std::size_t k) : whole(k), k_(k) {}
+    void begin(std::size_t rows) {
+        part = gram_sum(k_);
+        if (whole.rows() + rows > k_) part.use_gram();  // the set will need its Gram matrix
+    }
+    void add(const double* rows, std::size_t count) { part.add(rows, count); }
+    void commit() {
+        whole.add(part);
+        part = gram_sum();
+    }
+    void rollback() { part = gram_sum(); }
+    gram_sum whole;
+    gram_sum part;
+
+private:
+    std::size_t k_;
+};
+
+template <class Self>
+void stateless<Self>::from_json(const nlohmann::json& section, std::size_t) {
+    check_state(section.is_null(), "this method keeps no state of its own, but its section is not null");
+}
+
+// Every row of softmax(q / T), N x K (the transport estimators): a push's rows are cut back off
+// on rollback, nothing is copied.
+class row_store {
+public:
+    explicit row_store(std::size_t k) : k_(k) {}
+    void begin() { kept_ = rows.size(); }
+    void add(const block& b) { rows.insert(rows.end(), b.probs, b.probs + b.count * k_); }
+    void rollback() { rows.resize(kept_); }
+    void append(const row_store& other) { rows.insert(rows.end(), other.rows.begin(), other.rows.end()); }
+    nlohmann::json to_json() const { return rows; }
+    // Throws mano::error unless j holds n x K values in [0, 1].
+    void from_json(const nlohmann::json& j, std::size_t n);
+    std::vector<double> rows;
+
+private:
+    std::size_t k_;
+    std::size_t kept_ = 0;
+};
+
+}  // namespace detail
+}  // namespace mano
