@@ -38,12 +38,14 @@ std::unique_ptr<estimator> make_dispersion(const estimator_setup&);
 std::unique_ptr<estimator> make_frechet(const estimator_setup&);
 std::unique_ptr<estimator> make_confscore_softrun(const estimator_setup&);
 std::unique_ptr<estimator> make_nuclear_softrun(const estimator_setup&);
+std::unique_ptr<estimator> make_cott(const estimator_setup&);
+nlohmann::json fit_cott(const source_sample&);
 }  // namespace detail
 
 // The estimators, in the table's order (the order of results, columns and state lists).
 enum class method {
     mano, confscore, entropy, nuclear, mde, cot, atc_mc, atc_ne, doc, agreement, dispersion, frechet,
-    confscore_softrun, nuclear_softrun
+    confscore_softrun, nuclear_softrun, cott
 };
 
 // What a method's one number is: a score that rises or falls with accuracy (mapped to accuracy
@@ -140,6 +142,9 @@ inline constexpr method_info method_table[] = {
     {method::nuclear_softrun, "nuclear_softrun", method_returns::score, needs_logits_only, true, nuclear_default_max_k,
      0, method_cost::quadratic, true, "Nuclear on MaNo's softrun normalization instead of softmax",
      nullptr, &detail::make_nuclear_softrun, nullptr},
+    {method::cott, "cott", method_returns::accuracy, needs_source, false, 0, 0, method_cost::keeps_rows, true,
+     "COTT: 1 - the mass COT's plan moves at a cost above a threshold fitted on the source (Lu et al., NeurIPS 2023)",
+     "threshold", &detail::make_cott, &detail::fit_cott},
 };
 inline constexpr int method_count = static_cast<int>(std::size(method_table));
 

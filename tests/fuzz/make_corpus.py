@@ -246,6 +246,7 @@ if len(sys.argv) > 1:
         np.save(tmp / "f0.npy", rng.normal(size=(24, 4)))
         for args, name in [([], "default"), (["--methods", "mano,confscore,cot"], "three_methods"), (source, "source"),
                            (["--methods", "mano", "--normalization", "taylor"], "taylor"),
+                           (source + ["--methods", "mano,cott,atc_ne,doc"], "cott"),
                            (["--methods", "mano,mde,confscore_softrun", "--batch-size", "8"], "batch"),
                            (["--features", str(tmp / "f0.npy"), "--methods", "dispersion,nuclear_softrun,entropy"],
                             "features")]:

@@ -2,7 +2,7 @@
 
 export type MethodName =
   | 'mano' | 'confscore' | 'entropy' | 'nuclear' | 'mde' | 'cot' | 'atc_mc' | 'atc_ne' | 'doc' | 'agreement'
-  | 'dispersion' | 'frechet' | 'confscore_softrun' | 'nuclear_softrun';
+  | 'dispersion' | 'frechet' | 'confscore_softrun' | 'nuclear_softrun' | 'cott';
 
 /** An input besides the logits that a method needs. */
 export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
@@ -94,6 +94,7 @@ export interface Result {
     atc_ne?: AccuracyResult;
     doc?: AccuracyResult;
     agreement?: AccuracyResult;
+    cott?: AccuracyResult;
   };
   /** scoreSource with chunkResults: one result per chunk of rows. */
   chunks?: { first: number; rows: number; result: Result }[];
