@@ -208,5 +208,35 @@ private:
     std::size_t kept_ = 0;
 };
 
+// The transport estimators' common shape (COT, COTT): every row kept, the label marginal
+// (uniform unless options::label_marginal); Self computes finalize from them.
+template <class Self>
+class transport_component : public estimator {
+public:
+    transport_component(std::size_t k, const options& o) : rows_(k), k_(k), marginal_(o.label_marginal) {
+        if (marginal_.empty()) marginal_.assign(k, 1.0 / static_cast<double>(k));
+    }
+    std::unique_ptr<estimator> clone() const override { return std::make_unique<Self>(static_cast<const Self&>(*this)); }
+    block_needs needs() const override {
+        block_needs n;
+        n.probs = true;
+        return n;
+    }
+    void begin(std::size_t) override { rows_.begin(); }
+    void add(const block& b) override { rows_.add(b); }
+    void commit() override {}
+    void rollback() override { rows_.rollback(); }
+    void merge(const estimator& other, std::size_t, std::size_t) override {
+        rows_.append(static_cast<const Self&>(other).rows_);
+    }
+    nlohmann::json to_json() const override { return rows_.to_json(); }
+    void from_json(const nlohmann::json& j, std::size_t n) override { rows_.from_json(j, n); }
+
+protected:
+    row_store rows_;
+    std::size_t k_;
+    std::vector<double> marginal_;
+};
+
 }  // namespace detail
 }  // namespace mano

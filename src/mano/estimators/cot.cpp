@@ -8,35 +8,13 @@ namespace mano {
 namespace detail {
 namespace {
 
-class cot_estimator : public estimator {
+class cot_estimator : public transport_component<cot_estimator> {
 public:
-    cot_estimator(std::size_t k, const options& o) : rows_(k), k_(k), marginal_(o.label_marginal) {
-        if (marginal_.empty()) marginal_.assign(k, 1.0 / static_cast<double>(k));
-    }
-    std::unique_ptr<estimator> clone() const override { return std::make_unique<cot_estimator>(*this); }
-    block_needs needs() const override {
-        block_needs n;
-        n.probs = true;
-        return n;
-    }
-    void begin(std::size_t) override { rows_.begin(); }
-    void add(const block& b) override { rows_.add(b); }
-    void commit() override {}
-    void rollback() override { rows_.rollback(); }
-    void merge(const estimator& other, std::size_t, std::size_t) override {
-        rows_.append(static_cast<const cot_estimator&>(other).rows_);
-    }
-    nlohmann::json to_json() const override { return rows_.to_json(); }
-    void from_json(const nlohmann::json& j, std::size_t n) override { rows_.from_json(j, n); }
+    using transport_component::transport_component;
     void finalize(const final_context& c, result& r) const override {
         const double cost = transport_cost(rows_.rows.data(), c.n, k_, marginal_);
         r[method::cot] = estimate{1.0 - cost, std::nullopt, cost};
     }
-
-private:
-    row_store rows_;
-    std::size_t k_;
-    std::vector<double> marginal_;
 };
 
 }  // namespace

@@ -26,34 +26,18 @@ double mass_above(const std::vector<transport_flow>& plan, double t) {
     return mass;
 }
 
-class cott_estimator : public estimator {
+class cott_estimator : public transport_component<cott_estimator> {
 public:
-    cott_estimator(std::size_t k, const options& o) : rows_(k), k_(k), marginal_(o.label_marginal) {
-        if (marginal_.empty()) marginal_.assign(k, 1.0 / static_cast<double>(k));
+    cott_estimator(std::size_t k, const options& o) : transport_component(k, o) {
         if (!o.source) return;
         const auto& fitted = o.source->fitted;
         if (!fitted.contains("cott") || !fitted.at("cott").is_object() || !fitted.at("cott").contains("threshold") ||
             !fitted.at("cott").at("threshold").is_number())
             throw error("cott needs its threshold fitted on the labeled source set; fit the source with cott among the methods");
         threshold_ = fitted.at("cott").at("threshold").get<double>();
-        if (!(threshold_ >= 0 && threshold_ <= 1))
+        if (!(*threshold_ >= 0 && *threshold_ <= 1))
             throw error("source model: the cott threshold must be a transport cost in [0, 1]");
     }
-    std::unique_ptr<estimator> clone() const override { return std::make_unique<cott_estimator>(*this); }
-    block_needs needs() const override {
-        block_needs n;
-        n.probs = true;
-        return n;
-    }
-    void begin(std::size_t) override { rows_.begin(); }
-    void add(const block& b) override { rows_.add(b); }
-    void commit() override {}
-    void rollback() override { rows_.rollback(); }
-    void merge(const estimator& other, std::size_t, std::size_t) override {
-        rows_.append(static_cast<const cott_estimator&>(other).rows_);
-    }
-    nlohmann::json to_json() const override { return rows_.to_json(); }
-    void from_json(const nlohmann::json& j, std::size_t n) override { rows_.from_json(j, n); }
     void finalize(const final_context& c, result& r) const override {
         if (!threshold_) return;
         const auto plan = transport_plan(rows_.rows.data(), c.n, k_, marginal_);
@@ -61,9 +45,6 @@ public:
     }
 
 private:
-    row_store rows_;
-    std::size_t k_;
-    std::vector<double> marginal_;
     std::optional<double> threshold_;
 };
 
