@@ -1,5 +1,6 @@
-// The accumulator's JSON state (format "mano-accumulator"), its shard names, and the parts of the
-// components' sections they share (detail/estimator.hpp).
+// The accumulator's merge, its JSON state (format "mano-accumulator") and shard names, and the
+// parts of the components' sections they share (detail/estimator.hpp): code that runs once per
+// state, not once per row.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -46,6 +47,90 @@ void row_store::from_json(const nlohmann::json& j, std::size_t n) {
 }
 
 }  // namespace detail
+
+namespace {
+
+void require_same(bool same, const char* what) {
+    if (!same)
+        throw error(std::string("cannot merge accumulators with different ") + what +
+                    "; score every shard with the same options");
+}
+
+}  // namespace
+
+void accumulator::merge(const accumulator& other) { merge_state(other, false); }
+
+void accumulator::merge_as_shard(const accumulator& other) { merge_state(other, true); }
+
+void accumulator::merge_state(const accumulator& other, bool as_shard) {
+    if (&other == this)
+        throw error("cannot merge an accumulator into itself: that would count its rows twice");
+    impl& a = *impl_;
+    const impl& b = *other.impl_;
+    const options &mine = a.opts, &theirs_opts = b.opts;
+    require_same(a.k == b.k, "numbers of columns (K)");
+    require_same(mine.p == theirs_opts.p, "p");
+    require_same(mine.eta == theirs_opts.eta, "eta");
+    require_same(mine.taylor_order == theirs_opts.taylor_order, "taylor_order");
+    require_same(mine.norm == theirs_opts.norm, "normalization");
+    require_same(mine.batch_size == theirs_opts.batch_size, "batch_size");
+    require_same(mine.criterion == theirs_opts.criterion, "fixed criterion");
+    require_same(mine.methods == theirs_opts.methods, "methods");
+    require_same(mine.temperature == theirs_opts.temperature, "temperature");
+    require_same(mine.label_marginal == theirs_opts.label_marginal, "label marginal");
+    const auto same_json = [](const auto& x, const auto& y) { return (!x && !y) || (x && y && x->to_json() == y->to_json()); };
+    require_same(same_json(mine.source, theirs_opts.source), "source models");
+    require_same(same_json(mine.source_features, theirs_opts.source_features), "source features");
+    auto& core = a.core;
+    const auto& o = b.core;
+    if (mine.batch_size > 0 && core.n % static_cast<std::size_t>(mine.batch_size) != 0 && o.n != 0)
+        throw error("in batch mode only a shard whose row count is a multiple of batch_size (" +
+                    std::to_string(mine.batch_size) + ") can be followed by another; this one has " +
+                    std::to_string(core.n) + " rows");
+    if (core.n != 0 && o.n != 0 &&
+        ((core.second_rows == core.n) != (o.second_rows == o.n) || (core.feature_rows == core.n) != (o.feature_rows == o.n) ||
+         (core.labeled_rows == core.n) != (o.labeled_rows == o.n)))
+        throw error("cannot merge shards scored with and without the same extra inputs (second logits, features, labels)");
+    // Shards: the union of both sorted lists, refusing one that both hold.
+    std::vector<std::uint64_t> theirs = o.shards;
+    std::size_t own_rows = core.own_rows + o.own_rows;
+    if (as_shard && o.own_rows > 0) {
+        const std::uint64_t id = detail::json_hash(b.state_json());
+        // this one's own rows would get the same name: the same state
+        if (core.own_rows > 0 && detail::json_hash(a.state_json()) == id) throw repeated_shard(id, "this accumulator");
+        detail::add_shard(theirs, id);
+        own_rows = core.own_rows;
+    }
+    std::vector<std::uint64_t> shards;
+    shards.reserve(core.shards.size() + theirs.size());
+    for (std::size_t i = 0, j = 0; i < core.shards.size() || j < theirs.size();) {
+        if (j == theirs.size() || (i < core.shards.size() && core.shards[i] < theirs[j])) {
+            shards.push_back(core.shards[i++]);
+        } else if (i == core.shards.size() || theirs[j] < core.shards[i]) {
+            shards.push_back(theirs[j++]);
+        } else {
+            throw repeated_shard(theirs[j], "this accumulator");
+        }
+    }
+    if (shards.size() + (own_rows > 0 ? 1 : 0) > max_shards)
+        throw error("accumulator state: the merged state would hold " + std::to_string(shards.size() + (own_rows > 0 ? 1 : 0)) +
+                    " shards, over the " + std::to_string(max_shards) + " a state may name; score fewer, larger shards");
+    // Nothing below can refuse the merge.
+    if (o.n != 0)
+        for (std::size_t i = 0; i < a.components.size(); ++i) a.components[i]->merge(*b.components[i], core.n, o.n);
+    if (core.taylor_overflow_row < 0 && o.taylor_overflow_row >= 0)
+        core.taylor_overflow_row = o.taylor_overflow_row + static_cast<std::int64_t>(core.n);
+    core.n += o.n;
+    core.phi_sum += o.phi_sum;
+    core.max_prob.add(o.max_prob);
+    for (std::size_t c = 0; c < core.predicted.size(); ++c) core.predicted[c] += o.predicted[c];
+    core.correct += o.correct;
+    core.labeled_rows += o.labeled_rows;
+    core.second_rows += o.second_rows;
+    core.feature_rows += o.feature_rows;
+    core.shards = std::move(shards);
+    core.own_rows = own_rows;
+}
 
 namespace {
 

@@ -41,7 +41,7 @@ const repeated = (id) => (e) => e instanceof mano.InputError &&
 
 test('native states load, merge and serialize in the package exactly as natively', () => {
   const { a, b } = nativeShards();
-  assert.equal(a.version, 6);
+  assert.equal(a.version, 7);
   assert.match(a.shards[0], /^[0-9a-f]{16}$/);
   assert.deepEqual(mano.accumulatorFromJSON(a).toJSON(), a);
   native('merge', file('a.json'), file('b.json'), '--emit-state', file('ab.json'), '--json');

@@ -1,6 +1,6 @@
 #pragma once
-// The accumulator's insides, shared by accumulator.cpp (push, merge, finalize) and
-// accumulator_state.cpp (its JSON state), which are compiled apart: the second for size in
+// The accumulator's insides, shared by accumulator.cpp (push, finalize) and
+// accumulator_state.cpp (merge, its JSON state), which are compiled apart: the second for size in
 // WebAssembly.
 
 #include <algorithm>
