@@ -213,6 +213,19 @@ TEST_CASE("bad features, classes and states are refused with a clear message", "
     disp.push(rows.data(), other.data(), 3);
     CHECK_THROWS_WITH(disp.score(), Contains("same mean feature vector"));  // all rows are equal
     CHECK_THROWS_WITH(disp.merge(mano::class_dispersion(2)), Contains("different dimensions"));
+    // finite features whose class means are too far apart to square (a fuzzed state found it): an
+    // error, not an infinite score
+    mano::class_dispersion huge(1);
+    const std::vector<double> far{-4.6e307, 4.6e307};
+    const std::vector<std::int64_t> two{0, 1};
+    huge.push(far.data(), two.data(), 2);
+    CHECK_THROWS_WITH(huge.score(), Contains("overflows") && Contains("scale the features down"));
+    mano::feature_moments a(1);
+    a.push(far.data(), 2);
+    const std::vector<double> near{0.0, 1.0};
+    mano::feature_moments c(1);
+    c.push(near.data(), 2);
+    CHECK_THROWS_WITH(mano::frechet_distance(a, c), Contains("overflows"));
 
     CHECK_THROWS_WITH(mano::feature_moments::from_json({{"format", "mano-accumulator"}}), Contains("not a mano feature"));
     auto state = moments_of(rows.data(), 3, 3).to_json();

@@ -170,7 +170,11 @@ double frechet_distance(const feature_moments& source, const feature_moments& ta
                                                             Eigen::EigenvaluesOnly);
     const double trace_root = psd_eigenvalues(eig.eigenvalues()).cwiseSqrt().sum();
     // a squared distance: only rounding can take it below 0
-    return std::max(0.0, diff.squaredNorm() + s1.trace() + s2.trace() - 2 * trace_root);
+    const double distance = std::max(0.0, diff.squaredNorm() + s1.trace() + s2.trace() - 2 * trace_root);
+    if (!std::isfinite(distance))
+        throw error("the Frechet distance of these features overflows double precision (their means or covariances are "
+                    "too large to square); scale the features down");
+    return distance;
 }
 
 class_dispersion::class_dispersion(std::size_t d) : d_(d) { require_dim(d); }
@@ -225,6 +229,9 @@ double class_dispersion::score() const {
     if (!(between > 0))
         throw error("every predicted class has the same mean feature vector, so the between-class dispersion is 0 "
                     "and its log is -infinity; check that the features vary between rows");
+    if (!std::isfinite(between))
+        throw error("the class means of these features are too far apart to square in double precision (the "
+                    "between-class dispersion overflows); scale the features down");
     // the authors' code (common/distance.py): log of the between-class dispersion over C' - 1, no 1/N
     return std::log(between / static_cast<double>(classes_.size() - 1));
 }
