@@ -219,7 +219,6 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
             detail::block b;
             b.count = count;
             b.k = k;
-            b.rows_before = core.n;
             b.first_row = extra.first_row.value_or(saved.n) + first;
             b.stats = b.base = stats.data();
             b.probs = needs.probs ? softmax_probs.data() : nullptr;

@@ -57,7 +57,6 @@ struct block_needs {
 struct block {
     std::size_t count = 0;
     std::size_t k = 0;
-    std::size_t rows_before = 0;      // rows in the state before this block
     std::size_t first_row = 0;        // the block's first row in the whole input (for messages)
     const row_stats* stats = nullptr;  // the kernel on q (MaNo's normalizations)
     const row_stats* base = nullptr;   // the kernel on q / T (the softmax baselines); stats when T = 1
