@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "mano/detail/estimator.hpp"
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 
@@ -26,14 +26,8 @@ std::string describe(double x) {
     return x > 0 ? "+Inf" : "-Inf";
 }
 
-std::string number(double x) {
-    std::ostringstream out;
-    out << x;
-    return out.str();
-}
-
 std::string percent(std::size_t part, std::size_t whole) {
-    return number(100.0 * static_cast<double>(part) / static_cast<double>(whole)) + "%";
+    return number_text(100.0 * static_cast<double>(part) / static_cast<double>(whole)) + "%";
 }
 
 // One labeled source row, widened, with its logits shifted so that the maximum is 0.
@@ -122,7 +116,7 @@ double fit_temperature(const logits_view& logits, const std::int64_t* labels) {
                         "true labels" + accuracy + "; check that the labels belong to these rows and classes, "
                         "or use temperature 1");
         throw error("temperature fit: the best temperature is above the largest supported one, " +
-                    number(temperature_max) + accuracy + "; the logits are on a very large scale: divide them by "
+                    number_text(temperature_max) + accuracy + "; the logits are on a very large scale: divide them by "
                     "a constant first, or use temperature 1");
     }
     if (derivatives(logits, labels, hi).slope <= 0) {
@@ -131,7 +125,7 @@ double fit_temperature(const logits_view& logits, const std::int64_t* labels) {
                         "and no temperature minimizes it; use temperature 1 or a source set on which the model "
                         "makes mistakes");
         throw error("temperature fit: the best temperature is below the smallest supported one, " +
-                    number(temperature_min) + accuracy + "; the logits are on a very small scale: multiply them "
+                    number_text(temperature_min) + accuracy + "; the logits are on a very small scale: multiply them "
                     "by a constant first, or use temperature 1");
     }
     // Safeguarded Newton on the slope (rtsafe): a Newton step is taken only when it stays inside
@@ -184,7 +178,7 @@ double atc_threshold(std::vector<double> scores, const std::vector<bool>& correc
 source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature,
                         const std::vector<method>& methods) {
     if (!(std::isfinite(temperature) && temperature > 0))
-        throw error("temperature must be a finite number > 0 (1 means no scaling); got " + number(temperature));
+        throw error("temperature must be a finite number > 0 (1 means no scaling); got " + number_text(temperature));
     const std::size_t n = logits.rows(), k = logits.cols();
     std::vector<method> fitters;
     for (const method m : methods)

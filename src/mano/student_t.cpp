@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 namespace {
@@ -63,9 +63,8 @@ double incomplete_beta_fraction(double a, double b, double x) {
         h *= step;
         if (std::abs(step - 1) < eps) return h;
     }
-    std::ostringstream message;
-    message << "the incomplete beta function did not converge for a = " << a << ", b = " << b << ", x = " << x;
-    throw error(message.str());
+    throw error("the incomplete beta function did not converge for a = " + number_text(a) + ", b = " + number_text(b) +
+                ", x = " + number_text(x));
 }
 
 struct beta_pair {
@@ -151,9 +150,7 @@ t_point evaluate(double s, double dof) {
 
 void check_dof(double dof, const char* function) {
     if (!(dof > 0) || !std::isfinite(dof)) {
-        std::ostringstream message;
-        message << function << ": the degrees of freedom must be a finite number > 0 (got " << dof << ")";
-        throw error(message.str());
+        throw error(std::string(function) + ": the degrees of freedom must be a finite number > 0 (got " + number_text(dof) + ")");
     }
 }
 
@@ -180,9 +177,7 @@ double student_t_cdf(double t, double dof) {
 double student_t_quantile(double probability, double dof) {
     check_dof(dof, "student_t_quantile");
     if (!(probability > 0 && probability < 1)) {
-        std::ostringstream message;
-        message << "student_t_quantile: the probability must be in (0, 1) (got " << probability << ")";
-        throw error(message.str());
+        throw error("student_t_quantile: the probability must be in (0, 1) (got " + number_text(probability) + ")");
     }
     if (probability == 0.5) return 0;
     const double sign = probability < 0.5 ? -1 : 1;
