@@ -6,15 +6,18 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <mano/mano.hpp>
 
+#include "io/header.hpp"
 #include "io/json.hpp"
 
 namespace {
@@ -22,24 +25,39 @@ namespace {
 using emscripten::val;
 using nlohmann::json;
 
-json last_error;
+struct failure {
+    const char* kind;  // "input", "format", "memory" or "internal"
+    std::string message;
+};
+std::optional<failure> last_error;
 
-template <class F>
-auto guarded(F&& f) -> decltype(f()) {
+// Records the exception being handled, for take_error(); one copy serves every binding.
+// `error_kind`: what a mano::error means at this call ("input"; "format" for a file's bytes).
+[[gnu::noinline]] void record_error(const char* error_kind) {
     try {
-        return f();
+        throw;
     } catch (const mano::row_input_error& e) {  // which input: the CLI names its file instead
         const char* which = e.which == mano::row_input_error::input::second ? "second: " : "features: ";
-        last_error = {{"kind", "input"}, {"message", which + std::string(e.what())}};
+        last_error = failure{"input", which + std::string(e.what())};
     } catch (const mano::error& e) {
-        last_error = {{"kind", "input"}, {"message", e.what()}};
+        last_error = failure{error_kind, e.what()};
     } catch (const json::exception& e) {
-        last_error = {{"kind", "input"}, {"message", std::string("malformed JSON: ") + e.what()}};
+        last_error = failure{"input", std::string("malformed JSON: ") + e.what()};
     } catch (const std::bad_alloc&) {
-        last_error = {{"kind", "memory"},
-                      {"message", "out of memory: the WebAssembly heap could not grow (a 32-bit module has at most 2 GiB)"}};
+        last_error = failure{"memory", "out of memory: the WebAssembly heap could not grow (a 32-bit module has at most 2 GiB)"};
     } catch (const std::exception& e) {
-        last_error = {{"kind", "internal"}, {"message", std::string("internal error: ") + e.what()}};
+        last_error = failure{"internal", std::string("internal error: ") + e.what()};
+    } catch (...) {
+        last_error = failure{"internal", "internal error: an unknown exception"};
+    }
+}
+
+template <class F>
+auto guarded(F&& f, const char* error_kind = "input") -> decltype(f()) {
+    try {
+        return f();
+    } catch (...) {
+        record_error(error_kind);
     }
     return decltype(f())();
 }
@@ -60,8 +78,9 @@ json parse_calibration(const std::string& text) {
 
 // "" when the last call succeeded, else {"kind": "input"|"memory"|"internal", "message": ...}.
 std::string take_error() {
-    std::string out = last_error.is_null() ? std::string() : last_error.dump();
-    last_error = nullptr;
+    if (!last_error) return {};
+    std::string out = json{{"kind", last_error->kind}, {"message", last_error->message}}.dump();
+    last_error.reset();
     return out;
 }
 
@@ -300,6 +319,73 @@ std::string default_methods(std::size_t k, double n, const std::string& inputs_j
     });
 }
 
+// The header rules of .npy and .safetensors, shared with the native readers (native/io/header.cpp):
+// web/src/loaders.js reads a file's first bytes and hands them over. Their errors are the file's
+// (kind "format").
+
+// How the JS readers decode an element type: {kind: "f"|"i"|"u", itemsize, little, dtype}, where
+// dtype is the Matrix's ("float16", "bfloat16", "float32", "float64"; "int32" for integers).
+json element_json(const std::optional<mano::io::detail::element_type>& e) {
+    using mano::io::detail::scalar_kind;
+    if (!e) return nullptr;
+    const bool is_float = e->kind == scalar_kind::floating || e->kind == scalar_kind::bfloat;
+    const char* dtype = e->kind == scalar_kind::bfloat ? "bfloat16"
+                        : !is_float                    ? "int32"
+                        : e->size == 2                 ? "float16"
+                        : e->size == 4                 ? "float32"
+                                                       : "float64";
+    const char* kind = is_float ? "f" : e->kind == scalar_kind::signed_integer ? "i" : "u";
+    // WebAssembly is little-endian: the data is big-endian exactly when it must be swapped.
+    return {{"kind", kind}, {"itemsize", e->size}, {"little", !e->swap}, {"dtype", dtype}};
+}
+
+// The header of the .npy file `name` of `size` bytes, from its first min(size, NPY_MAX_PREFIX_BYTES)
+// bytes: {descr, shape, shown (the shape as NumPy prints it), fortran, dataOffset, element}, where
+// element is null for a dtype mano cannot read; otherwise the data's size is checked too.
+std::string npy_header(const val& bytes, double size, const std::string& name) {
+    return guarded([&] {
+        namespace d = mano::io::detail;
+        std::vector<unsigned char> buffer;
+        const auto* data = copy_in(bytes, buffer);
+        const auto total = static_cast<std::uint64_t>(size);
+        d::memory_stream in(data, buffer.size(), name);
+        const d::npy_header h = d::read_npy_header(name, in, total);
+        const auto e = d::npy_element(h.descr);
+        if (e) d::check_npy_data_size(name, h, e->size, total);
+        return json{{"descr", h.descr},           {"shape", h.shape},
+                    {"shown", d::shape_text(h.shape)}, {"fortran", h.fortran},
+                    {"dataOffset", h.data_offset},   {"element", element_json(e)}}
+            .dump(-1, ' ', false, json::error_handler_t::replace);  // a damaged descr may not be UTF-8
+    }, "format");
+}
+
+// The length of the JSON header of the .safetensors file `name` of `size` bytes, from its first
+// min(size, 8) bytes.
+double safetensors_header_length(const val& bytes, double size, const std::string& name) {
+    return guarded([&] {
+        std::vector<unsigned char> first(8);
+        copy_in(bytes, first);
+        first.resize(8);
+        return static_cast<double>(mano::io::detail::safetensors_header_length(name, static_cast<std::uint64_t>(size), first.data()));
+    }, "format");
+}
+
+// The tensor `key` names (else the only one, else "logits") of the .safetensors file `name` of
+// `size` bytes, from its JSON header (the bytes after the 8-byte length), every entry and the data
+// section checked: {where, dtype, shape, shown, offset, bytes, element}.
+std::string safetensors_header(const val& bytes, double size, const std::string& name, const std::string& key) {
+    return guarded([&] {
+        namespace d = mano::io::detail;
+        std::string header(bytes["length"].as<std::size_t>(), '\0');
+        val(emscripten::typed_memory_view(header.size(), reinterpret_cast<unsigned char*>(header.data()))).call<void>("set", bytes);
+        const auto t = d::parse_safetensors_header(name, static_cast<std::uint64_t>(size), header, key, "logits",
+                                                   "pass { key } to choose one");
+        return json{{"where", t.where},   {"dtype", t.dtype},   {"shape", t.shape}, {"shown", d::shape_text(t.shape)},
+                    {"offset", t.offset}, {"bytes", t.bytes}, {"element", element_json(d::safetensors_element(t.dtype))}}
+            .dump(-1, ' ', false, json::error_handler_t::replace);
+    }, "format");
+}
+
 // The estimator table (mano methods --json).
 std::string methods() { return mano::methods_json().dump(); }
 
@@ -326,6 +412,10 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("predictScores", &predict_scores);
     emscripten::function("defaultMethods", &default_methods);
     emscripten::function("methods", &methods);
+    emscripten::function("npyHeader", &npy_header);
+    emscripten::constant("NPY_MAX_PREFIX_BYTES", static_cast<double>(mano::io::detail::npy_max_prefix_bytes));
+    emscripten::function("safetensorsHeaderLength", &safetensors_header_length);
+    emscripten::function("safetensorsHeader", &safetensors_header);
     emscripten::function("takeError", &take_error);
     emscripten::function("version", &version);
 }

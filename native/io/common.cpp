@@ -14,24 +14,6 @@ namespace mano {
 namespace io {
 namespace detail {
 
-void fail(const std::string& where, const std::string& message) { throw error(printable(where + ": " + message)); }
-
-std::string clip(const std::string& text, std::size_t limit) {
-    return text.size() <= limit ? text : text.substr(0, limit) + "...";
-}
-
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& where, const std::string& what) {
-    std::uint64_t product = 0;
-    if (__builtin_mul_overflow(a, b, &product)) fail(where, what + " is too large to address");
-    return product;
-}
-
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-    std::string s = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 namespace {
 
 [[noreturn]] void fail_not_regular(const std::string& path, mode_t mode) {
@@ -107,13 +89,6 @@ void file_handle::read_at(std::uint64_t offset, void* out, std::size_t n) const 
         fail(path_, "ends before byte " + std::to_string(offset + n) + " (did the file change while it was read?)");
 }
 
-bool host_is_little_endian() noexcept {
-    const std::uint16_t one = 1;
-    unsigned char first = 0;
-    std::memcpy(&first, &one, 1);
-    return first == 1;
-}
-
 void swap_bytes(void* data, std::size_t count, std::size_t size) noexcept {
     auto* p = static_cast<unsigned char*>(data);
     if (size < 2) return;
@@ -127,15 +102,6 @@ std::optional<dtype> float_dtype(const element_type& e) noexcept {
     if (e.size == 4) return dtype::float32;
     if (e.size == 8) return dtype::float64;
     return std::nullopt;
-}
-
-void byte_stream::skip(std::uint64_t n) {
-    unsigned char scratch[1 << 14];
-    while (n > 0) {
-        const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(n, sizeof scratch));
-        read(scratch, piece);
-        n -= piece;
-    }
 }
 
 file_stream::file_stream(std::shared_ptr<const file_handle> file, std::uint64_t offset, std::uint64_t length,
@@ -327,20 +293,6 @@ void check_columns(const std::string& where, std::uint64_t cols) {
                         " mano reads (logits have one column per class, features one per dimension)");
 }
 
-std::string wanted_member(const std::string& key, const std::string& default_name) {
-    std::string wanted = key;
-    if (wanted.size() > 4 && wanted.compare(wanted.size() - 4, 4, ".npy") == 0) wanted.resize(wanted.size() - 4);
-    return wanted.empty() ? default_name : wanted;
-}
-
-void fail_no_member(const std::string& path, const std::vector<std::string>& names, std::size_t count,
-                    const std::string& wanted, bool key_given) {
-    std::string list;
-    for (std::size_t i = 0; i < names.size() && i < 50; ++i) list += (i ? ", " : "") + ("'" + printable(names[i], 60) + "'");
-    if (count > 50) list += ", ... (" + std::to_string(count) + " in all)";
-    fail(path, "has no array '" + printable(wanted, 60) + "'; it holds " + list + (key_given ? "" : " (choose one with --key)"));
-}
-
 std::size_t choose_member(const std::string& path, const std::vector<std::string>& names, const std::string& key,
                           const std::string& default_name, const char* container) {
     if (names.empty()) fail(path, std::string("is ") + container + " that holds no arrays");
@@ -348,7 +300,7 @@ std::size_t choose_member(const std::string& path, const std::vector<std::string
     const std::string wanted = wanted_member(key, default_name);
     for (std::size_t i = 0; i < names.size(); ++i)
         if (names[i] == wanted) return i;
-    fail_no_member(path, names, names.size(), wanted, !key.empty());
+    fail_no_member(path, names, names.size(), wanted, !key.empty(), "choose one with --key");
 }
 
 void check_label_rows(const std::string& where, std::uint64_t count, const read_options& opts) {

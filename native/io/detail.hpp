@@ -15,25 +15,12 @@
 #include <mano/error.hpp>
 #include <mano/text.hpp>
 
+#include "io/header.hpp"
 #include "io/reader.hpp"
 
 namespace mano {
 namespace io {
 namespace detail {
-
-// Throws mano::error("WHERE: MESSAGE"); WHERE is a path, or "path: member 'x.npy'". Control
-// characters (from a damaged file's text) are escaped, so the message stays one line.
-[[noreturn]] void fail(const std::string& where, const std::string& message);
-// At most `limit` bytes of text taken from a file, for a message ("..." marks a cut).
-std::string clip(const std::string& text, std::size_t limit = 60);
-// Text taken from a file, safe to put in a one-line message (mano/text.hpp).
-using ::mano::printable;
-
-// a * b, or a mano::error naming `what` when it does not fit in 64 bits.
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& where, const std::string& what);
-
-// "(3, 4)", "(12,)", "()": a shape as NumPy prints it.
-std::string shape_text(const std::vector<std::uint64_t>& shape);
 
 // A file opened once for positional reads (pread), shared by a reader and its clones: pread
 // keeps no file position, so threads may read through one handle at once. Only a regular file
@@ -61,30 +48,10 @@ private:
     std::uint64_t size_ = 0;
 };
 
-enum class scalar_kind { floating, bfloat, signed_integer, unsigned_integer };
-
-struct element_type {
-    scalar_kind kind = scalar_kind::floating;
-    std::size_t size = 4;
-    bool swap = false;  // stored in the other byte order than this machine's
-};
-
-bool host_is_little_endian() noexcept;
 // Reverses the bytes of each of `count` elements of `size` bytes.
 void swap_bytes(void* data, std::size_t count, std::size_t size) noexcept;
 // The logits dtype of a floating element type; nullopt for integers and unsupported sizes.
 std::optional<dtype> float_dtype(const element_type& e) noexcept;
-
-// Bytes read in order from the start of an array's container (a file region or a zip member).
-class byte_stream {
-public:
-    virtual ~byte_stream() = default;
-    // Exactly n bytes, or a mano::error saying where the data ends.
-    virtual void read(void* out, std::size_t n) = 0;
-    virtual void skip(std::uint64_t n);
-    // What only the end can tell: a zip member's CRC-32, the end of a deflate stream.
-    virtual void finish() {}
-};
 
 // The bytes [offset, offset + length) of a file; with a CRC-32, finish() checks it once all
 // bytes were read.
@@ -140,29 +107,9 @@ void check_columns(const std::string& where, std::uint64_t cols);
 // `default_name`; `names` are the arrays' names as the user writes them (".npy" dropped).
 std::size_t choose_member(const std::string& path, const std::vector<std::string>& names, const std::string& key,
                           const std::string& default_name, const char* container);
-// The name choose_member() looks for: `key` without ".npy", else `default_name`.
-std::string wanted_member(const std::string& key, const std::string& default_name);
-// Refuses a container of `count` arrays that has none named `wanted`, listing up to 50 of `names`
-// (every array's name, or only the first ones).
-[[noreturn]] void fail_no_member(const std::string& path, const std::vector<std::string>& names, std::size_t count,
-                                 const std::string& wanted, bool key_given);
 // Refuses a labels file of `count` labels when the caller needs another number.
 void check_label_rows(const std::string& where, std::uint64_t count, const read_options& opts);
 
-// The .npy header: the dtype text, shape, order and where the data starts.
-struct npy_header {
-    std::string descr;
-    std::vector<std::uint64_t> shape;
-    bool fortran = false;
-    std::uint64_t data_offset = 0;  // bytes before the data (magic, version, length, header)
-};
-
-// Reads and validates a .npy header from `in`, whose total size is `total` bytes.
-npy_header read_npy_header(const std::string& where, byte_stream& in, std::uint64_t total);
-// The element type of a descr ('<f4', '>i8', '|u1'); nullopt when mano cannot read it.
-std::optional<element_type> npy_element(const std::string& descr);
-// Checks that exactly the bytes the shape promises follow the header.
-void check_npy_data_size(const std::string& where, const npy_header& h, std::size_t item, std::uint64_t total);
 // The element type of a .npy logits array (a float), or a mano::error.
 element_type npy_matrix_element(const std::string& where, const npy_header& h);
 element_type npy_label_element(const std::string& where, const npy_header& h);

@@ -1,8 +1,8 @@
 // Types of the mano-score package (dist/index.js).
 
-export type MethodName =
-  | 'mano' | 'confscore' | 'entropy' | 'nuclear' | 'mde' | 'cot' | 'atc_mc' | 'atc_ne' | 'doc' | 'agreement'
-  | 'dispersion' | 'frechet' | 'confscore_softrun' | 'nuclear_softrun' | 'cott';
+// methods.d.ts is written at build time from the estimator table (bindings/wasm/method_names.mjs).
+import type { MethodName } from './methods.js';
+export type { MethodName };
 
 /** An input besides the logits that a method needs. */
 export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
@@ -327,6 +327,8 @@ export function defaultMethods(cols: number, rows?: number, inputs?: readonly Me
 export function methods(): MethodInfo[];
 export function version(): string;
 
+// The readers. Call init() first: the core checks .npy and .safetensors headers with the native
+// readers' rules (a LoadError before it is loaded).
 export function openNpy(input: FileInput, options?: { name?: string }): Promise<MatrixSource>;
 export function openSafetensors(input: FileInput, options?: { key?: string; name?: string }): Promise<MatrixSource>;
 export function readNpy(input: FileInput, options?: { name?: string }): Promise<Matrix>;

@@ -1,6 +1,7 @@
 // mano-score: estimate a classifier's accuracy on unlabeled data from its logits, in the browser,
 // a Worker or Node, with the same WebAssembly core (and the same numbers) as the native `mano`.
 import { InputError, LoadError, ManoError } from './errors.js';
+import { callCore, setReaderCore } from './core.js';
 import { jsonForCore } from './json.js';
 
 export { ManoError, InputError, FormatError, LoadError } from './errors.js';
@@ -87,6 +88,7 @@ export async function init(options = {}) {
       const binary = await wasmBytes(options);
       const { default: createManoModule } = await import('./mano.js');
       core = await createManoModule({ wasmBinary: binary, print: () => {}, printErr: () => {} });
+      setReaderCore(core);
       return api;
     })().catch((e) => {
       loading = null;
@@ -101,17 +103,7 @@ function ready() {
   return core;
 }
 
-// Runs a raw call and turns the message it left into an Error subclass.
-function call(fn) {
-  const value = fn();
-  const text = core.takeError();
-  if (text) {
-    const { kind, message } = JSON.parse(text);
-    if (kind === 'input') throw new InputError(message);
-    throw new ManoError(message);
-  }
-  return value;
-}
+const call = (fn) => callCore(core, fn);
 
 const OPTION_KEYS = {
   p: 'p', eta: 'eta', taylorOrder: 'taylor_order', normalization: 'normalization', batchSize: 'batch_size',

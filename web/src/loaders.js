@@ -6,12 +6,10 @@
 // A MatrixSource is { name, rows, cols, dtype, read(first, count) } for reading a big file a
 // block of rows at a time; from a Blob/File only the requested bytes are read.
 import { FormatError, InputError } from './errors.js';
-import { jsonStructureProblem } from './json.js';
+import { callCore, readerCore } from './core.js';
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const INT32_MAX = 2147483647;
-const MAX_NPY_HEADER = 1 << 20;
-const MAX_SAFETENSORS_HEADER = 100_000_000;
 const CSV_CHUNK = 1 << 20;
 const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 
@@ -316,14 +314,9 @@ function decodeIntegers(bytes, layout, name, rowOf) {
   return out;
 }
 
-// NumPy's spelling of a shape: (), (3,), (3, 4).
-function shapeText(dims) {
-  return `(${dims.join(', ')}${dims.length === 1 ? ',' : ''})`;
-}
-
 // rows, cols and the byte count of a shape, or a FormatError. subject starts the messages
 // ("logits.npy:" or "model.safetensors: tensor 'logits'"); shown is the shape as NumPy prints it.
-function matrixShape(subject, dims, itemsize, dtypeText, shown = shapeText(dims)) {
+function matrixShape(subject, dims, itemsize, dtypeText, shown) {
   if (dims.length < 1 || dims.length > 2) {
     throw new FormatError(`${subject} has shape ${shown}; logits and labels must be 1-D or 2-D arrays`);
   }
@@ -344,217 +337,21 @@ function hasNpyMagic(head) {
   return head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b);
 }
 
+// The header rules are the native reader's, run by the core (native/io/header.cpp): it reads the
+// first bytes of the file, at most the longest header the rules allow.
 async function parseNpyHeader(src, name) {
-  const fail = (why) => new FormatError(`${name}: ${why}`);
-  const cutShort = () => fail('the .npy header is cut short');
-  const head = await src.read(0, Math.min(src.size, 12));
-  if (!hasNpyMagic(head)) throw fail('is not a .npy file (it does not start with \\x93NUMPY)');
-  if (head.length < 8) throw cutShort();
-  const [major, minor] = [head[6], head[7]];
-  if (major < 1 || major > 3 || minor !== 0) {
-    throw fail(`has .npy format version ${major}.${minor}; the versions this reader knows are 1.0, 2.0 and 3.0`);
+  const core = readerCore();
+  const head = await src.read(0, Math.min(src.size, core.NPY_MAX_PREFIX_BYTES));
+  const header = JSON.parse(callCore(core, () => core.npyHeader(head, src.size, name)));
+  const { descr, element } = header;
+  if (!element) {
+    throw new FormatError(`${name}: has dtype ${descr}; logits must be float16, float32 or float64 and labels integers`);
   }
-  const start = major === 1 ? 10 : 12;
-  if (head.length < start) throw cutShort();
-  const dv = new DataView(head.buffer, head.byteOffset, head.length);
-  const headerLength = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
-  if (start + headerLength > src.size) throw cutShort();
-  if (headerLength > MAX_NPY_HEADER) {
-    throw fail(`has a ${headerLength}-byte .npy header, longer than the ${MAX_NPY_HEADER} bytes this reader accepts`);
-  }
-  const raw = await src.read(start, start + headerLength);
-  let text;
-  if (major === 3) {
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-    } catch {
-      throw fail('the .npy header is not valid UTF-8');
-    }
-  } else {
-    text = latin1(raw);
-  }
-
-  let literal;
-  try {
-    literal = parsePythonLiteral(text);
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    throw fail(`the .npy header is not a valid Python dict literal (${e.message})`);
-  }
-  if (literal === null || typeof literal !== 'object' || !literal.dict) {
-    throw fail('the .npy header is not a Python dict literal');
-  }
-  const header = new Map();
-  for (const [key, value] of literal.dict) {
-    if (typeof key !== 'string') throw fail('the .npy header has a key that is not a string');
-    header.set(key, value);
-  }
-  for (const key of ['descr', 'fortran_order', 'shape']) {
-    if (!header.has(key)) throw fail(`the .npy header has no '${key}' key`);
-  }
-  if (header.size !== 3) {
-    const extra = [...header.keys()].filter((k) => !['descr', 'fortran_order', 'shape'].includes(k));
-    throw fail(`the .npy header has unexpected keys: ${extra.map((k) => `'${k}'`).join(', ')}`);
-  }
-  const descr = header.get('descr');
-  const fortran = header.get('fortran_order');
-  const shape = header.get('shape');
-  if (typeof fortran !== 'boolean') throw fail("the .npy header's 'fortran_order' is not True or False");
-  if (!shape?.tuple || !shape.tuple.every((d) => typeof d === 'bigint' && d >= 0n)) {
-    throw fail("the .npy header's 'shape' is not a tuple of non-negative integers");
-  }
-  const dtype = npyDtype(name, descr);
-  // Dimensions beyond MAX_SAFE_INTEGER become inexact Numbers, which matrixShape rejects.
-  const dims = shape.tuple.map(Number);
-  const shown = shapeText(shape.tuple.map(String));
-  const { rows, cols, bytes } = matrixShape(`${name}:`, dims, dtype.itemsize, descr, shown);
-  const dataStart = start + headerLength;
-  const have = src.size - dataStart;
-  if (have !== bytes) {
-    throw fail(`holds ${have} bytes of data but its shape ${shown} of ${descr} needs ${bytes}`);
-  }
-  return { rows, cols, fortran, dataStart, ...dtype };
-}
-
-function npyDtype(name, descr) {
-  const unsupported = () =>
-    new FormatError(
-      `${name}: has ${typeof descr === 'string' ? `dtype ${descr}` : 'a structured dtype'}; ` +
-        'logits must be float16, float32 or float64 and labels integers',
-    );
-  if (typeof descr !== 'string') throw unsupported();
-  const m = /^([<>|=])([fiu])([1248])$/.exec(descr);
-  if (!m) throw unsupported();
-  const [, order, kind] = m;
-  const itemsize = Number(m[3]);
-  if (kind === 'f' && itemsize === 1) throw unsupported();
-  // '|' (byte order not applicable) is the host's order, as NumPy reads it.
-  const little = order === '>' ? false : order === '<' ? true : HOST_LITTLE_ENDIAN;
-  const dtype = kind === 'f' ? { 2: 'float16', 4: 'float32', 8: 'float64' }[itemsize] : 'int32';
-  return { kind, itemsize, little, dtype };
-}
-
-function latin1(bytes) {
-  let s = '';
-  for (let a = 0; a < bytes.length; a += 8192) {
-    s += String.fromCharCode.apply(null, bytes.subarray(a, a + 8192));
-  }
-  return s;
-}
-
-// The subset of Python literals an .npy header uses: dicts, tuples, lists, strings, integers,
-// True/False/None. Integers come back as BigInt, tuples as { tuple }, lists as { list }, dicts
-// as { dict: [[key, value], ...] }. Throws SyntaxError.
-function parsePythonLiteral(text) {
-  let i = 0;
-  let depth = 0;
-  const fail = (why) => {
-    throw new SyntaxError(`${why} at character ${i + 1}`);
-  };
-  const space = () => {
-    while (i < text.length && ' \t\r\n'.includes(text[i])) i++;
-  };
-  const integer = /-?[0-9]+L?/y;
-  const word = /[A-Za-z_][A-Za-z_0-9]*/y;
-
-  function value() {
-    space();
-    if (i >= text.length) fail('unexpected end');
-    const c = text[i];
-    if (c === '{') return container('}', true);
-    if (c === '(' || c === '[') return container(c === '(' ? ')' : ']', false);
-    if (c === "'" || c === '"') return string(c);
-    integer.lastIndex = i;
-    let m = integer.exec(text);
-    if (m) {
-      i += m[0].length;
-      return BigInt(m[0].replace('L', ''));
-    }
-    word.lastIndex = i;
-    m = word.exec(text);
-    if (m) {
-      const names = { True: true, False: false, None: null };
-      if (!(m[0] in names)) fail(`unexpected name '${m[0].slice(0, 20)}'`);
-      i += m[0].length;
-      return names[m[0]];
-    }
-    fail(`unexpected character '${c}'`);
-  }
-
-  function string(quote) {
-    let s = '';
-    for (i++; ; i++) {
-      if (i >= text.length || text[i] === '\n') fail('unterminated string');
-      const c = text[i];
-      if (c === quote) {
-        i++;
-        return s;
-      }
-      if (c === '\\') {
-        i++;
-        if (i >= text.length) fail('unterminated string');
-      }
-      s += text[i];
-    }
-  }
-
-  function container(close, isDict) {
-    const open = text[i];
-    if (++depth > 32) fail('nesting too deep');
-    i++;
-    const items = [];
-    let comma = false;
-    for (;;) {
-      space();
-      if (i >= text.length) fail(`missing '${close}'`);
-      if (text[i] === close) break;
-      const item = value();
-      if (isDict) {
-        space();
-        if (text[i] !== ':') fail("expected ':'");
-        i++;
-        items.push([item, value()]);
-      } else {
-        items.push(item);
-      }
-      space();
-      if (text[i] === ',') {
-        i++;
-        comma = true;
-      } else if (text[i] !== close) {
-        fail(`expected ',' or '${close}'`);
-      }
-    }
-    i++;
-    depth--;
-    if (isDict) return { dict: items };
-    if (open === '[') return { list: items };
-    // (x) is just x in Python; a one-element tuple needs its comma.
-    return items.length === 1 && !comma ? items[0] : { tuple: items };
-  }
-
-  const result = value();
-  space();
-  if (i < text.length) fail('unexpected text after the value');
-  return result;
+  const { rows, cols } = matrixShape(`${name}:`, header.shape, element.itemsize, descr, header.shown);
+  return { rows, cols, fortran: header.fortran, dataStart: header.dataOffset, ...element };
 }
 
 // .safetensors
-
-const SAFETENSORS_DTYPES = {
-  F16: { kind: 'f', itemsize: 2, dtype: 'float16' },
-  BF16: { kind: 'f', itemsize: 2, dtype: 'bfloat16' },
-  F32: { kind: 'f', itemsize: 4, dtype: 'float32' },
-  F64: { kind: 'f', itemsize: 8, dtype: 'float64' },
-  I8: { kind: 'i', itemsize: 1, dtype: 'int32' },
-  I16: { kind: 'i', itemsize: 2, dtype: 'int32' },
-  I32: { kind: 'i', itemsize: 4, dtype: 'int32' },
-  I64: { kind: 'i', itemsize: 8, dtype: 'int32' },
-  U8: { kind: 'u', itemsize: 1, dtype: 'int32' },
-  U16: { kind: 'u', itemsize: 2, dtype: 'int32' },
-  U32: { kind: 'u', itemsize: 4, dtype: 'int32' },
-  U64: { kind: 'u', itemsize: 8, dtype: 'int32' },
-};
 
 function looksLikeSafetensors(head, size) {
   if (head.length < 9 || head[8] !== 0x7b) return false; // '{'
@@ -563,132 +360,22 @@ function looksLikeSafetensors(head, size) {
   return dv.getUint32(4, true) === 0 && length >= 2 && length <= size - 8;
 }
 
-async function parseSafetensorsHeader(src, name, key) {
-  const invalid = (why) => new FormatError(`${name}: is not a valid .safetensors file: ${why}`);
-  if (src.size < 8) throw invalid('it is shorter than the 8-byte length its header starts with');
-  const head = await src.read(0, 8);
-  const dv = new DataView(head.buffer, head.byteOffset, 8);
-  const lo = dv.getUint32(0, true);
-  const hi = dv.getUint32(4, true);
-  const headerLength = hi * 2 ** 32 + lo; // inexact above 2^53, which is far beyond any limit
-  const exact = (BigInt(hi) << 32n) | BigInt(lo);
-  if (headerLength > MAX_SAFETENSORS_HEADER) {
-    throw invalid(`its header length ${exact} is over the format's limit of ${MAX_SAFETENSORS_HEADER} bytes`);
-  }
-  if (headerLength > src.size - 8) {
-    throw invalid(`its header length ${exact} is larger than the file (${src.size} bytes)`);
-  }
-  const raw = await src.read(8, 8 + headerLength);
-  let header, text;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-    header = JSON.parse(text);
-  } catch (e) {
-    throw invalid(`its header is not valid JSON (${e.message})`);
-  }
-  const problem = jsonStructureProblem(text);
-  if (problem) throw invalid(`its header ${problem}`);
-  if (header === null || typeof header !== 'object' || Array.isArray(header)) {
-    throw invalid('its header is not a JSON object');
-  }
-  const names = Object.keys(header).filter((k) => k !== '__metadata__');
-  const list = names.map((k) => `'${k}'`).join(', ');
-  let chosen;
-  if (key !== undefined) {
-    if (!names.includes(key)) {
-      throw new FormatError(
-        `${name}: has no tensor named '${key}' (${names.length ? `it has ${list}` : 'it has none'})`,
-      );
-    }
-    chosen = key;
-  } else if (names.length === 0) {
-    throw new FormatError(`${name}: holds no tensors`);
-  } else if (names.length === 1) {
-    chosen = names[0];
-  } else if (names.includes('logits')) {
-    chosen = 'logits';
-  } else {
-    throw new FormatError(`${name}: holds several tensors (${list}); pass { key } to choose one`);
-  }
-
-  const what = `tensor '${chosen}'`;
-  const { dtype, shape, data_offsets: offsets } = checkTensorEntry(header[chosen], what, invalid);
-  const type = Object.hasOwn(SAFETENSORS_DTYPES, dtype) ? SAFETENSORS_DTYPES[dtype] : null;
-  if (!type) {
+// The header rules (every entry, the data section holding the tensors back to back and nothing
+// else, the limits) are the native reader's, run by the core (native/io/header.cpp).
+async function parseSafetensorsHeader(src, name, key = '') {
+  const core = readerCore();
+  const first = await src.read(0, Math.min(src.size, 8));
+  const length = callCore(core, () => core.safetensorsHeaderLength(first, src.size, name));
+  const header = await src.read(8, 8 + length);
+  const tensor = JSON.parse(callCore(core, () => core.safetensorsHeader(header, src.size, name, key)));
+  const { where, dtype, element } = tensor;
+  if (!element) {
     throw new FormatError(
-      `${name}: ${what} has dtype ${dtype}; logits must be F16, BF16, F32 or F64 and labels ` +
-        'integers (I8 to I64, U8 to U64)',
+      `${where} has dtype ${dtype}; logits must be F16, BF16, F32 or F64 and labels integers (I8 to I64, U8 to U64)`,
     );
   }
-  const { rows, cols, bytes } = matrixShape(`${name}: ${what}`, shape, type.itemsize, dtype);
-  const dataStart = 8 + headerLength;
-  const dataSize = src.size - dataStart;
-  const [begin, end] = offsets;
-  if (end > dataSize) {
-    throw invalid(`${what} has data_offsets [${begin}, ${end}] beyond the ${dataSize} bytes of data`);
-  }
-  if (end - begin !== bytes) {
-    throw invalid(`${what} holds ${end - begin} bytes but its shape ${shapeText(shape)} of ${dtype} needs ${bytes}`);
-  }
-  checkDataSection(header, names, dataSize, invalid);
-  return { rows, cols, fortran: false, little: true, dataStart: dataStart + begin, ...type };
-}
-
-// The bytes per element of every dtype the format names (those mano reads and the rest), so the
-// size of any tensor can be checked.
-const SAFETENSORS_SIZES = {
-  BOOL: 1, U8: 1, I8: 1, F8_E5M2: 1, F8_E4M3: 1, U16: 2, I16: 2, F16: 2, BF16: 2,
-  U32: 4, I32: 4, F32: 4, U64: 8, I64: 8, F64: 8, C64: 8,
-};
-
-// A tensor's header entry: { dtype, shape, data_offsets } of the right types, or a FormatError.
-function checkTensorEntry(tensor, what, invalid) {
-  if (tensor === null || typeof tensor !== 'object' || Array.isArray(tensor)) {
-    throw invalid(`${what} is not described by a JSON object`);
-  }
-  const { dtype, shape, data_offsets: offsets } = tensor;
-  const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
-  if (typeof dtype !== 'string') throw invalid(`${what} has no dtype string`);
-  if (!Array.isArray(shape) || !shape.every(isCount)) {
-    throw invalid(`${what} has a shape that is not a list of non-negative integers`);
-  }
-  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount) || offsets[0] > offsets[1]) {
-    throw invalid(`${what} has data_offsets that are not [begin, end] with 0 <= begin <= end`);
-  }
-  return tensor;
-}
-
-// Every tensor's entry, not only the one read, and the format's rule that the data section holds
-// the tensors back to back and nothing else: a gap, an overlap or trailing bytes would be read
-// differently by other tools (the native reader, native/io/safetensors.cpp, refuses them too).
-function checkDataSection(header, names, dataSize, invalid) {
-  const spans = names.map((k) => {
-    const what = `tensor '${k}'`;
-    const { dtype, shape, data_offsets: [begin, end] } = checkTensorEntry(header[k], what, invalid);
-    if (end > dataSize) throw invalid(`${what} has data_offsets [${begin}, ${end}] beyond the ${dataSize} bytes of data`);
-    if (Object.hasOwn(SAFETENSORS_SIZES, dtype)) {
-      const bytes = shape.reduce((n, d) => n * d, SAFETENSORS_SIZES[dtype]);
-      if (bytes !== end - begin) {
-        throw invalid(`${what} holds ${end - begin} bytes but its shape ${shapeText(shape)} of ${dtype} needs ${bytes}`);
-      }
-    }
-    return { begin, end, name: k };
-  });
-  spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
-  let covered = 0;
-  spans.forEach((s, i) => {
-    if (s.begin < covered) {
-      const p = spans[i - 1];
-      throw invalid(`the data of tensors '${p.name}' and '${s.name}' overlap (data_offsets [${p.begin}, ${p.end}] and [${s.begin}, ${s.end}])`);
-    }
-    if (s.begin > covered) {
-      throw invalid(`its data section has ${s.begin - covered} bytes that no tensor holds, before tensor '${s.name}' (the format stores tensors back to back)`);
-    }
-    covered = s.end;
-  });
-  if (covered !== dataSize) {
-    throw invalid(`it has ${dataSize - covered} bytes after the last tensor's data (the format ends the file there; is it damaged?)`);
-  }
+  const { rows, cols } = matrixShape(where, tensor.shape, element.itemsize, dtype, tensor.shown);
+  return { rows, cols, fortran: false, dataStart: tensor.offset, ...element };
 }
 
 // CSV / TSV

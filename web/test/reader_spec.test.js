@@ -13,9 +13,10 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { readMatrix } from '../src/loaders.js';
-import { FormatError } from '../src/errors.js';
-import { chunkedBlob } from './support.js';
+import { chunkedBlob, loadPackage } from './support.js';
+
+// The package as built (dist/): its readers hand .npy and .safetensors headers to the core.
+const { readMatrix, FormatError } = await loadPackage();
 
 const spec = join(dirname(fileURLToPath(import.meta.url)), '../../tests/readers/spec');
 const { cases } = JSON.parse(readFileSync(join(spec, 'expected.json'), 'utf8'));
