@@ -1,6 +1,7 @@
 #pragma once
 // The estimator components behind the accumulator: each estimator of the method table
-// (registry.hpp) is one class in src/mano/estimators/<name>.cpp holding its own state. The
+// (registry.hpp) is one class in src/mano/estimators/<name>.cpp holding its own state (ATC-MC
+// and ATC-NE, one rule on two scores, are one template in atc.cpp). The
 // accumulator runs the kernel over a block of rows once, hands the block to every component,
 // merges, serializes and finalizes them; it knows no estimator by name.
 
