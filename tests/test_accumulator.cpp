@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -259,6 +260,54 @@ TEST_CASE("merge and JSON state equal one pass for every streaming method", "[ac
     mano::accumulator without_features(k, o);
     without_features.push(all.slice(0, 10));
     CHECK_THROWS_WITH(merged.merge(without_features), Catch::Contains("extra inputs"));
+}
+
+TEST_CASE("a failed push leaves each method's state as it was; the retry gives one pass's result", "[accumulator][validation]") {
+    // K = 300 and a temperature: blocks of 109 rows (256 with a Gram matrix), so the bad row, in
+    // the push's third block, comes after every component has taken two blocks of it.
+    const std::size_t n = 600, k = 300, d = 4, bad_row = 550;
+    const auto q = random_logits(n, k, 2.5, 31), q2 = random_logits(n, k, 2.5, 32);
+    const auto features = random_logits(n, d, 1.0, 33), source_q = random_logits(200, k, 2.5, 34);
+    std::vector<std::int64_t> source_labels(200);
+    for (std::size_t i = 0; i < 200; ++i) source_labels[i] = static_cast<std::int64_t>((i * 13) % k);
+    std::vector<double> source_features(300 * d);
+    for (std::size_t i = 0; i < source_features.size(); ++i) source_features[i] = std::cos(0.29 * i);
+    auto broken = q;
+    broken[bad_row * k + 3] = std::numeric_limits<float>::quiet_NaN();
+
+    mano::options base;
+    for (int m = 0; m < mano::method_count; ++m) base.methods.push_back(static_cast<mano::method>(m));
+    base.temperature = 1.3;
+    base.source = mano::fit_source(mano::logits_view(source_q.data(), 200, k), source_labels.data(), base.temperature, base.methods);
+    auto moments = std::make_shared<mano::feature_moments>(d);
+    moments->push(source_features.data(), 300);
+    base.source_features = moments;
+
+    const mano::logits_view all(q.data(), n, k), bad(broken.data(), n, k), all2(q2.data(), n, k), feats(features.data(), n, d);
+    const auto push = [&](mano::accumulator& acc, const mano::logits_view& rows, std::size_t first, std::size_t count) {
+        const auto b = all2.slice(first, count), f = feats.slice(first, count);
+        acc.push(rows.slice(first, count), {&b, &f});
+    };
+    for (int m = 0; m < mano::method_count; ++m) {
+        mano::options o = base;
+        o.methods = {static_cast<mano::method>(m)};
+        INFO(mano::method_name(o.methods.front()));
+        mano::accumulator acc(k, o);
+        push(acc, all, 0, 100);
+        const auto before = acc.to_json();
+        CHECK_THROWS_WITH(push(acc, bad, 100, 500), Catch::Contains("row 550"));
+        CHECK(acc.to_json() == before);
+        push(acc, all, 100, 500);
+        mano::accumulator once(k, o);
+        push(once, all, 0, n);
+        const auto got = acc.finalize().to_json().at("methods"), expected = once.finalize().to_json().at("methods");
+        REQUIRE(expected.size() == 1);
+        for (const auto& [key, value] : expected.begin().value().items()) {
+            if (!value.is_number_float()) continue;
+            INFO(key);
+            CHECK(close(got.begin().value().at(key).get<double>(), value.get<double>(), 1e-12));
+        }
+    }
 }
 
 TEST_CASE("nuclear norms of fewer rows than classes keep the rows and match an SVD", "[accumulator]") {
