@@ -16,23 +16,12 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/readers/spec"))
+from spec_values import floats  # noqa: E402
+
 out = sys.argv[1]
 rng = np.random.default_rng(20240917)
 expected = {}
-
-
-def floats(a):
-    res = []
-    for x in np.asarray(a).astype(np.float64).ravel(order="C"):
-        if np.isnan(x):
-            res.append("nan")
-        elif np.isinf(x):
-            res.append("inf" if x > 0 else "-inf")
-        elif x == 0 and np.signbit(x):
-            res.append("-0")
-        else:
-            res.append(float(x))
-    return res
 
 
 def describe(a, bits=None):

@@ -28,26 +28,14 @@ import zipfile
 
 import numpy as np
 
+from spec_values import floats
+
 HERE = pathlib.Path(__file__).resolve().parent
 SUBDIRS = ("csv", "npy", "safetensors", "npz", "raw")
 cases = []
 
 
 # Values and outcomes
-
-def floats(a):
-    out = []
-    for x in np.asarray(a).astype(np.float64).ravel(order="C"):
-        if np.isnan(x):
-            out.append("nan")
-        elif np.isinf(x):
-            out.append("inf" if x > 0 else "-inf")
-        elif x == 0 and np.signbit(x):
-            out.append("-0")
-        else:
-            out.append(float(x))
-    return out
-
 
 def matrix(a, dtype=None):
     a = np.asarray(a)
