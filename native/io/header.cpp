@@ -19,10 +19,6 @@ namespace detail {
 
 void fail(const std::string& where, const std::string& message) { throw error(printable(where + ": " + message)); }
 
-std::string clip(const std::string& text, std::size_t limit) {
-    return text.size() <= limit ? text : text.substr(0, limit) + "...";
-}
-
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& where, const std::string& what) {
     std::uint64_t product = 0;
     if (__builtin_mul_overflow(a, b, &product)) fail(where, what + " is too large to address");

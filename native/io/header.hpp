@@ -25,8 +25,6 @@ namespace detail {
 // Throws mano::error("WHERE: MESSAGE"); WHERE is a path, or "path: member 'x.npy'". Control
 // characters (from a damaged file's text) are escaped, so the message stays one line.
 [[noreturn]] void fail(const std::string& where, const std::string& message);
-// At most `limit` bytes of text taken from a file, for a message ("..." marks a cut).
-std::string clip(const std::string& text, std::size_t limit = 60);
 // Text taken from a file, safe to put in a one-line message (mano/text.hpp).
 using ::mano::printable;
 

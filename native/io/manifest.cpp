@@ -32,7 +32,7 @@ void check_keys(const std::string& path, const json& object, const std::string& 
         if (!allowed.count(item.key())) {
             std::string names;
             for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;
-            fail(path, where + " has an unknown key \"" + detail::clip(item.key()) + "\" (expected " + names + ")");
+            fail(path, where + " has an unknown key \"" + printable(item.key(), 60) + "\" (expected " + names + ")");
         }
 }
 
@@ -53,7 +53,7 @@ std::string name_field(const std::string& path, const json& object, const std::s
                        bool required) {
     std::string name = text_field(path, object, where, key, required);
     if (name.size() > manifest_max_name_bytes)
-        fail(path, where + ": \"" + key + "\" '" + detail::clip(name, 40) + "' is " + std::to_string(name.size()) +
+        fail(path, where + ": \"" + key + "\" '" + printable(name, 40) + "' is " + std::to_string(name.size()) +
                        " bytes long; names are at most " + std::to_string(manifest_max_name_bytes) + " bytes");
     return name;
 }
@@ -87,7 +87,7 @@ public:
         if (file.size() > manifest_max_path_bytes)
             fail(manifest_, where + ": the path is " + std::to_string(file.size()) + " bytes long; paths are at most " +
                                 std::to_string(manifest_max_path_bytes) + " bytes");
-        const std::string quoted = "'" + detail::clip(file, shown_path_bytes) + "'";
+        const std::string quoted = "'" + printable(file, shown_path_bytes) + "'";
         // the operating system would read the path only up to the NUL, not the file named here
         if (file.find('\0') != std::string::npos) fail(manifest_, where + ": " + quoted + " holds a NUL character");
         const fs::path p(file);
@@ -104,7 +104,7 @@ public:
         if (ec) fail(manifest_, where + ": " + quoted + " cannot be resolved (" + ec.message() + ")");
         if (!within(real_folder_, real)) {
             const bool link = within(absolute_folder_, absolute);
-            refuse(link ? " (through a symbolic link, to '" + detail::clip(real.string(), shown_path_bytes) + "')" : "");
+            refuse(link ? " (through a symbolic link, to '" + printable(real.string(), shown_path_bytes) + "')" : "");
         }
         return resolved.string();
     }
