@@ -219,21 +219,33 @@ TEST_CASE("softrun picks softmax only when the criterion is strictly above eta",
     CHECK(mano::score(mano::logits_view(q.data(), 50, 6), o).mano->used == mano::normalization::softmax);
 }
 
-TEST_CASE("merge and JSON state equal one pass for every streaming method", "[accumulator]") {
-    const std::size_t n = 600, k = 7, d = 5;
-    const auto q = random_logits(n, k, 2.5, 16), q2 = random_logits(n, k, 2.5, 17);
-    const auto features = random_logits(n, d, 1.0, 18), source_q = random_logits(300, k, 2.5, 19);
-    std::vector<std::int64_t> source_labels(300);
-    for (std::size_t i = 0; i < 300; ++i) source_labels[i] = static_cast<std::int64_t>((i * 7) % k);
-    std::vector<double> source_features(400 * d);
-    for (std::size_t i = 0; i < source_features.size(); ++i) source_features[i] = std::sin(0.37 * i);
+namespace {
+
+// Options that ask for every method of the table, with what each needs: a labeled source set of
+// `source_rows` (K classes, fitted at temperature 1.3) and source feature moments of d dimensions.
+mano::options every_method(std::size_t k, std::size_t d, std::size_t source_rows, std::uint64_t seed) {
+    const auto source_q = random_logits(source_rows, k, 2.5, seed);
+    std::vector<std::int64_t> source_labels(source_rows);
+    for (std::size_t i = 0; i < source_rows; ++i) source_labels[i] = static_cast<std::int64_t>((i * 7) % k);
+    std::vector<double> source_features((source_rows + 100) * d);
+    for (std::size_t i = 0; i < source_features.size(); ++i) source_features[i] = std::sin(0.37 * static_cast<double>(i));
     mano::options o;
     for (int m = 0; m < mano::method_count; ++m) o.methods.push_back(static_cast<mano::method>(m));
     o.temperature = 1.3;
-    o.source = mano::fit_source(mano::logits_view(source_q.data(), 300, k), source_labels.data(), o.temperature, o.methods);
+    o.source = mano::fit_source(mano::logits_view(source_q.data(), source_rows, k), source_labels.data(), o.temperature, o.methods);
     auto moments = std::make_shared<mano::feature_moments>(d);
-    moments->push(source_features.data(), 400);
+    moments->push(source_features.data(), source_rows + 100);
     o.source_features = moments;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("merge and JSON state equal one pass for every streaming method", "[accumulator]") {
+    const std::size_t n = 600, k = 7, d = 5;
+    const auto q = random_logits(n, k, 2.5, 16), q2 = random_logits(n, k, 2.5, 17);
+    const auto features = random_logits(n, d, 1.0, 18);
+    const mano::options o = every_method(k, d, 300, 19);
 
     const mano::logits_view all(q.data(), n, k), all2(q2.data(), n, k), feats(features.data(), n, d);
     mano::accumulator whole(k, o);
@@ -267,21 +279,10 @@ TEST_CASE("a failed push leaves each method's state as it was; the retry gives o
     // the push's third block, comes after every component has taken two blocks of it.
     const std::size_t n = 600, k = 300, d = 4, bad_row = 550;
     const auto q = random_logits(n, k, 2.5, 31), q2 = random_logits(n, k, 2.5, 32);
-    const auto features = random_logits(n, d, 1.0, 33), source_q = random_logits(200, k, 2.5, 34);
-    std::vector<std::int64_t> source_labels(200);
-    for (std::size_t i = 0; i < 200; ++i) source_labels[i] = static_cast<std::int64_t>((i * 13) % k);
-    std::vector<double> source_features(300 * d);
-    for (std::size_t i = 0; i < source_features.size(); ++i) source_features[i] = std::cos(0.29 * i);
+    const auto features = random_logits(n, d, 1.0, 33);
     auto broken = q;
     broken[bad_row * k + 3] = std::numeric_limits<float>::quiet_NaN();
-
-    mano::options base;
-    for (int m = 0; m < mano::method_count; ++m) base.methods.push_back(static_cast<mano::method>(m));
-    base.temperature = 1.3;
-    base.source = mano::fit_source(mano::logits_view(source_q.data(), 200, k), source_labels.data(), base.temperature, base.methods);
-    auto moments = std::make_shared<mano::feature_moments>(d);
-    moments->push(source_features.data(), 300);
-    base.source_features = moments;
+    const mano::options base = every_method(k, d, 200, 34);
 
     const mano::logits_view all(q.data(), n, k), bad(broken.data(), n, k), all2(q2.data(), n, k), feats(features.data(), n, d);
     const auto push = [&](mano::accumulator& acc, const mano::logits_view& rows, std::size_t first, std::size_t count) {
