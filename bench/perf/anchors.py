@@ -1,11 +1,15 @@
 """The anchors of the speed table, timed on the same logits as the native and WASM runs:
 MaNo as the authors' code computes it (the criterion, then softmax or the Taylor rows, then the
 entry-wise p-norm) in NumPy and in PyTorch (CPU) on 1 thread and on all threads; the nuclear norm
-with numpy.linalg.svd; COT with POT's ot.emd2.
+as a user computes it, from the softmax probabilities (their time left out): by the Gram matrix
+P^T P and eigvalsh, and by the singular values, in NumPy (with the BLAS it runs on, named by
+threadpoolctl: OpenBLAS, as Debian's libopenblas0-pthread gives it) and in PyTorch, on 1 thread
+and on all; COT with POT's ot.emd2.
 
   /usr/bin/python3 bench/perf/anchors.py FILE.npy [FILE.npy ...] > anchors.json
 
-Prints JSON: {file: {"rows", "cols", "numpy_1", "numpy_all", "torch_1", "torch_all", "svd"?, "emd2"?}}
+Prints JSON: {"blas": ..., FILE: {"rows", "cols", "numpy_1", "numpy_all", "torch_1", "torch_all",
+"nuclear"?: {"<library>_<how>_<dtype>_<threads>": seconds, ..., "value": the norm}, "svd"?, "emd2"?}}
 with median seconds over the repeats (fewer repeats for slow runs)."""
 import json
 import os
@@ -57,11 +61,48 @@ def softmax(q):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def nuclear_anchors(torch, probs, cores):
+    """The nuclear norm ||P||_* (the sum of P's singular values) of the probability rows, each way
+    a NumPy or PyTorch user would compute it, in float32 (the logits' type) and float64."""
+    from threadpoolctl import threadpool_limits
+
+    timings = {}
+    for dtype in (np.float32, np.float64):
+        p = probs.astype(dtype)
+        name = np.dtype(dtype).name
+        tp = torch.from_numpy(p)
+        for threads in (1, cores):
+            with threadpool_limits(limits=threads):
+                timings[f"numpy_gram_{name}_{threads}"] = median_seconds(
+                    lambda: np.sqrt(np.clip(np.linalg.eigvalsh(p.T @ p), 0, None)).sum(), budget=30.0, most=3)
+                timings[f"numpy_svd_{name}_{threads}"] = median_seconds(
+                    lambda: np.linalg.svd(p, compute_uv=False).sum(), budget=60.0, most=3)
+            torch.set_num_threads(threads)
+            with torch.no_grad():
+                timings[f"torch_gram_{name}_{threads}"] = median_seconds(
+                    lambda: torch.linalg.eigvalsh(tp.T @ tp).clamp(min=0).sqrt().sum(), budget=30.0, most=3)
+                timings[f"torch_svd_{name}_{threads}"] = median_seconds(
+                    lambda: torch.linalg.svdvals(tp).sum(), budget=60.0, most=3)
+    torch.set_num_threads(cores)
+    timings["value"] = float(np.linalg.svd(probs, compute_uv=False).sum())
+    return timings
+
+
+def blas_in_use():
+    """What NumPy's BLAS is, as threadpoolctl finds it loaded ("openblas 0.3.21 pthreads ...")."""
+    from threadpoolctl import threadpool_info
+
+    np.ones((2, 2)) @ np.ones((2, 2))
+    found = [f"{i.get('internal_api')} {i.get('version')} {i.get('threading_layer', '')} ({i.get('filepath')})"
+             for i in threadpool_info() if i.get("user_api") == "blas"]
+    return "; ".join(found) or "no BLAS found by threadpoolctl"
+
+
 def main(files):
     import torch
 
     cores = os.cpu_count() or 1
-    out = {}
+    out = {"blas": blas_in_use()}
     for path in files:
         q = np.load(path)
         rows, cols = q.shape
@@ -76,8 +117,8 @@ def main(files):
         torch.set_num_threads(cores)
         entry["mano_numpy"] = mano_numpy(q64)
         if cols <= 1000:
-            probs = softmax(q64)
-            entry["svd"] = median_seconds(lambda: np.linalg.svd(probs, compute_uv=False), budget=60.0, most=3)
+            entry["nuclear"] = nuclear_anchors(torch, softmax(q64), cores)
+            entry["svd"] = entry["nuclear"]["numpy_svd_float64_%d" % cores]
         if rows * cols <= 200_000:
             import ot
 
