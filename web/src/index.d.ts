@@ -309,6 +309,10 @@ export interface Api {
 }
 
 export const CHUNK_BYTES: number;
+/**
+ * Loads the WebAssembly core, once. Later calls return the same API; they may leave the options
+ * out or repeat them, and other options (or unknown keys) are a LoadError.
+ */
 export function init(options?: InitOptions): Promise<Api>;
 export function simdSupported(): boolean;
 export function score(data: LogitsArray, shape: Shape, options?: Options): Result;

@@ -76,10 +76,40 @@ async function wasmBytes({ wasmUrl, wasmBinary }) {
   return fetchWasm(url.href);
 }
 
-// Loads the WebAssembly core once; later calls return the same API object.
+const INIT_KEYS = ['wasmUrl', 'wasmBinary'];
+let loadedFrom = null; // where the core was (or is being) loaded from: { url } or { binary }
+
+// Where `options` would load the core from, after checking its keys.
+function initSource(options) {
+  if (options === null || typeof options !== 'object') throw new LoadError('init(options): options must be an object');
+  const unknown = Object.keys(options).find((k) => !INIT_KEYS.includes(k));
+  if (unknown !== undefined) throw new LoadError(`init: unknown option '${unknown}'; the options are ${INIT_KEYS.join(', ')}`);
+  const { wasmUrl, wasmBinary } = options;
+  if (wasmBinary !== undefined) return { binary: wasmBinary };
+  return { url: String(new URL(wasmUrl ?? './mano.wasm', import.meta.url)) };
+}
+
+function sameSource(a, b) {
+  if (a.url !== undefined || b.url !== undefined) return a.url === b.url;
+  if (a.binary === b.binary) return true;
+  const bytes = (x) => (ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : new Uint8Array(x));
+  const [x, y] = [bytes(a.binary), bytes(b.binary)];
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+// Loads the WebAssembly core once; later calls return the same API object. A later call may leave
+// the options out or repeat them; other options are refused, as they could not take effect.
 export async function init(options = {}) {
-  if (core) return api;
+  const source = initSource(options);
+  if (core || loading) {
+    if (Object.keys(options).some((k) => options[k] !== undefined) && !sameSource(source, loadedFrom)) {
+      throw new LoadError('init: mano-score is already initialised from ' +
+        `${loadedFrom.url ?? 'the wasmBinary given first'}; the core loads once, so later calls take no options or the same ones`);
+    }
+    if (core) return api;
+  }
   if (!loading) {
+    loadedFrom = source;
     loading = (async () => {
       if (!simdSupported()) {
         throw new LoadError('this JavaScript engine has no WebAssembly SIMD, which mano-score needs ' +
@@ -92,6 +122,7 @@ export async function init(options = {}) {
       return api;
     })().catch((e) => {
       loading = null;
+      loadedFrom = null;
       throw e instanceof ManoError ? e : new LoadError(`could not start the WebAssembly core: ${e.message ?? e}`, { cause: e });
     });
   }

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
 import { compareDeep, loadPackage, nativeMano, normalLogits, root, runNative, tempDir } from './support.js';
@@ -55,6 +56,21 @@ describe('init', () => {
       (e) => e instanceof fresh.LoadError && /nonexistent/.test(e.message));
     const api = await fresh.init({ wasmBinary: fs.readFileSync(path.join(root, 'dist/mano.wasm')) });
     assert.equal(typeof api.score, 'function');
+  });
+  test('unknown init options and a later init with other options are LoadErrors; the same ones are fine', async () => {
+    await assert.rejects(mano.init({ wasmURL: 'x' }), (e) => e instanceof mano.LoadError && /unknown option 'wasmURL'/.test(e.message));
+    await assert.rejects(mano.init(null), (e) => e instanceof mano.LoadError && /must be an object/.test(e.message));
+    await assert.rejects(mano.init({ wasmUrl: 'https://example.invalid/mano.wasm' }),
+      (e) => e instanceof mano.LoadError && /already initialised from file:.*mano\.wasm; the core loads once/.test(e.message));
+    // the URL it was loaded from, spelled out, and no options at all, are the same
+    assert.equal(typeof (await mano.init({ wasmUrl: new URL('mano.wasm', pathToFileURL(path.join(root, 'dist/'))) })).score, 'function');
+    assert.equal(typeof (await mano.init({ wasmUrl: undefined })).score, 'function');
+    const fresh = await import(`${path.join(root, 'dist/index.js')}?binary=1`);
+    const bytes = fs.readFileSync(path.join(root, 'dist/mano.wasm'));
+    await fresh.init({ wasmBinary: bytes });
+    assert.equal(typeof (await fresh.init({ wasmBinary: new Uint8Array(bytes) })).score, 'function');
+    await assert.rejects(fresh.init({ wasmBinary: bytes.subarray(0, 100) }), (e) => e instanceof fresh.LoadError && /the wasmBinary given first/.test(e.message));
+    await assert.rejects(fresh.init({ wasmUrl: new URL('file:///elsewhere/mano.wasm') }), fresh.LoadError);
   });
   test('an engine without WebAssembly SIMD gets a LoadError saying so', async () => {
     const fresh = await import(`${path.join(root, 'dist/index.js')}?nosimd=1`);
