@@ -31,14 +31,30 @@ export class ManoWorker {
     this.#pending.clear();
   }
 
-  #call(op, args, { transfer = [], onProgress } = {}) {
+  // With a `signal`, an abort rejects the promise with signal.reason at once and tells the worker
+  // to stop the job between two chunks.
+  #call(op, args, { transfer = [], onProgress, signal } = {}) {
+    if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function'))
+      return Promise.reject(new InputError(`${op}: signal must be an AbortSignal`));
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const id = this.#next++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onProgress });
+      const onAbort = () => {
+        if (!this.#pending.delete(id)) return;
+        this.#worker.postMessage({ id: 0, op: 'cancel', args: { id } });
+        reject(signal.reason);
+      };
+      const settled = (fn) => (value) => {
+        signal?.removeEventListener('abort', onAbort);
+        fn(value);
+      };
+      this.#pending.set(id, { resolve: settled(resolve), reject: settled(reject), onProgress });
+      signal?.addEventListener('abort', onAbort, { once: true });
       try {
         this.#worker.postMessage({ id, op, args }, transfer);
       } catch (e) {
         this.#pending.delete(id);
+        signal?.removeEventListener('abort', onAbort);
         reject(new InputError(`${op}: its arguments cannot be sent to the worker (${e.message})`));
       }
     });
@@ -50,15 +66,15 @@ export class ManoWorker {
 
   // The data's buffer is transferred to the worker (the array is unusable afterwards) unless
   // { transfer: false }.
-  score(data, shape, options = {}, { onProgress, transfer = true, chunkRows } = {}) {
+  score(data, shape, options = {}, { onProgress, transfer = true, chunkRows, signal } = {}) {
     const list = transfer && ArrayBuffer.isView(data) ? [data.buffer] : [];
-    return this.#call('score', { data, shape, options, chunkRows }, { transfer: list, onProgress });
+    return this.#call('score', { data, shape, options, chunkRows }, { transfer: list, onProgress, signal });
   }
 
   // A File/Blob (.npy, .safetensors, .csv/.tsv), streamed in the worker; { labels, chunkResults,
-  // format, key, labelColumn, header, onProgress } -> { name, result }.
-  scoreFile(file, options = {}, { onProgress, ...rest } = {}) {
-    return this.#call('scoreFile', { file, options, ...rest }, { onProgress });
+  // format, key, labelColumn, header, onProgress, signal } -> { name, result }.
+  scoreFile(file, options = {}, { onProgress, signal, ...rest } = {}) {
+    return this.#call('scoreFile', { file, options, ...rest }, { onProgress, signal });
   }
 
   read(file, options = {}) { return this.#call('read', { file, ...options }); }

@@ -283,6 +283,8 @@ export interface ScoreSourceOptions {
   onProgress?: (done: number, total: number) => void;
   /** Rows per chunk result (a timeline): the result gets `chunks`. */
   chunkResults?: number;
+  /** Stops between two chunks when aborted: the promise rejects with signal.reason. */
+  signal?: AbortSignal;
 }
 
 export interface InitOptions {
@@ -367,6 +369,8 @@ export interface ScoreFileOptions {
   header?: boolean;
   chunkResults?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Aborting rejects at once with signal.reason, and the worker stops the job between two chunks. */
+  signal?: AbortSignal;
 }
 
 /** What ManoWorker needs of a Worker (a DOM Worker is one). */
@@ -382,7 +386,7 @@ export class ManoWorker {
   init(options?: InitOptions): Promise<true>;
   /** Transfers data's buffer to the worker unless { transfer: false }. */
   score(data: LogitsArray, shape: Shape, options?: Options,
-    how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number }): Promise<Result>;
+    how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number; signal?: AbortSignal }): Promise<Result>;
   scoreFile(file: Blob, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
   read(file: Blob, options?: CsvOptions & { key?: string }): Promise<Matrix>;
   evaluate(sets: LabeledSet[]): Promise<Evaluation>;

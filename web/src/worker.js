@@ -2,6 +2,8 @@
 // main thread. Talk to it with ManoWorker (from 'mano-score'), or post { id, op, args } yourself:
 // replies are { id, type: 'progress', done, total }, { id, type: 'result', value } and
 // { id, type: 'error', name, message }. Typed arrays in args may be transferred.
+// { op: 'cancel', args: { id } } stops job `id` (score, scoreFile) between two chunks; it then
+// replies { id, type: 'cancelled' } instead of a result. A cancel gets no reply of its own.
 import {
   calibrate, evaluate, init, methods, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
   scoreSource,
@@ -20,11 +22,11 @@ function openFile(file, { format, ...how } = {}) {
 const ops = {
   init: (args) => init(args ?? {}).then(() => true),
   // args: { data, shape: { rows, cols, dtype? , labels? }, options, chunkRows? }
-  score: ({ data, shape, options, chunkRows }, progress) => scoreSource(
+  score: ({ data, shape, options, chunkRows }, progress, signal) => scoreSource(
     { rows: shape.rows, cols: shape.cols, dtype: shape.dtype, data, labels: shape.labels },
-    options, { chunkRows, onProgress: progress }),
+    options, { chunkRows, onProgress: progress, signal }),
   // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
-  scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress) => {
+  scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress, signal) => {
     const source = await openFile(file, how);
     let labelArray;
     if (labels !== undefined && labels !== null) {
@@ -32,7 +34,7 @@ const ops = {
       if (!(labelArray instanceof Int32Array))
         throw new InputError(`${labels.name ?? 'labels'}: labels must be integers (got ${labelArray.constructor.name})`);
     }
-    const result = await scoreSource(source, options, { labels: labelArray, chunkResults, onProgress: progress });
+    const result = await scoreSource(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
     return { name: source.name, result };
   },
   read: ({ file, ...opts }) => readMatrix(file, opts),
@@ -53,9 +55,17 @@ function transferables(value) {
   return out;
 }
 
+const running = new Map(); // job id -> the AbortController a cancel aborts
+
 // Handles one request; `post(message, transfer)` sends a reply. Exported for tests.
 export async function handleMessage(message, post) {
   const { id, op, args } = message ?? {};
+  if (op === 'cancel') {
+    running.get(args?.id)?.abort();
+    return;
+  }
+  const controller = new AbortController();
+  running.set(id, controller);
   try {
     if (!(op in ops)) throw new InputError(`unknown operation '${op}'; the operations are ${Object.keys(ops).join(', ')}`);
     if (op !== 'init') await init();
@@ -67,12 +77,18 @@ export async function handleMessage(message, post) {
         post({ id, type: 'progress', done, total });
       }
     };
-    const value = await ops[op](args ?? {}, progress);
+    const value = await ops[op](args ?? {}, progress, controller.signal);
     post({ id, type: 'result', value }, transferables(value));
   } catch (e) {
+    if (controller.signal.aborted) {
+      post({ id, type: 'cancelled' });
+      return;
+    }
     const name = e instanceof ManoError ? e.name : 'ManoError';
     const text = e instanceof ManoError ? e.message : `internal error: ${e?.message ?? e}`;
     post({ id, type: 'error', name, message: text });
+  } finally {
+    running.delete(id);
   }
 }
 

@@ -455,6 +455,57 @@ describe('worker protocol (handleMessage, as the Worker runs it)', () => {
   });
 });
 
+describe('cancelling Worker jobs (AbortSignal)', () => {
+  // A Worker run in this thread: messages go through handleMessage one macrotask later, so a
+  // cancel posted mid-job arrives between two chunks, as it would in a real Worker.
+  async function inThreadWorker() {
+    const { handleMessage } = await import(path.join(root, 'dist/worker.js'));
+    const listeners = [];
+    const seen = [];
+    return {
+      seen,
+      addEventListener(type, fn) { if (type === 'message') listeners.push(fn); },
+      postMessage(message) {
+        setImmediate(() => handleMessage(message, (reply) => {
+          seen.push(reply);
+          setImmediate(() => listeners.forEach((fn) => fn({ data: reply })));
+        }));
+      },
+      terminate() {},
+    };
+  }
+
+  test('an abort rejects with the signal\'s reason and stops the job between chunks; the worker goes on', async () => {
+    const raw = await inThreadWorker();
+    const worker = new mano.ManoWorker(raw);
+    const rows = 40000, cols = 100, chunkRows = 500;
+    const q = normalLogits(rows, cols, 2, 11);
+    await assert.rejects(worker.score(q.slice(), { rows, cols }, {}, { signal: AbortSignal.abort() }),
+      (e) => e.name === 'AbortError');
+    await assert.rejects(worker.score(q.slice(), { rows, cols }, {}, { signal: {} }),
+      (e) => e instanceof mano.InputError && /signal must be an AbortSignal/.test(e.message));
+    const controller = new AbortController();
+    const job = worker.score(q.slice(), { rows, cols }, { methods: ['mano'] },
+      { chunkRows, signal: controller.signal, onProgress: () => controller.abort(new Error('enough')) });
+    await assert.rejects(job, (e) => e.message === 'enough');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const progress = raw.seen.filter((m) => m.type === 'progress').length;
+    assert.ok(progress < rows / chunkRows / 2, `${progress} progress replies: the job did not stop early`);
+    assert.equal(raw.seen.at(-1).type, 'cancelled');
+    assert.ok(!raw.seen.some((m) => m.type === 'result'));
+    const r = await worker.score(q.slice(0, 1000 * cols), { rows: 1000, cols }, { methods: ['mano'] }, { signal: new AbortController().signal });
+    assert.deepEqual(compareDeep(r, mano.score(q.slice(0, 1000 * cols), { rows: 1000, cols }, { methods: ['mano'] }), 1e-12), []);
+  });
+
+  test('scoreSource on the main thread takes a signal too', async () => {
+    const rows = 5000, cols = 10;
+    const q = normalLogits(rows, cols, 2, 12);
+    const controller = new AbortController();
+    await assert.rejects(mano.scoreSource({ rows, cols, data: q }, {}, { chunkRows: 100, signal: controller.signal,
+      onProgress: (done) => done >= 1000 && controller.abort() }), (e) => e.name === 'AbortError');
+  });
+});
+
 test('the native CLI used for references exists', () => {
   assert.ok(fs.existsSync(nativeMano), `${nativeMano}: build the native tree first (npm run build)`);
 });

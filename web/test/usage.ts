@@ -98,6 +98,7 @@ export async function useEverything(): Promise<number> {
     chunkRows: 1000,
     onProgress: (done: number, total: number) => console.log(`${done}/${total}`),
     chunkResults: 500,
+    signal: AbortSignal.timeout(60_000),
   });
   const timeline = streamed.chunks?.map((c) => [c.first, c.rows, c.result.methods.mano?.score ?? NaN]) ?? [];
   const st = await openSafetensors(await npyBlob.arrayBuffer(), { key: 'logits' });
@@ -169,9 +170,10 @@ export async function useEverything(): Promise<number> {
     onProgress: (done, total) => console.log(done / total),
     transfer: false,
     chunkRows: 1,
+    signal: new AbortController().signal,
   });
   const { name, result } = await worker.scoreFile(file, {}, {
-    labels: npyBlob, format: 'npy', chunkResults: 100, onProgress: () => {},
+    labels: npyBlob, format: 'npy', chunkResults: 100, onProgress: () => {}, signal: AbortSignal.abort(),
   });
   await worker.scoreFile(file, { p: 3 }, { labels: new Int32Array(2), format: 'csv', labelColumn: 'y', header: true });
   await worker.scoreFile(file, undefined, { format: 'safetensors', key: 'logits' });
