@@ -35,21 +35,24 @@ TEST_CASE("every method has one name that parses back, in table order", "[regist
 
 TEST_CASE("default methods follow the table's inputs and size limits", "[registry]") {
     using mano::method;
-    const auto small = names_of(mano::default_methods(10));
+    const auto small = names_of(mano::default_methods(10, 100));
     CHECK(small == std::set<std::string>{"mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun",
                                          "nuclear_softrun"});
     // beyond the nuclear norms' K x K limit: neither they nor COT
-    CHECK(names_of(mano::default_methods(mano::nuclear_default_max_k + 1)) ==
+    CHECK(names_of(mano::default_methods(mano::nuclear_default_max_k + 1, 100)) ==
           std::set<std::string>{"mano", "confscore", "entropy", "mde", "confscore_softrun"});
-    // COT only up to cot_default_max_logits logits when the row count is known
+    // COT only up to cot_default_max_logits logits, and only when the row count is known: an
+    // accumulator's defaults (rows unknown) keep no rows
     CHECK(names_of(mano::default_methods(10, mano::cot_default_max_logits / 10)).count("cot") == 1);
     CHECK(names_of(mano::default_methods(10, mano::cot_default_max_logits / 10 + 1)).count("cot") == 0);
+    CHECK(names_of(mano::default_methods(10)).count("cot") == 0);
+    CHECK(mano::accumulator(10).opts().methods == mano::default_methods(10));
     // inputs switch on the methods that need them, and only those
     const auto source = names_of(mano::default_methods(10, 0, mano::needs_source));
     CHECK(source.count("atc_mc") + source.count("atc_ne") + source.count("doc") == 3);
     CHECK(source.count("agreement") + source.count("dispersion") + source.count("frechet") == 0);
     CHECK(names_of(mano::default_methods(10, 0, mano::needs_features)).count("frechet") == 0);
-    const auto all = mano::default_methods(10, 0, 0xF);
+    const auto all = mano::default_methods(10, 100, 0xF);
     // every method the table has on by default
     std::size_t by_default = 0;
     for (const auto& m : mano::method_table) by_default += m.by_default ? 1 : 0;

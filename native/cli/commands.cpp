@@ -75,7 +75,7 @@ int run_score(score_command& c) {
         }
         const method_info& cot = info_of(method::cot);
         if (!cal && c.methods.methods.empty() && !opts.wants(method::cot) && reader->cols() <= cot.default_max_k &&
-            !c.input.quiet)
+            n > 0 && !c.input.quiet)
             warn(path + ": cot is left out by default above " + std::to_string(cot.default_max_logits) +
                  " logits (it keeps every row); ask for it with --methods");
         scan_inputs in{reader.get(), second.get(), features.get(), nullptr};

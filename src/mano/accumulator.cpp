@@ -318,7 +318,10 @@ result accumulator::finalize() const {
 }
 
 result score(const logits_view& logits, const options& opts) {
-    accumulator acc(logits.cols(), opts);
+    // The row count is known here: the defaults for this set's size (COT up to its limit).
+    options o = opts;
+    if (o.methods.empty()) o.methods = default_methods(logits.cols(), logits.rows());
+    accumulator acc(logits.cols(), o);
     acc.push(logits);
     return acc.finalize();
 }

@@ -33,8 +33,9 @@ struct options {
     // SIMD architecture for the kernel: "" = best the CPU has (or the MANO_ARCH environment
     // variable), else one of available_architectures().
     std::string architecture;
-    // Methods to compute from the target logits; empty = default_methods(K). An accumulator keeps
-    // them in table order, each once.
+    // Methods to compute from the target logits; empty = the defaults: default_methods(K) in an
+    // accumulator (the row count unknown: nothing that keeps every row), default_methods(K, N) in
+    // score(). An accumulator keeps them in table order, each once.
     std::vector<method> methods;
     // Temperature T applied as q / T to every softmax-based baseline (not to MaNo, which has its
     // own normalization); 1 = none. Fitted on labeled source logits by mano::fit_temperature.

@@ -17,8 +17,8 @@ std::vector<method> default_methods(std::size_t k, std::size_t n, unsigned input
     std::vector<method> methods;
     for (const auto& m : method_table) {
         const bool fits_k = m.default_max_k == 0 || k <= m.default_max_k;
-        const bool fits_n = m.default_max_logits == 0 || n == 0 ||
-                            static_cast<double>(n) * static_cast<double>(k) <= static_cast<double>(m.default_max_logits);
+        const bool fits_n = m.default_max_logits == 0 ||
+                            (n > 0 && static_cast<double>(n) * static_cast<double>(k) <= static_cast<double>(m.default_max_logits));
         if (m.by_default && (m.needs & ~inputs) == 0 && fits_k && fits_n) methods.push_back(m.id);
     }
     return methods;

@@ -160,8 +160,10 @@ inline const char* method_name(method m) noexcept { return info_of(m).name; }
 // Throws mano::error listing the known names.
 method parse_method(const std::string& name);
 
-// The methods on by default for K classes, N rows (0: not known yet) and the given inputs
-// (method_input bits), in table order.
+// The methods on by default for K classes, N rows and the given inputs (method_input bits), in
+// table order. N = 0 means not known yet (an accumulator, fed rows later): a method with a
+// default_max_logits (one that keeps every row) is then left out, so that a default stream's
+// memory stays bounded; ask for it by name to keep the rows.
 std::vector<method> default_methods(std::size_t k, std::size_t n = 0, unsigned inputs = needs_logits_only);
 
 // "score" or "accuracy"; "linear", "quadratic" or "keeps_rows"; the input names of a bit set

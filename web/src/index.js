@@ -357,9 +357,9 @@ function withDefaultMethods(options, cols, rows, extras = {}) {
   return { ...options, methods: JSON.parse(call(() => core.defaultMethods(cols, rows ?? 0, JSON.stringify(inputs)))) };
 }
 
-// An accumulator of rows with `cols` classes. Without options.methods it computes every method
-// that needs only the logits, COT included (which keeps every row: name the methods for long
-// streams), and ATC/DoC when options.source is given.
+// An accumulator of rows with `cols` classes. Without options.methods it computes the defaults
+// for rows not known yet: every default method its inputs allow except COT, which keeps every row
+// (name it to have it), so that a stream's memory stays bounded.
 export function accumulator(cols, options = {}) {
   ready();
   wholeNumber(cols, 'cols');

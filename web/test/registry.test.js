@@ -25,7 +25,7 @@ test('defaultMethods follows the table: inputs, the K limit, the N·K limit', ()
   const table = mano.methods();
   const expected = (k, n, inputs) => table.filter((m) => m.default && m.needs.every((x) => inputs.includes(x)) &&
     (m.default_max_k === undefined || k <= m.default_max_k) &&
-    (m.default_max_logits === undefined || n === 0 || n * k <= m.default_max_logits)).map((m) => m.name);
+    (m.default_max_logits === undefined || (n > 0 && n * k <= m.default_max_logits))).map((m) => m.name);
   for (const [k, n, inputs] of [[10, 0, []], [10, 300000, []], [5000, 10, []], [10, 100, ['source']],
     [10, 100, ['features']], [10, 100, ['source', 'second', 'features', 'source_features']]]) {
     assert.deepEqual(mano.defaultMethods(k, n, inputs), expected(k, n, inputs), `K ${k}, N ${n}, ${inputs}`);
