@@ -373,9 +373,10 @@ export interface ScoreFileOptions {
   signal?: AbortSignal;
 }
 
-/** What ManoWorker needs of a Worker (a DOM Worker is one). */
+/** What ManoWorker needs of a Worker (a DOM Worker is one; it only transfers ArrayBuffers, so the
+ * types need no DOM `Transferable`). */
 export interface WorkerLike {
-  postMessage(message: unknown, transfer: Transferable[]): void;
+  postMessage(message: unknown, transfer: ArrayBuffer[]): void;
   addEventListener(type: 'message' | 'error', listener: (event: any) => void): void;
   terminate(): void;
 }

@@ -2,5 +2,5 @@
 // ManoWorker from 'mano-score', or post { id, op, args } messages yourself.
 export function handleMessage(
   message: { id: number; op: string; args?: unknown },
-  post: (reply: { id: number; type: 'progress' | 'result' | 'error' | 'cancelled'; [key: string]: unknown }, transfer?: Transferable[]) => void,
+  post: (reply: { id: number; type: 'progress' | 'result' | 'error' | 'cancelled'; [key: string]: unknown }, transfer?: ArrayBuffer[]) => void,
 ): Promise<void>;

@@ -188,6 +188,9 @@ export async function useEverything(): Promise<number> {
     if (reply.type === 'progress') console.log(reply.id, reply.done);
     void transfer;
   });
+  // as a Worker entry posts its replies: the transfer list is what postMessage takes
+  const port = new MessageChannel().port1;
+  await handleMessage({ id: 2, op: 'methods' }, (reply, transfer) => port.postMessage(reply, transfer ?? []));
 
   // --- errors, narrowed with instanceof
   try {
