@@ -124,4 +124,21 @@ console.log(JSON.stringify({
     assert.ok(relClose(a, b, 1e-6), `MaNo ${a} (installed package) vs ${b} (native CLI)`);
     assert.ok(relClose(got.result.methods.mano.criterion, native.methods.mano.criterion, 1e-6));
   });
+
+  // The package is ES modules only: CommonJS gets it through Node's require() of ES modules (Node
+  // 20.19+ and 22.12+); the README says so, and import() for older Node.
+  test('a CommonJS consumer require()s it by name on a Node that loads ES modules with require',
+    { skip: !process.features.require_module && `Node ${process.version} cannot require() ES modules` }, () => {
+      fs.writeFileSync(path.join(project, 'use.cjs'), `
+const { init, score, InputError } = require('mano-score');
+init().then(() => {
+  const r = score(new Float32Array([1, 2, 3, 4, 5, 6]), { rows: 2, cols: 3 }, { methods: ['mano'] });
+  console.log(JSON.stringify({ score: r.methods.mano.score, inputError: typeof InputError }));
+});
+`);
+      const out = execFileSync(process.execPath, ['use.cjs'], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const got = JSON.parse(out.trim().split('\n').pop());
+      assert.equal(got.inputError, 'function');
+      assert.ok(got.score > 0 && got.score < 1, String(got.score));
+    });
 });
