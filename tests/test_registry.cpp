@@ -38,8 +38,10 @@ TEST_CASE("default methods follow the table's inputs and size limits", "[registr
     const auto small = names_of(mano::default_methods(10, 100));
     CHECK(small == std::set<std::string>{"mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun",
                                          "nuclear_softrun"});
-    // beyond the nuclear norms' K x K limit: neither they nor COT
+    // beyond the nuclear norms' K limit: COT still (a small set), not they; beyond COT's, none
     CHECK(names_of(mano::default_methods(mano::nuclear_default_max_k + 1, 100)) ==
+          std::set<std::string>{"mano", "confscore", "entropy", "mde", "cot", "confscore_softrun"});
+    CHECK(names_of(mano::default_methods(mano::cot_default_max_k + 1, 100)) ==
           std::set<std::string>{"mano", "confscore", "entropy", "mde", "confscore_softrun"});
     // COT only up to cot_default_max_logits logits, and only when the row count is known: an
     // accumulator's defaults (rows unknown) keep no rows

@@ -156,6 +156,12 @@ int main(int argc, char** argv) {
             o.methods = {mano::method::nuclear};
             out["nuclear_1"] = median_seconds([&] { mano::score(all, o); }, std::min(repeats, 3), false);
             out["nuclear_all"] = median_seconds([&] { score_threads(all, o, cores); }, std::min(repeats, 3), false);
+            // SSE4.2: the 4-lane Gram update that WebAssembly SIMD runs too
+            const auto archs_here = mano::available_architectures();
+            if (std::find(archs_here.begin(), archs_here.end(), "sse4.2") != archs_here.end()) {
+                o.architecture = "sse4.2";
+                out["nuclear_1_sse42"] = median_seconds([&] { mano::score(all, o); }, std::min(repeats, 3), false);
+            }
         }
         if (cot) {
             mano::options o;

@@ -20,6 +20,31 @@ namespace cli {
 
 using json = nlohmann::json;
 
+namespace {
+
+// One warning per reason for the default methods that this size left out (the method table's
+// default_max_k and default_max_logits), so that a user sees what to ask for by name.
+void note_left_out(const std::string& path, const options& opts, std::size_t n, std::size_t k) {
+    std::map<std::string, std::vector<std::string>> by_reason;
+    for (const auto& m : method_table) {
+        if (!m.by_default || m.needs != needs_logits_only || opts.wants(m.id)) continue;
+        if (m.default_max_k > 0 && k > m.default_max_k)
+            by_reason["above " + std::to_string(m.default_max_k) + " classes (" +
+                      (m.cost == method_cost::quadratic ? "a K x K Gram matrix: time grows as N K^2" : "its cost grows with K") +
+                      ")"].push_back(m.name);
+        else if (m.default_max_logits > 0 && static_cast<double>(n) * static_cast<double>(k) > static_cast<double>(m.default_max_logits))
+            by_reason["above " + std::to_string(m.default_max_logits) + " logits (it keeps every row)"].push_back(m.name);
+    }
+    for (const auto& [reason, names] : by_reason) {
+        std::string list;
+        for (std::size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+        warn(path + ": " + list + (names.size() == 1 ? " is" : " are") + " left out by default " + reason +
+             "; ask for " + (names.size() == 1 ? "it" : "them") + " with --methods");
+    }
+}
+
+}  // namespace
+
 int run_score(score_command& c) {
     c.input.finish();
     const bool calibrated = !c.calibration.empty();
@@ -73,11 +98,7 @@ int run_score(score_command& c) {
         } else {
             opts = resolver.resolve(n, reader->cols());
         }
-        const method_info& cot = info_of(method::cot);
-        if (!cal && c.methods.methods.empty() && !opts.wants(method::cot) && reader->cols() <= cot.default_max_k &&
-            n > 0 && !c.input.quiet)
-            warn(path + ": cot is left out by default above " + std::to_string(cot.default_max_logits) +
-                 " logits (it keeps every row); ask for it with --methods");
+        if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet) note_left_out(path, opts, n, reader->cols());
         scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
         progress bar(path, end - first, c.input.quiet);
         try {

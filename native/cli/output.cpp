@@ -260,7 +260,7 @@ void print_method_table() {
         for (const auto& name : input_names(m.needs)) needs += (needs.empty() ? "" : " + ") + name;
         std::string on = m.by_default ? "yes" : "no";
         if (m.by_default && m.default_max_k) on += ", K <= " + std::to_string(m.default_max_k);
-        if (m.by_default && m.default_max_logits) on += ", N*K <= " + std::to_string(m.default_max_logits);
+        if (m.by_default && m.default_max_logits) on += ", N*K <= " + std::to_string(m.default_max_logits) + " (N known)";
         rows.push_back({m.name, returns_name(m.returns), needs.empty() ? "logits" : "logits + " + needs, on, cost_name(m.cost),
                         m.summary});
     }

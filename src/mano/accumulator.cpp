@@ -23,9 +23,9 @@ namespace {
 // large enough to amortize the call, small enough to stay in L2.
 constexpr std::size_t block_logits = 1 << 15;
 
-detail::row_kernel kernel_named(const std::string& name) {
+const detail::kernel_entry& kernel_named(const std::string& name) {
     for (const auto& kernel : detail::compiled_kernels())
-        if (name == kernel.name) return kernel.run;
+        if (name == kernel.name) return kernel;
     throw error("no kernel named '" + printable(name, 60) + "'");
 }
 
@@ -75,8 +75,9 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
                         " GiB for K = " + std::to_string(k) + "; leave it out of the methods for this many classes");
     }
     impl_->arch = resolve_architecture(o.architecture);
-    impl_->kernel = kernel_named(impl_->arch);
-    const detail::estimator_setup setup{k, o};
+    const detail::kernel_entry& kernel = kernel_named(impl_->arch);
+    impl_->kernel = kernel.run;
+    const detail::estimator_setup setup{k, o, kernel.gram};
     for (const method m : o.methods) {
         impl_->components.push_back(info_of(m).make(setup));
         const detail::block_needs n = impl_->components.back()->needs();
@@ -159,12 +160,12 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     const bool as_double = rows.type() == dtype::float64;
     const bool in_place = rows.row_stride() == k && (rows.type() == dtype::float32 || as_double);
 
-    // Rows per kernel call: ~32K logits, so that the blocks below stay in cache; at least 256
-    // rows when a Gram matrix is updated. Rows read in place with nothing kept per row but their
+    // Rows per kernel call: ~32K logits, so that the blocks below stay in cache; ~1M logits (at
+    // least 256 rows) when a Gram matrix is updated (each call adds into all of it: K x K doubles). Rows read in place with nothing kept per row but their
     // statistics go in blocks of ~1M logits (up to 4096 rows): the kernel looks ahead and
     // prefetches within a call only.
     std::size_t block_rows = std::max<std::size_t>(1, block_logits / k);
-    if (needs.gram) block_rows = std::max<std::size_t>(block_rows, 256);
+    if (needs.gram) block_rows = std::max<std::size_t>({block_rows, 256, std::min<std::size_t>(4096, (1 << 20) / k)});
     if (in_place && !scaled && !second && !needs.softrun_rows && !needs.probs && !extra.features)
         block_rows = std::max(block_rows, std::min<std::size_t>(4096, std::max<std::size_t>(1, (1 << 20) / k)));
     block_rows = std::min(block_rows, rows.rows());

@@ -15,14 +15,6 @@ namespace {
 
 using row_major = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// gram += P^T P for the `count` rows of P (lower triangle only)
-void rank_update(std::vector<double>& gram, std::size_t k, const double* rows, std::size_t count) {
-    const auto kk = static_cast<Eigen::Index>(k);
-    Eigen::Map<Eigen::MatrixXd> g(gram.data(), kk, kk);
-    const Eigen::Map<const row_major> p(rows, static_cast<Eigen::Index>(count), kk);
-    g.selfadjointView<Eigen::Lower>().rankUpdate(p.transpose());
-}
-
 double sum_of_roots(const Eigen::MatrixXd& symmetric) {
     const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(symmetric, Eigen::EigenvaluesOnly);
     // rounding can make zero eigenvalues slightly negative
@@ -31,10 +23,11 @@ double sum_of_roots(const Eigen::MatrixXd& symmetric) {
 
 }  // namespace
 
-void gram_sum::to_gram() {
+void gram_sum::to_gram(std::vector<double> buffer) {
     if (!gram_.empty()) return;
+    gram_ = std::move(buffer);
     gram_.assign(k_ * k_, 0.0);
-    if (rows_ > 0) rank_update(gram_, k_, kept_.data(), rows_);
+    if (rows_ > 0) kernel_(kept_.data(), rows_, k_, gram_.data());
     kept_.clear();
     kept_.shrink_to_fit();
 }
@@ -45,7 +38,7 @@ void gram_sum::add(const double* rows, std::size_t count) {
         kept_.insert(kept_.end(), rows, rows + count * k_);
     } else {
         to_gram();
-        rank_update(gram_, k_, rows, count);
+        kernel_(rows, count, k_, gram_.data());
     }
     rows_ += count;
 }
@@ -79,8 +72,9 @@ nlohmann::json gram_sum::to_json() const {
     return {{"gram", gram_}};
 }
 
-gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what) {
-    gram_sum g(k);
+gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what,
+                             gram_kernel kernel) {
+    gram_sum g(k, kernel);
     g.rows_ = n;
     if (j.contains("gram")) {
         g.gram_ = j.at("gram").get<std::vector<double>>();

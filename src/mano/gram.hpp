@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/detail/kernel.hpp"
+
 namespace mano {
 namespace detail {
 
@@ -17,12 +19,15 @@ namespace detail {
 class gram_sum {
 public:
     gram_sum() = default;
-    explicit gram_sum(std::size_t k) : k_(k) {}
+    gram_sum(std::size_t k, gram_kernel kernel) : k_(k), kernel_(kernel) {}
 
     std::size_t rows() const noexcept { return rows_; }
     // Keep the Gram matrix from now on (for a part that will be added to more than K rows:
     // keeping its rows first would only hold both for a while).
-    void use_gram() { to_gram(); }
+    // `buffer`: storage to reuse (its values do not matter).
+    void use_gram(std::vector<double> buffer = {}) { to_gram(std::move(buffer)); }
+    // Gives the Gram matrix's storage away (this sum is unusable after).
+    std::vector<double> take_gram() { return std::move(gram_); }
     void add(const double* rows, std::size_t count);
     void add(const gram_sum& other);
     // ||P||_* / sqrt(n min(n, K)) for the n rows added
@@ -31,12 +36,14 @@ public:
     nlohmann::json to_json() const;  // {"rows": N x K values} or {"gram": K x K values}
     // Checks the sizes against k and n, and the values' ranges; throws mano::error starting with
     // `what` (a prefix naming where j is).
-    static gram_sum from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what);
+    static gram_sum from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what,
+                              gram_kernel kernel);
 
 private:
-    void to_gram();
+    void to_gram(std::vector<double> buffer = {});
 
     std::size_t k_ = 0;
+    gram_kernel kernel_ = nullptr;  // the architecture's Gram update (detail/kernel.hpp)
     std::size_t rows_ = 0;      // rows added
     std::vector<double> kept_;  // the rows, rows_ x k_, while rows_ <= k_ (and no Gram yet)
     std::vector<double> gram_;  // k_ x k_, lower triangle; empty while the rows are kept

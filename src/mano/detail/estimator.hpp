@@ -85,6 +85,7 @@ struct final_context {
 struct estimator_setup {
     std::size_t k;
     const options& opts;  // validated, methods resolved
+    gram_kernel gram;     // the accumulator's architecture's Gram update
 };
 
 // The labeled source set, for the estimators that fit something on it (method_info::fit_source).
@@ -163,25 +164,41 @@ public:
 void check_state(bool ok, const std::string& what);
 
 // A Gram sum that a push changes only when it succeeds: its rows go to a part of their own,
-// added to the whole at commit (nothing of the whole is copied).
+// added to the whole at commit (nothing of the whole is copied). The part's K x K buffer is kept
+// from push to push (a fresh one would fault its pages in each time), but not copied.
 class pending_gram {
 public:
-    explicit pending_gram(std::size_t k) : whole(k), k_(k) {}
+    pending_gram(std::size_t k, gram_kernel kernel) : whole(k, kernel), k_(k), kernel_(kernel) {}
+    pending_gram(const pending_gram& o) : whole(o.whole), k_(o.k_), kernel_(o.kernel_) {}
+    pending_gram& operator=(const pending_gram& o) {
+        whole = o.whole, part = gram_sum(), spare_.clear(), k_ = o.k_, kernel_ = o.kernel_;
+        return *this;
+    }
     void begin(std::size_t rows) {
-        part = gram_sum(k_);
-        if (whole.rows() + rows > k_) part.use_gram();  // the set will need its Gram matrix
+        part = gram_sum(k_, kernel_);
+        if (whole.rows() + rows > k_) part.use_gram(std::move(spare_));  // the set will need its Gram matrix
     }
     void add(const double* rows, std::size_t count) { part.add(rows, count); }
     void commit() {
         whole.add(part);
-        part = gram_sum();
+        end();
     }
-    void rollback() { part = gram_sum(); }
+    void rollback() { end(); }
+    // whole = a state's section (gram_sum::from_json)
+    void load(const nlohmann::json& j, std::size_t n, const std::string& what) {
+        whole = gram_sum::from_json(j, k_, n, what, kernel_);
+    }
     gram_sum whole;
     gram_sum part;
 
 private:
+    void end() {
+        spare_ = part.take_gram();
+        part = gram_sum();
+    }
+    std::vector<double> spare_;  // the last part's Gram buffer
     std::size_t k_;
+    gram_kernel kernel_;
 };
 
 template <class Self>

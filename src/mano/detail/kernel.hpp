@@ -52,10 +52,16 @@ using row_kernel = void (*)(const float* rows_f, const double* rows_d, std::size
                             const kernel_params& params, float* scratch, row_stats* out,
                             const row_outputs& rows_out);
 
+// gram[a * k + b] += sum_n rows[n][a] rows[n][b] for b >= a, over `count` rows of k
+// probabilities (the row-major upper triangle of P^T P: the lower triangle of the column-major
+// matrix). The nuclear norms' Gram update, SIMD per architecture (detail/gram_impl.hpp).
+using gram_kernel = void (*)(const double* rows, std::size_t count, std::size_t k, double* gram);
+
 struct kernel_entry {
     const char* name;
     bool (*supported)();
     row_kernel run;
+    gram_kernel gram;
 };
 
 // The kernels compiled into this build, best first: the table CMake generates from the

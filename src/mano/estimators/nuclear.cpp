@@ -8,7 +8,7 @@ namespace {
 
 class nuclear_estimator : public estimator {
 public:
-    explicit nuclear_estimator(std::size_t k) : gram_(k), k_(k) {}
+    explicit nuclear_estimator(const estimator_setup& e) : gram_(e.k, e.gram) {}
     std::unique_ptr<estimator> clone() const override { return std::make_unique<nuclear_estimator>(*this); }
     block_needs needs() const override {
         block_needs n;
@@ -24,7 +24,7 @@ public:
     }
     nlohmann::json to_json() const override { return gram_.whole.to_json(); }
     void from_json(const nlohmann::json& j, std::size_t n) override {
-        gram_.whole = gram_sum::from_json(j, k_, n, "");
+        gram_.load(j, n, "");
     }
     void finalize(const final_context& c, result& r) const override {
         r[method::nuclear] = estimate{gram_.whole.nuclear(c.n), std::nullopt, std::nullopt};
@@ -32,12 +32,11 @@ public:
 
 private:
     pending_gram gram_;
-    std::size_t k_;
 };
 
 }  // namespace
 
-std::unique_ptr<estimator> make_nuclear(const estimator_setup& e) { return std::make_unique<nuclear_estimator>(e.k); }
+std::unique_ptr<estimator> make_nuclear(const estimator_setup& e) { return std::make_unique<nuclear_estimator>(e); }
 
 }  // namespace detail
 }  // namespace mano

@@ -9,8 +9,8 @@ namespace {
 
 class nuclear_softrun_estimator : public estimator {
 public:
-    nuclear_softrun_estimator(std::size_t k, const options& o) : taylor_(k), k_(k) {
-        if (o.temperature != 1.0 || !o.wants(method::nuclear)) softmax_.emplace(k);
+    explicit nuclear_softrun_estimator(const estimator_setup& e) : taylor_(e.k, e.gram) {
+        if (e.opts.temperature != 1.0 || !e.opts.wants(method::nuclear)) softmax_.emplace(e.k, e.gram);
     }
     std::unique_ptr<estimator> clone() const override { return std::make_unique<nuclear_softrun_estimator>(*this); }
     block_needs needs() const override {
@@ -46,8 +46,8 @@ public:
         check_state(j.at("softmax").is_null() != softmax_.has_value(),
                     std::string("\"softmax\" is ") + (softmax_ ? "missing but these options need it (the temperature is not 1 or nuclear is not computed)"
                                                               : "present but these options share Nuclear's matrix"));
-        if (softmax_) softmax_->whole = gram_sum::from_json(j.at("softmax"), k_, n, "\"softmax\": ");
-        taylor_.whole = gram_sum::from_json(j.at("taylor"), k_, n, "\"taylor\": ");
+        if (softmax_) softmax_->load(j.at("softmax"), n, "\"softmax\": ");
+        taylor_.load(j.at("taylor"), n, "\"taylor\": ");
     }
     void finalize(const final_context& c, result& r) const override {
         double value;
@@ -60,13 +60,12 @@ public:
 private:
     std::optional<pending_gram> softmax_;
     pending_gram taylor_;
-    std::size_t k_;
 };
 
 }  // namespace
 
 std::unique_ptr<estimator> make_nuclear_softrun(const estimator_setup& e) {
-    return std::make_unique<nuclear_softrun_estimator>(e.k, e.opts);
+    return std::make_unique<nuclear_softrun_estimator>(e);
 }
 
 }  // namespace detail
