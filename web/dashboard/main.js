@@ -55,13 +55,17 @@ function setStatus(text, busy) {
 function showProgress(label, done, total) {
   const box = $('progress');
   box.hidden = false;
-  box.querySelector('.fill').style.width = `${total ? (100 * done) / total : 0}%`;
+  const percent = total ? (100 * done) / total : 0;
+  box.querySelector('.fill').style.width = `${percent}%`;
+  box.setAttribute('aria-valuenow', String(Math.round(percent)));
+  box.setAttribute('aria-valuetext', label);
   box.querySelector('.label').textContent = label;
 }
 const hideProgress = () => { $('progress').hidden = true; };
 
 function showError(message) {
-  const close = el('button', { type: 'button', textContent: '✕', title: 'dismiss' });
+  const close = el('button', { type: 'button', textContent: '✕', title: 'Dismiss this message' });
+  close.setAttribute('aria-label', 'Dismiss this message');
   const item = el('li', {}, el('span', { textContent: message }), close);
   close.onclick = () => item.remove();
   $('errors').append(item);

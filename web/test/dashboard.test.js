@@ -182,12 +182,32 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.equal(column('class_shift_outside'), String(shift.outside));
   });
 
+  test('keyboard and screen-reader users can add files and hear status and errors', async () => {
+    // the file input is in the tab order (not display: none) and named; Tab from the page start reaches it
+    const input = page.locator('[data-testid="file-input"]');
+    assert.equal(await input.evaluate((e) => getComputedStyle(e).display === 'none' || e.tabIndex < 0), false);
+    assert.equal(await input.getAttribute('aria-label'), 'Add logit and label files');
+    await page.evaluate(() => document.activeElement?.blur());
+    let reached = false;
+    for (let i = 0; i < 20 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await input.evaluate((e) => document.activeElement === e);
+    }
+    assert.ok(reached, 'Tab never focused the file input');
+    // status and errors are live regions; the progress bar says how far it is
+    assert.equal(await page.locator('[data-testid="status"]').getAttribute('aria-live'), 'polite');
+    assert.equal(await page.locator('[data-testid="errors"]').getAttribute('role'), 'alert');
+    assert.equal(await page.locator('[data-testid="progress"]').getAttribute('role'), 'progressbar');
+  });
+
   test('a malformed file gets a clear message and the page stays usable', async () => {
     await page.setInputFiles('[data-testid="file-input"]', { name: 'broken_logits.npy', mimeType: 'application/octet-stream',
       buffer: Buffer.from('\x93NUMPY\x01\x00garbage that is not a header', 'latin1') });
     await ready(page);
     const errors = await page.locator('[data-testid="errors"] li').allTextContents();
     assert.ok(errors.some((e) => /broken_logits\.npy/.test(e) && /header/.test(e)), `errors shown: ${errors.join(' / ')}`);
+    // its dismiss button has a name a screen reader can say (not "✕")
+    assert.equal(await page.getByRole('button', { name: 'Dismiss this message' }).count() > 0, true);
     assert.equal(await page.locator('[data-testid="set-row"]').count(), 12, 'the 12 scored sets are still there');
     await page.setInputFiles('[data-testid="file-input"]', file('blend_5_labels.npy'));
     await ready(page);
