@@ -204,8 +204,9 @@ npy_header read_npy_header(const std::string& where, byte_stream& in, std::uint6
     unsigned char preamble[8] = {};
     const std::size_t got = static_cast<std::size_t>(std::min<std::uint64_t>(total, 8));
     in.read(preamble, got);
-    if (std::memcmp(preamble, "\x93NUMPY", std::min<std::size_t>(got, 6)) != 0 || got == 0)
-        fail(where, "is not a .npy file (it does not start with the \\x93NUMPY magic string)");
+    if (got == 0) fail(where, "is empty");
+    if (std::memcmp(preamble, "\x93NUMPY", std::min<std::size_t>(got, 6)) != 0)
+        fail(where, "is not a .npy file (its first bytes are not the .npy magic string, byte 0x93 then NUMPY)");
     if (got < 8) fail(where, "is truncated inside its .npy header (" + std::to_string(total) + " bytes)");
     const int major = preamble[6], minor = preamble[7];
     if (major < 1 || major > 3 || minor != 0)

@@ -211,6 +211,12 @@ function coreOptions(options, cols) {
     if (source.logits.length % cols !== 0)
       throw new InputError(`options.source.logits has ${source.logits.length} values, not a multiple of ${cols} classes`);
     sourceRows = source.logits.length / cols;
+    // a source of another class count can still divide by cols: say what the sizes imply
+    const labelCount = source.labels?.length;
+    if (Number.isSafeInteger(labelCount) && labelCount > 0 && labelCount !== sourceRows && source.logits.length % labelCount === 0)
+      throw new InputError(`options.source.labels: ${labelCount} labels for ${sourceRows} rows (the ` +
+        `${source.logits.length} source logits read as rows of the target's ${cols} classes; as ${labelCount} rows they ` +
+        `would have ${source.logits.length / labelCount} classes: the source must be the same model's logits on labeled data)`);
     sourceLogits = bytesOf(source.logits);
     sourceLabels = bytesOf(int32Labels(source.labels, sourceRows, 'options.source.labels'));
   }

@@ -222,7 +222,7 @@ describe('readNpy refuses broken files', needsNumpy, () => {
     bytes[0] = 0x92;
     await rejectsFormat(readNpy(bytes, { name: 'logits.npy' }), 'logits.npy', 'is not a .npy file', 'NUMPY');
     await rejectsFormat(readNpy(new Uint8Array(3), { name: 'tiny.npy' }), 'tiny.npy', 'is not a .npy file');
-    await rejectsFormat(readNpy(new Uint8Array(0)), 'input', 'is not a .npy file');
+    await rejectsFormat(readNpy(new Uint8Array(0)), 'input', 'is empty');
   });
 
   test('bad version', async () => {

@@ -339,6 +339,8 @@ case(write_npy("npy/f32_v3.npy", f32, major=3), "matrix", matrix(f32))
 case(write_npy("npy/f32_no_rows.npy", np.zeros((0, 4), np.float32)), "matrix", matrix(np.zeros((0, 4), np.float32)))
 case(write_npy("npy/f32_one.npy", np.array([[2.5]], np.float32)), "matrix", matrix(np.array([[2.5]], np.float32)))
 case(write("npy/logits.bin", npy_of(f32)), "matrix", matrix(f32), note="the magic string decides, not the extension")
+case(write("npy/empty.npy", b""), "matrix", error("is empty"))
+case(write("npy/not_npy.npy", b"abc"), "matrix", error("is not a .npy file (its first bytes are not the .npy magic string, byte 0x93 then NUMPY)"))
 case(write("npy/f4_no_order.npy", npy_bytes("'|f4'", (2, 2), np.arange(4, dtype="<f4").tobytes())), "matrix",
      matrix(np.arange(4, dtype=np.float32).reshape(2, 2)), note="'|' (no byte order) as host order, as NumPy reads it")
 case(write_npy("npy/f32_1d.npy", f32[:, 0].copy()), "matrix", error("2-D"), js=matrix(f32[:, 0]),
