@@ -160,14 +160,16 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     const bool as_double = rows.type() == dtype::float64;
     const bool in_place = rows.row_stride() == k && (rows.type() == dtype::float32 || as_double);
 
-    // Rows per kernel call: ~32K logits, so that the blocks below stay in cache; ~1M logits (at
-    // least 256 rows) when a Gram matrix is updated (each call adds into all of it: K x K doubles). Rows read in place with nothing kept per row but their
-    // statistics go in blocks of ~1M logits (up to 4096 rows): the kernel looks ahead and
-    // prefetches within a call only.
+    // Rows per kernel call: ~32K logits, so that the blocks below stay in cache. Large blocks,
+    // ~1M logits (up to 4096 rows), where a call has more to amortize: a Gram matrix update (each
+    // call adds into all of its K x K doubles; at least 256 rows), and rows read in place with
+    // nothing kept per row but their statistics (the kernel looks ahead and prefetches within a
+    // call only).
+    const std::size_t large_block = std::min<std::size_t>(4096, std::max<std::size_t>(1, (1 << 20) / k));
     std::size_t block_rows = std::max<std::size_t>(1, block_logits / k);
-    if (needs.gram) block_rows = std::max<std::size_t>({block_rows, 256, std::min<std::size_t>(4096, (1 << 20) / k)});
+    if (needs.gram) block_rows = std::max<std::size_t>({block_rows, 256, large_block});
     if (in_place && !scaled && !second && !needs.softrun_rows && !needs.probs && !extra.features)
-        block_rows = std::max(block_rows, std::min<std::size_t>(4096, std::max<std::size_t>(1, (1 << 20) / k)));
+        block_rows = std::max(block_rows, large_block);
     block_rows = std::min(block_rows, rows.rows());
     std::vector<float> float_block;
     std::vector<double> double_block, scaled_rows, second_rows, feature_rows;

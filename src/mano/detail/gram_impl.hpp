@@ -50,43 +50,25 @@ struct gram_impl {
         }
     }
 
-    // tile[s * NR + t] += sum over `rows` rows of a[n][s] * b[n][t]
+    // tile[s * NR + t] += sum over `rows` rows of a[n][s] * b[n][t]; the MR x 2 accumulators
+    // stay in registers (the loops over them unroll: their bounds are constants)
     static void tile(const double* a, const double* b, std::size_t rows, double* out) {
-        {
-            dbatch c00(0.0), c01(0.0), c10(0.0), c11(0.0), c20(0.0), c21(0.0);
-            dbatch c30(0.0), c31(0.0), c40(0.0), c41(0.0), c50(0.0), c51(0.0);
-            const double* pa = a;
-            const double* pb = b;
-            for (std::size_t n = 0; n < rows; ++n, pa += MR, pb += NR) {
-                const dbatch b0 = dbatch::load_aligned(pb), b1 = dbatch::load_aligned(pb + W);
-                dbatch x(pa[0]);
-                c00 = xsimd::fma(x, b0, c00);
-                c01 = xsimd::fma(x, b1, c01);
-                x = dbatch(pa[1]);
-                c10 = xsimd::fma(x, b0, c10);
-                c11 = xsimd::fma(x, b1, c11);
-                x = dbatch(pa[2]);
-                c20 = xsimd::fma(x, b0, c20);
-                c21 = xsimd::fma(x, b1, c21);
-                x = dbatch(pa[3]);
-                c30 = xsimd::fma(x, b0, c30);
-                c31 = xsimd::fma(x, b1, c31);
-                x = dbatch(pa[4]);
-                c40 = xsimd::fma(x, b0, c40);
-                c41 = xsimd::fma(x, b1, c41);
-                x = dbatch(pa[5]);
-                c50 = xsimd::fma(x, b0, c50);
-                c51 = xsimd::fma(x, b1, c51);
+        dbatch c[MR][2];
+        for (auto& row : c) row[0] = row[1] = dbatch(0.0);
+        for (std::size_t n = 0; n < rows; ++n, a += MR, b += NR) {
+            const dbatch b0 = dbatch::load_aligned(b), b1 = dbatch::load_aligned(b + W);
+            for (std::size_t s = 0; s < MR; ++s) {
+                const dbatch x(a[s]);
+                c[s][0] = xsimd::fma(x, b0, c[s][0]);
+                c[s][1] = xsimd::fma(x, b1, c[s][1]);
             }
-            alignas(64) double sums[MR * NR];
-            c00.store_aligned(sums + 0 * NR), c01.store_aligned(sums + 0 * NR + W);
-            c10.store_aligned(sums + 1 * NR), c11.store_aligned(sums + 1 * NR + W);
-            c20.store_aligned(sums + 2 * NR), c21.store_aligned(sums + 2 * NR + W);
-            c30.store_aligned(sums + 3 * NR), c31.store_aligned(sums + 3 * NR + W);
-            c40.store_aligned(sums + 4 * NR), c41.store_aligned(sums + 4 * NR + W);
-            c50.store_aligned(sums + 5 * NR), c51.store_aligned(sums + 5 * NR + W);
-            for (std::size_t i = 0; i < MR * NR; ++i) out[i] += sums[i];
         }
+        for (std::size_t s = 0; s < MR; ++s)
+            for (std::size_t h = 0; h < 2; ++h) {
+                alignas(64) double sums[W];
+                c[s][h].store_aligned(sums);
+                for (std::size_t t = 0; t < W; ++t) out[s * NR + h * W + t] += sums[t];
+            }
     }
 
     // gram[a * k + b] += sum_n p[n][a] p[n][b] for b >= a (the rest of gram is not touched).
