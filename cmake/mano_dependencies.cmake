@@ -45,6 +45,28 @@ if(MANO_BUILD_CLI AND NOT MANO_WITH_TORCH STREQUAL "OFF")
     message(STATUS "mano: LibTorch front end off (install libtorch-dev and libstb-dev for `mano infer`)")
   endif()
 endif()
+# The Python package (bindings/python): AUTO builds it when pybind11 and Python's headers are
+# found, ON requires them. Debian's interpreter (/usr/bin/python3, with its NumPy) is preferred
+# over a python3 earlier on PATH; -DPython_EXECUTABLE=... picks another.
+set(MANO_PYTHON_ENABLED OFF)
+if(MANO_BUILD_CLI AND NOT MANO_WITH_PYTHON STREQUAL "OFF")
+  if(NOT DEFINED Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python 3 QUIET COMPONENTS Interpreter Development.Module)
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(pybind11 CONFIG QUIET)
+  if(Python_FOUND AND pybind11_FOUND)
+    set(MANO_PYTHON_ENABLED ON)
+    message(STATUS "mano: Python package on (Python ${Python_VERSION}, pybind11 ${pybind11_VERSION})")
+  elseif(MANO_WITH_PYTHON STREQUAL "ON")
+    message(FATAL_ERROR "MANO_WITH_PYTHON=ON but pybind11 or Python's headers were not found: install the Debian "
+                        "packages pybind11-dev and python3-dev (apt-get install pybind11-dev python3-dev), or "
+                        "configure with -DMANO_WITH_PYTHON=OFF")
+  else()
+    message(STATUS "mano: Python package off (install pybind11-dev and python3-dev for `import mano`)")
+  endif()
+endif()
 if(MANO_BUILD_TESTS)
   mano_require(Catch2 catch2)
   mano_require(xtensor libxtensor-dev)

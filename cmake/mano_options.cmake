@@ -15,6 +15,8 @@ option(MANO_BUILD_TESTS "Build the Catch2 suites and register them with CTest" $
 option(MANO_BUILD_CLI "Build the mano command-line tool" ${mano_native})
 option(MANO_BUILD_BENCH "Build the native speed harness in bench/perf (npm run bench)" OFF)
 option(MANO_BUILD_FUZZ "Build the libFuzzer targets in tests/fuzz (clang, in a build tree of its own: see tests/fuzz/run.sh)" OFF)
+set(MANO_WITH_PYTHON AUTO CACHE STRING "Build the Python package (bindings/python, pybind11): AUTO (when pybind11 is found), ON, OFF")
+set_property(CACHE MANO_WITH_PYTHON PROPERTY STRINGS AUTO ON OFF)
 set(MANO_WITH_TORCH AUTO CACHE STRING "Build the LibTorch inference front end: AUTO (when Torch is found), ON, OFF")
 set_property(CACHE MANO_WITH_TORCH PROPERTY STRINGS AUTO ON OFF)
 

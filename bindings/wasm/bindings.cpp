@@ -17,13 +17,14 @@
 
 #include <mano/mano.hpp>
 
+#include "api.hpp"
 #include "io/header.hpp"
-#include "io/json.hpp"
 
 namespace {
 
 using emscripten::val;
 using nlohmann::json;
+namespace api = mano::bindings;
 
 struct failure {
     const char* kind;  // "input", "format", "memory" or "internal"
@@ -60,20 +61,6 @@ auto guarded(F&& f, const char* error_kind = "input") -> decltype(f()) {
         record_error(error_kind);
     }
     return decltype(f())();
-}
-
-// JSON text given to the package, parsed as mano's readers parse such a file: refused when it is
-// larger than the file kind's limit, nests deeper than 64 levels or has a key twice in one object.
-json parse_input(const std::string& text, const std::string& kind,
-                 std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max()) {
-    if (text.size() > max_bytes)
-        throw mano::error(kind + ": its JSON is " + std::to_string(text.size()) + " bytes, over the " +
-                          std::to_string(max_bytes) + "-byte limit of mano's " + kind + " reader");
-    return mano::io::parse_json(text, kind, "its JSON");
-}
-
-json parse_calibration(const std::string& text) {
-    return parse_input(text, "calibration", mano::io::calibration_max_bytes);
 }
 
 // "" when the last call succeeded, else {"kind": "input"|"memory"|"internal", "message": ...}.
@@ -180,143 +167,51 @@ private:
 };
 
 std::unique_ptr<raw_accumulator> make_accumulator(std::size_t k, const std::string& options_json) {
-    return guarded([&] {
-        const auto options = mano::options::from_json(parse_input(options_json, "options"));
-        return std::make_unique<raw_accumulator>(mano::accumulator(k, options));
-    });
+    return guarded([&] { return std::make_unique<raw_accumulator>(api::make_accumulator(k, options_json)); });
 }
 
 std::unique_ptr<raw_accumulator> accumulator_from_state(const std::string& state_json) {
-    return guarded([&] {
-        const json state = parse_input(state_json, "accumulator state", mano::io::state_max_bytes);
-        return std::make_unique<raw_accumulator>(mano::accumulator::from_json(state));
-    });
+    return guarded([&] { return std::make_unique<raw_accumulator>(api::accumulator_from_state(state_json)); });
 }
 
-// The full options JSON: `partial` (snake_case keys, any subset) over the defaults, plus what a
-// labeled source set teaches: the temperature (when fit_temperature) and the ATC/DoC source
-// model; and the Frechet source feature moments. Null arrays mean "not given".
+// api::prepare_options with the source set's arrays as bytes (null: not given).
 std::string prepare_options(const std::string& partial, const val& source_logits, std::size_t rows, std::size_t cols,
                             const std::string& type, const val& source_labels, bool fit_temperature,
                             const val& source_features, std::size_t feature_cols) {
     return guarded([&] {
-        json full = mano::options().to_json();
-        json given = parse_input(partial, "options");
-        if (!given.is_object()) throw mano::error("options must be an object");
-        // labelMarginal 'source': the source labels' class frequencies, as the CLI's --label-marginal source
-        const bool marginal_of_source = given.contains("label_marginal") && given["label_marginal"] == "source";
-        if (marginal_of_source) given.erase("label_marginal");
-        for (const auto& [key, value] : given.items()) {
-            if (!full.contains(key)) throw mano::error("unknown option '" + key + "'");
-            full[key] = value;
-        }
-        mano::options o = mano::options::from_json(full);
+        api::source_inputs source;
+        source.source_option = "options.source";
+        source.marginal_option = "labelMarginal";
+        source.fit_temperature = fit_temperature;
+        std::optional<mano::logits_view> view;
         if (!source_logits.isNull()) {
-            const auto view = view_of(copy_in(source_logits, scratch.logits), type, rows, cols);
-            if (source_labels.isNull()) throw mano::error("source logits need their labels");
-            const std::int64_t* labels = labels_of(source_labels);
-            if (fit_temperature) o.temperature = mano::fit_temperature(view, labels);
-            o.source = mano::fit_source(view, labels, o.temperature, o.methods);
-            if (marginal_of_source) o.label_marginal = mano::label_frequencies(labels, rows, cols);
-        } else if (fit_temperature) {
-            throw mano::error("temperature 'fit' needs labeled source logits (options.source)");
-        } else if (marginal_of_source) {
-            throw mano::error("labelMarginal 'source' needs options.source");
+            view = view_of(copy_in(source_logits, scratch.logits), type, rows, cols);
+            source.logits = &*view;
+            if (!source_labels.isNull()) source.labels = labels_of(source_labels);
         }
         if (!source_features.isNull()) {
-            if (feature_cols == 0) throw mano::error("source features need at least one column");
-            auto moments = std::make_shared<mano::feature_moments>(feature_cols);
-            const auto feature_rows = source_features["length"].as<std::size_t>() / (sizeof(double) * feature_cols);
-            moments->push(copy_in(source_features, scratch.features), feature_rows);
-            o.source_features = moments;
+            source.features = copy_in(source_features, scratch.features);
+            source.feature_cols = feature_cols;
+            if (feature_cols > 0)
+                source.feature_rows = source_features["length"].as<std::size_t>() / (sizeof(double) * feature_cols);
         }
-        o.validate();
-        return o.to_json().dump();
+        return api::prepare_options(partial, source);
     });
 }
 
-// sets: [{"name", "group"?, "result"}] with result.accuracy.
-std::vector<mano::labeled_set> labeled_sets(const json& sets) {
-    if (!sets.is_array()) throw mano::error("sets must be a list of {name, group?, result}");
-    std::vector<mano::labeled_set> out;
-    for (const auto& s : sets) {
-        mano::labeled_set set;
-        set.name = s.at("name").get<std::string>();
-        set.group = s.value("group", std::string());
-        try {
-            set.scores = mano::result::from_json(s.at("result"));
-        } catch (const mano::error& e) {
-            throw mano::error("set '" + set.name + "': " + e.what());
-        }
-        out.push_back(std::move(set));
-    }
-    return out;
-}
-
-std::string evaluate(const std::string& sets) {
-    return guarded([&] { return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).to_json().dump(); });
-}
-
-// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}. The
-// options may carry "family": false to keep each set's own softrun branch (default true: one
-// branch chosen for all the sets).
+std::string evaluate(const std::string& sets) { return guarded([&] { return api::evaluate(sets); }); }
 std::string calibrate(const std::string& sets, const std::string& options_json) {
-    return guarded([&] {
-        json given = parse_input(options_json, "options");
-        bool family = true;
-        if (given.is_object() && given.contains("family")) {
-            if (!given.at("family").is_boolean()) throw mano::error("options: \"family\" must be true or false");
-            family = given.at("family").get<bool>();
-            given.erase("family");
-        }
-        std::vector<std::string> notes;
-        const auto c = mano::calibrate(labeled_sets(parse_input(sets, "sets")), mano::options::from_json(given), &notes, family);
-        return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
-    });
+    return guarded([&] { return api::calibrate(sets, options_json); });
 }
-
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
-    return guarded([&] {
-        const auto c = mano::calibration::from_json(parse_calibration(calibration_json));
-        return mano::predict(c, mano::result::from_json(parse_input(result_json, "result")), level).to_json().dump();
-    });
+    return guarded([&] { return api::predict(calibration_json, result_json, level); });
 }
-
-// The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
-// [{"accuracy", "interval", "extrapolated"}], the calibration's own uncertainty only (e.g. to
-// draw its prediction band).
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level) {
-    return guarded([&] {
-        const auto c = mano::calibration::from_json(parse_calibration(calibration_json));
-        const mano::method m = mano::parse_method(method_name);
-        const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const auto& x) { return x.m == m; });
-        if (found == c.methods.end()) throw mano::error("the calibration has no method '" + method_name + "'");
-        json out = json::array();
-        for (const auto& score : parse_input(scores, "scores")) {
-            const auto p = mano::predict(*found, score.get<double>(), std::nullopt, level);
-            out.push_back({{"accuracy", p.accuracy}, {"interval", {p.lower, p.upper}}, {"extrapolated", p.extrapolated}});
-        }
-        return out.dump();
-    });
+    return guarded([&] { return api::predict_scores(calibration_json, method_name, scores, level); });
 }
-
-// The methods computed when none are named, for n rows of k classes and the inputs named in
-// `inputs_json` (a JSON list of the table's input names: "source", "second", ...).
 std::string default_methods(std::size_t k, double n, const std::string& inputs_json) {
-    return guarded([&] {
-        unsigned inputs = 0;
-        for (const auto& name : parse_input(inputs_json, "inputs")) {
-            unsigned bit = 0;
-            for (unsigned b = 1; b <= mano::needs_source_features; b <<= 1)
-                if (name.is_string() && mano::input_names(b).front() == name.get<std::string>()) bit = b;
-            if (!bit) throw mano::error("inputs: '" + mano::printable(name.dump(), 40) + "' is not one of source, second, features, source_features");
-            inputs |= bit;
-        }
-        json names = json::array();
-        for (const auto m : mano::default_methods(k, static_cast<std::size_t>(n), inputs)) names.push_back(mano::method_name(m));
-        return names.dump();
-    });
+    return guarded([&] { return api::default_methods(k, static_cast<std::size_t>(n), inputs_json); });
 }
 
 // The header rules of .npy and .safetensors, shared with the native readers (native/io/header.cpp):
@@ -386,8 +281,7 @@ std::string safetensors_header(const val& bytes, double size, const std::string&
     }, "format");
 }
 
-// The estimator table (mano methods --json).
-std::string methods() { return mano::methods_json().dump(); }
+std::string methods() { return api::methods(); }
 
 std::string version() { return mano::version_string; }
 

@@ -1,0 +1,150 @@
+#include "api.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "io/json.hpp"
+
+namespace mano {
+namespace bindings {
+
+using nlohmann::json;
+
+json parse_input(const std::string& text, const std::string& kind, std::uint64_t max_bytes) {
+    if (text.size() > max_bytes)
+        throw error(kind + ": its JSON is " + std::to_string(text.size()) + " bytes, over the " +
+                    std::to_string(max_bytes) + "-byte limit of mano's " + kind + " reader");
+    return io::parse_json(text, kind, "its JSON");
+}
+
+namespace {
+
+json parse_calibration(const std::string& text) { return parse_input(text, "calibration", io::calibration_max_bytes); }
+
+}  // namespace
+
+std::string prepare_options(const std::string& partial, const source_inputs& source) {
+    json full = options().to_json();
+    json given = parse_input(partial, "options");
+    if (!given.is_object()) throw error("options must be an object");
+    // label_marginal "source": the source labels' class frequencies, as the CLI's --label-marginal source
+    const bool marginal_of_source = given.contains("label_marginal") && given["label_marginal"] == "source";
+    if (marginal_of_source) given.erase("label_marginal");
+    for (const auto& [key, value] : given.items()) {
+        if (!full.contains(key)) throw error("unknown option '" + key + "'");
+        full[key] = value;
+    }
+    options o = options::from_json(full);
+    if (source.logits) {
+        if (!source.labels) throw error("source logits need their labels");
+        if (source.fit_temperature) o.temperature = fit_temperature(*source.logits, source.labels);
+        o.source = fit_source(*source.logits, source.labels, o.temperature, o.methods);
+        if (marginal_of_source) o.label_marginal = label_frequencies(source.labels, source.logits->rows(), source.logits->cols());
+    } else if (source.fit_temperature) {
+        throw error("temperature 'fit' needs labeled source logits (" + source.source_option + ")");
+    } else if (marginal_of_source) {
+        throw error(source.marginal_option + " 'source' needs " + source.source_option);
+    }
+    if (source.features) {
+        if (source.feature_cols == 0) throw error("source features need at least one column");
+        auto moments = std::make_shared<feature_moments>(source.feature_cols);
+        moments->push(source.features, source.feature_rows);
+        o.source_features = moments;
+    }
+    o.validate();
+    return o.to_json().dump();
+}
+
+accumulator make_accumulator(std::size_t k, const std::string& options_json) {
+    return accumulator(k, options::from_json(parse_input(options_json, "options")));
+}
+
+accumulator accumulator_from_state(const std::string& state_json) {
+    return accumulator::from_json(parse_input(state_json, "accumulator state", io::state_max_bytes));
+}
+
+std::vector<labeled_set> labeled_sets(const json& sets) {
+    if (!sets.is_array()) throw error("sets must be a list of {name, group?, result}");
+    std::vector<labeled_set> out;
+    for (const auto& s : sets) {
+        labeled_set set;
+        set.name = s.at("name").get<std::string>();
+        set.group = s.value("group", std::string());
+        try {
+            set.scores = result::from_json(s.at("result"));
+        } catch (const error& e) {
+            throw error("set '" + set.name + "': " + e.what());
+        }
+        out.push_back(std::move(set));
+    }
+    return out;
+}
+
+std::string evaluate(const std::string& sets) {
+    return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).to_json().dump();
+}
+
+std::string calibrate(const std::string& sets, const std::string& options_json) {
+    json given = parse_input(options_json, "options");
+    bool family = true;
+    std::optional<normalization_choice> choice;
+    if (given.is_object() && given.contains("family")) {
+        if (!given.at("family").is_boolean()) throw error("options: \"family\" must be true or false");
+        family = given.at("family").get<bool>();
+        given.erase("family");
+    }
+    if (given.is_object() && given.contains("choice")) {
+        choice = normalization_choice::from_json(given.at("choice"));
+        given.erase("choice");
+        family = false;
+    }
+    std::vector<std::string> notes;
+    auto c = mano::calibrate(labeled_sets(parse_input(sets, "sets")), options::from_json(given), &notes, family);
+    if (choice) c.normalization = choice;
+    return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
+}
+
+std::string choose_normalization(const std::string& sets, const std::string& options_json) {
+    return mano::choose_normalization(labeled_sets(parse_input(sets, "sets")),
+                                      options::from_json(parse_input(options_json, "options")))
+        .to_json()
+        .dump();
+}
+
+std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
+    const auto c = calibration::from_json(parse_calibration(calibration_json));
+    return mano::predict(c, result::from_json(parse_input(result_json, "result")), level).to_json().dump();
+}
+
+std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
+                           const std::string& scores, double level) {
+    const auto c = calibration::from_json(parse_calibration(calibration_json));
+    const method m = parse_method(method_name);
+    const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const auto& x) { return x.m == m; });
+    if (found == c.methods.end()) throw error("the calibration has no method '" + method_name + "'");
+    json out = json::array();
+    for (const auto& score : parse_input(scores, "scores")) {
+        const auto p = mano::predict(*found, score.get<double>(), std::nullopt, level);
+        out.push_back({{"accuracy", p.accuracy}, {"interval", {p.lower, p.upper}}, {"extrapolated", p.extrapolated}});
+    }
+    return out.dump();
+}
+
+std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json) {
+    unsigned inputs = 0;
+    for (const auto& name : parse_input(inputs_json, "inputs")) {
+        unsigned bit = 0;
+        for (unsigned b = 1; b <= needs_source_features; b <<= 1)
+            if (name.is_string() && input_names(b).front() == name.get<std::string>()) bit = b;
+        if (!bit) throw error("inputs: '" + printable(name.dump(), 40) + "' is not one of source, second, features, source_features");
+        inputs |= bit;
+    }
+    json names = json::array();
+    for (const auto m : mano::default_methods(k, n, inputs)) names.push_back(method_name(m));
+    return names.dump();
+}
+
+std::string methods() { return methods_json().dump(); }
+
+}  // namespace bindings
+}  // namespace mano

@@ -1,0 +1,78 @@
+#pragma once
+// What the language bindings (bindings/wasm for JavaScript, bindings/python) share: the core's
+// calls with options, results, calibrations and sets as JSON text, so that both front ends parse
+// and validate them with one piece of code and give the same messages. Each binding only moves
+// its arrays into logits views and turns mano::error into its language's exception.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <mano/mano.hpp>
+
+namespace mano {
+namespace bindings {
+
+// JSON text given to a binding, parsed as mano's readers parse such a file: refused when it is
+// larger than the file kind's limit, nests deeper than 64 levels or has a key twice in one object.
+nlohmann::json parse_input(const std::string& text, const std::string& kind,
+                           std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max());
+
+// What a labeled source set and source features give the options (all optional).
+struct source_inputs {
+    const logits_view* logits = nullptr;  // labeled source logits, K columns
+    const std::int64_t* labels = nullptr;  // their labels (as many as logits->rows())
+    bool fit_temperature = false;          // temperature 'fit': on the source logits
+    const double* features = nullptr;      // source feature rows, feature_rows x feature_cols
+    std::size_t feature_rows = 0, feature_cols = 0;
+    // How the binding's users spell the source option and the label marginal, for messages.
+    std::string source_option = "source";
+    std::string marginal_option = "label_marginal";
+};
+
+// The full options JSON: `partial` (snake_case keys, any subset) over the defaults, plus what a
+// labeled source set teaches: the temperature (when fit_temperature) and the source model of the
+// methods that need one (those in `partial`'s methods, or the defaults), and the Frechet source
+// feature moments. label_marginal "source" is the source labels' class frequencies.
+std::string prepare_options(const std::string& partial, const source_inputs& source);
+
+accumulator make_accumulator(std::size_t k, const std::string& options_json);
+accumulator accumulator_from_state(const std::string& state_json);
+
+// sets: [{"name", "group"?, "result"}] with result.accuracy.
+std::vector<labeled_set> labeled_sets(const nlohmann::json& sets);
+
+// The report `mano eval --json` prints (without its normalization section).
+std::string evaluate(const std::string& sets);
+
+// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}. The
+// options may carry "family": false to keep each set's own softrun branch (default true: one
+// branch chosen for all the sets from their softrun variants), or "choice": a branch already
+// chosen (choose_normalization) on which every set was scored, recorded in the calibration.
+std::string calibrate(const std::string& sets, const std::string& options_json);
+
+// The branch one family of sets shares, chosen from their MaNo variants (softrun scores).
+std::string choose_normalization(const std::string& sets, const std::string& options_json);
+
+std::string predict(const std::string& calibration_json, const std::string& result_json, double level);
+
+// The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
+// [{"accuracy", "interval", "extrapolated"}], the calibration's own uncertainty only (e.g. to
+// draw its prediction band).
+std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
+                           const std::string& scores, double level);
+
+// The methods computed when none are named, for n rows of k classes and the inputs named in
+// `inputs_json` (a JSON list of the table's input names: "source", "second", ...).
+std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json);
+
+// The estimator table (mano methods --json).
+std::string methods();
+
+}  // namespace bindings
+}  // namespace mano

@@ -1,0 +1,466 @@
+// mano._core: the C++ side of the Python package (bindings/python/mano). NumPy arrays are read
+// where they lie (any float16/32/64 array whose rows are contiguous, any row stride: no copy;
+// other layouts, such as Fortran order, a chunk of rows at a time), with the GIL released while
+// the core runs. Options, results, states and calibrations cross as JSON text through the calls
+// the WebAssembly binding uses too (bindings/common/api.hpp); mano/__init__.py gives them their
+// Python shape. A mano::error becomes mano.InputError (a ValueError) with the CLI's message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mano/mano.hpp>
+
+#include "api.hpp"
+#include "cli/scan.hpp"
+#include "io/json.hpp"
+#include "io/manifest.hpp"
+#include "io/reader.hpp"
+
+namespace py = pybind11;
+namespace api = mano::bindings;
+using nlohmann::json;
+
+namespace {
+
+// Bytes of rows copied at a time from an array whose rows are not contiguous.
+constexpr std::size_t copy_chunk_bytes = std::size_t{1} << 22;
+
+std::string shape_text(const py::array& a) {
+    std::string s = "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
+    return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+std::string dtype_text(const py::array& a) { return py::str(a.dtype()).cast<std::string>(); }
+
+mano::dtype float_type(const py::array& a, const std::string& what) {
+    const char kind = a.dtype().kind();
+    const auto size = a.itemsize();
+    if (kind == 'f' && size == 4) return mano::dtype::float32;
+    if (kind == 'f' && size == 8) return mano::dtype::float64;
+    if (kind == 'f' && size == 2) return mano::dtype::float16;
+    throw mano::error(what + ": dtype " + dtype_text(a) +
+                      " is not one mano reads (float16, float32 or float64); convert it, e.g. with .astype(numpy.float32)");
+}
+
+// A 2-D float array in memory, read as a matrix_reader: rows come as views of the array when each
+// row is contiguous (any row stride), else copied a chunk at a time into C order. The CLI's
+// threaded scan (cli/scan.hpp) then reads it as it reads a file.
+class array_reader : public mano::io::matrix_reader {
+public:
+    array_reader(const py::array& a, const std::string& what) {
+        if (a.ndim() != 2)
+            throw mano::error(what + ": expected a 2-D array (rows x classes), got shape " + shape_text(a));
+        path_ = what;
+        type_ = float_type(a, what);
+        rows_ = static_cast<std::size_t>(a.shape(0));
+        cols_ = static_cast<std::size_t>(a.shape(1));
+        if (cols_ == 0 && rows_ > 0) throw mano::error(what + ": the array has 0 columns (shape " + shape_text(a) + ")");
+        data_ = static_cast<const unsigned char*>(a.data());
+        item_ = static_cast<std::size_t>(a.itemsize());
+        row_step_ = a.strides(0);
+        col_step_ = a.strides(1);
+        const bool rows_contiguous = cols_ <= 1 || col_step_ == static_cast<py::ssize_t>(item_);
+        const bool aligned = reinterpret_cast<std::uintptr_t>(data_) % item_ == 0;
+        contiguous_ = rows_contiguous && aligned && row_step_ >= 0 && row_step_ % static_cast<py::ssize_t>(item_) == 0 &&
+                      (rows_ <= 1 || static_cast<std::size_t>(row_step_) / item_ >= cols_);
+    }
+
+    mano::logits_view read(std::size_t first, std::size_t count) override {
+        if (contiguous_) {
+            const std::size_t stride = rows_ <= 1 ? cols_ : static_cast<std::size_t>(row_step_) / item_;
+            return view(data_ + static_cast<py::ssize_t>(first) * row_step_, count, std::max<std::size_t>(stride, cols_));
+        }
+        buffer_.resize((count * cols_ * item_ + 7) / 8);
+        auto* out = reinterpret_cast<unsigned char*>(buffer_.data());
+        for (std::size_t r = 0; r < count; ++r) {
+            const unsigned char* row = data_ + static_cast<py::ssize_t>(first + r) * row_step_;
+            for (std::size_t c = 0; c < cols_; ++c)
+                std::memcpy(out + (r * cols_ + c) * item_, row + static_cast<py::ssize_t>(c) * col_step_, item_);
+        }
+        return view(out, count, cols_);
+    }
+
+    std::unique_ptr<matrix_reader> clone() const override {
+        auto copy = std::make_unique<array_reader>(*this);
+        copy->buffer_.clear();
+        return copy;
+    }
+
+    // Rows per chunk that keeps a copied chunk within copy_chunk_bytes.
+    std::size_t chunk_rows() const {
+        return std::max<std::size_t>(1, copy_chunk_bytes / std::max<std::size_t>(1, cols_ * item_));
+    }
+
+private:
+    mano::logits_view view(const unsigned char* p, std::size_t count, std::size_t stride) const {
+        switch (type_) {
+            case mano::dtype::float32: return mano::logits_view(reinterpret_cast<const float*>(p), count, cols_, stride);
+            case mano::dtype::float64: return mano::logits_view(reinterpret_cast<const double*>(p), count, cols_, stride);
+            default:
+                return mano::logits_view(reinterpret_cast<const std::uint16_t*>(p), type_, count, cols_, stride);
+        }
+    }
+
+    const unsigned char* data_ = nullptr;
+    std::size_t item_ = 4;
+    py::ssize_t row_step_ = 0, col_step_ = 0;
+    bool contiguous_ = false;
+    std::vector<double> buffer_;  // doubles: aligned for every element type
+};
+
+// Integer class labels (a 1-D or N x 1 array of any integer type), as int64, `rows` of them.
+std::vector<std::int64_t> labels_of(const py::array& a, std::size_t rows, const std::string& what) {
+    const char kind = a.dtype().kind();
+    if (kind != 'i' && kind != 'u')
+        throw mano::error(what + ": dtype " + dtype_text(a) + " is not an integer type (class indices in [0, K))");
+    if (!(a.ndim() == 1 || (a.ndim() == 2 && a.shape(1) == 1)))
+        throw mano::error(what + ": expected a 1-D array of class indices, got shape " + shape_text(a));
+    const auto n = static_cast<std::size_t>(a.shape(0));
+    if (n != rows)
+        throw mano::error(what + ": " + std::to_string(n) + " labels for " + std::to_string(rows) + " rows");
+    auto as64 = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    if (!as64) throw py::error_already_set();
+    const auto* p = as64.data();
+    return std::vector<std::int64_t>(p, p + n);
+}
+
+// Any object NumPy can read as an array (mano/__init__.py has already made it one).
+py::array as_array(const py::object& o, const std::string& what) {
+    auto a = py::array::ensure(o);
+    if (!a) throw mano::error(what + ": expected an array, got " + py::str(py::type::of(o)).cast<std::string>());
+    return a;
+}
+
+std::optional<py::array> optional_array(const py::object& o, const std::string& what) {
+    if (o.is_none()) return std::nullopt;
+    return as_array(o, what);
+}
+
+// What is pushed beside the target logits, read and checked against them.
+struct extras {
+    std::vector<std::int64_t> labels;
+    bool has_labels = false;
+    std::optional<array_reader> second, features;
+
+    extras(const py::object& labels_in, const py::object& second_in, const py::object& features_in, std::size_t rows,
+           std::size_t cols) {
+        if (auto a = optional_array(labels_in, "labels")) {
+            labels = labels_of(*a, rows, "labels");
+            has_labels = true;
+        }
+        if (auto a = optional_array(second_in, "second")) {
+            second.emplace(*a, "second");
+            if (second->rows() != rows || second->cols() != cols)
+                throw mano::error("second: shape (" + std::to_string(second->rows()) + ", " + std::to_string(second->cols()) +
+                                  ") differs from the logits' (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
+        }
+        if (auto a = optional_array(features_in, "features")) {
+            features.emplace(*a, "features");
+            if (features->rows() != rows)
+                throw mano::error("features: " + std::to_string(features->rows()) + " rows for " + std::to_string(rows) +
+                                  " rows of logits");
+        }
+    }
+    unsigned inputs() const {
+        return (second ? unsigned(mano::needs_second) : 0u) | (features ? unsigned(mano::needs_features) : 0u);
+    }
+};
+
+// Scans every row of `logits` (with the extras) into an accumulator with `opts`, on `threads`
+// threads (0: every core) as `mano score` does.
+mano::accumulator scan_array(array_reader& logits, extras& ex, const mano::options& opts, unsigned threads) {
+    mano::cli::scan_inputs in;
+    in.logits = &logits;
+    if (ex.second) in.second = &*ex.second;
+    if (ex.features) in.features = &*ex.features;
+    if (ex.has_labels) in.labels = &ex.labels;
+    py::gil_scoped_release release;
+    try {
+        return mano::cli::scan(in, 0, logits.rows(), opts, mano::cli::thread_count(threads), nullptr);
+    } catch (const mano::error& e) {
+        throw mano::cli::file_error("logits", e);
+    }
+}
+
+class py_accumulator {
+public:
+    explicit py_accumulator(mano::accumulator a) : acc_(std::move(a)) {}
+
+    void push(const py::object& logits_in, const py::object& labels, const py::object& second, const py::object& features) {
+        array_reader logits(as_array(logits_in, "logits"), "logits");
+        if (logits.cols() != acc_.cols())
+            throw mano::error("logits: " + std::to_string(logits.cols()) + " columns, but the accumulator has " +
+                              std::to_string(acc_.cols()) + " classes");
+        extras ex(labels, second, features, logits.rows(), logits.cols());
+        mano::accumulator next = acc_;  // all or nothing, as accumulator::push
+        {
+            py::gil_scoped_release release;
+            const std::size_t step = logits.chunk_rows();
+            const std::size_t base = acc_.rows();
+            for (std::size_t row = 0; row < logits.rows(); row += step) {
+                const std::size_t count = std::min(step, logits.rows() - row);
+                const auto rows = logits.read(row, count);
+                mano::row_inputs extra;
+                std::optional<mano::logits_view> second_rows, feature_rows;
+                if (ex.second) extra.second = &second_rows.emplace(ex.second->read(row, count));
+                if (ex.features) extra.features = &feature_rows.emplace(ex.features->read(row, count));
+                if (ex.has_labels) extra.labels = ex.labels.data() + row;
+                extra.first_row = base + row;
+                try {
+                    next.push(rows, extra);
+                } catch (const mano::row_input_error& e) {
+                    throw mano::error(std::string(e.which == mano::row_input_error::input::second ? "second: " : "features: ") +
+                                      e.what());
+                }
+            }
+        }
+        acc_ = std::move(next);
+    }
+    void merge(const py_accumulator& other, bool as_shard) {
+        py::gil_scoped_release release;
+        if (as_shard)
+            acc_.merge_as_shard(other.acc_);
+        else
+            acc_.merge(other.acc_);
+    }
+    std::string result() const {
+        py::gil_scoped_release release;
+        return acc_.finalize().to_json().dump();
+    }
+    std::string state() const { return acc_.to_json().dump(); }
+    std::string options() const { return acc_.opts().to_json().dump(); }
+    py_accumulator copy() const { return py_accumulator(acc_); }
+    std::size_t rows() const { return acc_.rows(); }
+    std::size_t cols() const { return acc_.cols(); }
+    std::string architecture() const { return acc_.architecture(); }
+    std::vector<std::string> shards() const {
+        std::vector<std::string> out;
+        for (const auto id : acc_.shards()) out.push_back(mano::shard_name(id));
+        return out;
+    }
+
+private:
+    mano::accumulator acc_;
+};
+
+// The options `mano score` would use for N rows of K classes with these inputs: the methods asked
+// for (each checked for its inputs), or the defaults for this shape and these inputs.
+mano::options resolve(const std::string& options_json, std::size_t rows, std::size_t cols, unsigned row_inputs) {
+    mano::options opts = mano::options::from_json(api::parse_input(options_json, "options"));
+    const unsigned given = row_inputs | (opts.source ? unsigned(mano::needs_source) : 0u) |
+                           (opts.source_features ? unsigned(mano::needs_source_features) : 0u);
+    if (opts.methods.empty()) {
+        opts.methods = mano::default_methods(cols, rows, given);
+    } else {
+        for (const auto m : opts.methods)
+            if (const unsigned missing = mano::info_of(m).needs & ~given) {
+                std::string names;
+                for (const auto& n : mano::input_names(missing)) names += (names.empty() ? "" : ", ") + n;
+                throw mano::error(std::string("methods: ") + mano::method_name(m) + " needs " + names);
+            }
+    }
+    if (opts.source && opts.source->k != cols)
+        throw mano::error("source: the source logits have " + std::to_string(opts.source->k) +
+                          " classes but the target logits have " + std::to_string(cols));
+    return opts;
+}
+
+std::string resolve_options(const std::string& options_json, std::size_t rows, std::size_t cols, bool second,
+                            bool features) {
+    const unsigned inputs = (second ? unsigned(mano::needs_second) : 0u) | (features ? unsigned(mano::needs_features) : 0u);
+    return resolve(options_json, rows, cols, inputs).to_json().dump();
+}
+
+// mano.score: every row scanned with the options resolved for this shape, the result as JSON.
+std::string score(const py::object& logits_in, const std::string& options_json, const py::object& labels,
+                  const py::object& second, const py::object& features, unsigned threads) {
+    array_reader logits(as_array(logits_in, "logits"), "logits");
+    extras ex(labels, second, features, logits.rows(), logits.cols());
+    const mano::options opts = resolve(options_json, logits.rows(), logits.cols(), ex.inputs());
+    return scan_array(logits, ex, opts, threads).finalize().to_json().dump();
+}
+
+std::string prepare_options(const std::string& partial, const py::object& source_logits, const py::object& source_labels,
+                            bool fit_temperature, const py::object& source_features) {
+    api::source_inputs source;
+    source.source_option = "source=(logits, labels)";
+    source.fit_temperature = fit_temperature;
+    std::vector<double> logits_copy, feature_copy;
+    std::vector<std::int64_t> labels;
+    std::optional<mano::logits_view> view;
+    if (auto a = optional_array(source_logits, "source logits")) {
+        array_reader reader(*a, "source logits");
+        logits_copy.resize(reader.rows() * reader.cols());
+        if (reader.rows() > 0) mano::widen_rows(reader.read(0, reader.rows()), 0, reader.rows(), logits_copy.data());
+        view.emplace(logits_copy.data(), reader.rows(), reader.cols());
+        source.logits = &*view;
+        if (auto l = optional_array(source_labels, "source labels")) {
+            labels = labels_of(*l, reader.rows(), "source labels");
+            source.labels = labels.data();
+        }
+    }
+    if (auto a = optional_array(source_features, "source features")) {
+        array_reader reader(*a, "source features");
+        feature_copy.resize(reader.rows() * reader.cols());
+        if (reader.rows() > 0) mano::widen_rows(reader.read(0, reader.rows()), 0, reader.rows(), feature_copy.data());
+        source.features = feature_copy.data();
+        source.feature_rows = reader.rows();
+        source.feature_cols = reader.cols();
+    }
+    py::gil_scoped_release release;
+    return api::prepare_options(partial, source);
+}
+
+mano::io::read_options read_options_of(const std::string& key, const py::object& shape, const std::string& label_column,
+                                       const py::object& header) {
+    mano::io::read_options o;
+    o.key = key;
+    if (!shape.is_none()) o.shape = shape.cast<std::pair<std::size_t, std::size_t>>();
+    o.label_column = label_column;
+    if (!header.is_none()) o.header = header.cast<bool>();
+    return o;
+}
+
+// A logits (or features) file mano reads, whole, as an array of its element type (bfloat16 as
+// float32: NumPy has no bfloat16).
+py::array read_matrix(const std::string& path, const std::string& key, const py::object& shape,
+                      const std::string& label_column, const py::object& header) {
+    const auto opts = read_options_of(key, shape, label_column, header);
+    std::unique_ptr<mano::io::matrix_reader> reader;
+    {
+        py::gil_scoped_release release;
+        reader = mano::io::open_matrix(path, opts);
+    }
+    const auto rows = reader->rows(), cols = reader->cols();
+    const auto type = reader->type();
+    py::dtype dt = type == mano::dtype::float64 ? py::dtype::of<double>()
+                   : type == mano::dtype::float16 ? py::dtype("float16")
+                                                  : py::dtype::of<float>();
+    py::array out(dt, {rows, cols});
+    auto* dst = static_cast<unsigned char*>(out.mutable_data());
+    const std::size_t item = static_cast<std::size_t>(out.itemsize());
+    {
+        py::gil_scoped_release release;
+        const std::size_t step = std::max<std::size_t>(1, copy_chunk_bytes / std::max<std::size_t>(1, cols * item));
+        std::vector<float> widened;
+        for (std::size_t row = 0; row < rows; row += step) {
+            const std::size_t count = std::min(step, rows - row);
+            const auto v = reader->read(row, count);
+            unsigned char* at = dst + row * cols * item;
+            if (type == mano::dtype::bfloat16) {
+                mano::float_rows(v, 0, count, reinterpret_cast<float*>(at));
+                continue;
+            }
+            const auto* src = static_cast<const unsigned char*>(v.data());
+            for (std::size_t r = 0; r < count; ++r)
+                std::memcpy(at + r * cols * item, src + r * v.row_stride() * item, cols * item);
+        }
+    }
+    return out;
+}
+
+py::array_t<std::int64_t> read_labels(const std::string& path, const std::string& key, const std::string& label_column,
+                                      const py::object& header, const py::object& expected_rows) {
+    auto opts = read_options_of(key, py::none(), label_column, header);
+    if (!expected_rows.is_none()) opts.expected_rows = expected_rows.cast<std::uint64_t>();
+    std::vector<std::int64_t> labels;
+    {
+        py::gil_scoped_release release;
+        labels = mano::io::read_labels(path, opts);
+    }
+    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(labels.size()));
+    if (!labels.empty()) std::memcpy(out.mutable_data(), labels.data(), labels.size() * sizeof(std::int64_t));
+    return out;
+}
+
+// A manifest as JSON: {"path", "source"?: {"logits", "labels"}, "sets": [{"name", "group"?,
+// "logits", "labels"?}]}, paths resolved against the manifest's folder.
+std::string read_manifest(const std::string& path, bool allow_outside) {
+    const auto m = mano::io::read_manifest(path, allow_outside ? mano::io::outside_paths::allow : mano::io::outside_paths::refuse);
+    json j{{"path", m.path}, {"sets", json::array()}};
+    if (m.source) j["source"] = {{"logits", m.source->logits}, {"labels", m.source->labels}};
+    for (const auto& s : m.sets) {
+        json set{{"name", s.name}, {"logits", s.logits}};
+        if (!s.group.empty()) set["group"] = s.group;
+        if (!s.labels.empty()) set["labels"] = s.labels;
+        j["sets"].push_back(set);
+    }
+    return j.dump();
+}
+
+// A calibration file as `mano calibrate` writes it, checked, as JSON text.
+std::string read_calibration(const std::string& path) {
+    const json j = mano::io::read_json(path, "calibration", mano::io::calibration_max_bytes);
+    try {
+        return mano::calibration::from_json(j).to_json().dump();
+    } catch (const mano::error& e) {
+        throw mano::error(path + ": " + e.what());
+    }
+}
+
+// A state file as `mano score --state` writes it, as JSON text (within the state reader's limit).
+std::string read_state(const std::string& path) {
+    return mano::io::read_json(path, "accumulator state", mano::io::state_max_bytes).dump();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "mano's C++ core (use the mano package, not this module)";
+    static py::exception<mano::error> input_error(m, "InputError", PyExc_ValueError);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const mano::error& e) {
+            input_error(e.what());
+        } catch (const json::exception& e) {
+            input_error((std::string("malformed JSON: ") + e.what()).c_str());
+        }
+    });
+
+    py::class_<py_accumulator>(m, "Accumulator")
+        .def(py::init([](std::size_t k, const std::string& options_json) {
+                 return py_accumulator(api::make_accumulator(k, options_json));
+             }),
+             py::arg("k"), py::arg("options_json"))
+        .def_static("from_state", [](const std::string& state) { return py_accumulator(api::accumulator_from_state(state)); })
+        .def("push", &py_accumulator::push, py::arg("logits"), py::arg("labels") = py::none(), py::arg("second") = py::none(),
+             py::arg("features") = py::none())
+        .def("merge", &py_accumulator::merge, py::arg("other"), py::arg("as_shard"))
+        .def("result", &py_accumulator::result)
+        .def("state", &py_accumulator::state)
+        .def("options", &py_accumulator::options)
+        .def("copy", &py_accumulator::copy)
+        .def("shards", &py_accumulator::shards)
+        .def_property_readonly("rows", &py_accumulator::rows)
+        .def_property_readonly("cols", &py_accumulator::cols)
+        .def_property_readonly("architecture", &py_accumulator::architecture);
+
+    m.def("score", &score, py::arg("logits"), py::arg("options_json"), py::arg("labels"), py::arg("second"),
+          py::arg("features"), py::arg("threads"));
+    m.def("prepare_options", &prepare_options);
+    m.def("resolve_options", &resolve_options);
+    m.def("evaluate", [](const std::string& sets) { py::gil_scoped_release r; return api::evaluate(sets); });
+    m.def("calibrate", [](const std::string& sets, const std::string& o) { py::gil_scoped_release r; return api::calibrate(sets, o); });
+    m.def("choose_normalization", &api::choose_normalization);
+    m.def("predict", &api::predict);
+    m.def("predict_scores", &api::predict_scores);
+    m.def("default_methods", &api::default_methods);
+    m.def("methods", &api::methods);
+    m.def("architectures", &mano::available_architectures);
+    m.def("read_matrix", &read_matrix);
+    m.def("read_labels", &read_labels);
+    m.def("read_manifest", &read_manifest);
+    m.def("read_calibration", &read_calibration);
+    m.def("read_state", &read_state);
+    m.attr("version") = mano::version_string;
+}
