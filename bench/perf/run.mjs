@@ -6,7 +6,8 @@
 // then the nuclear norm against numpy.linalg.svd, COT against POT's ot.emd2; whole `mano score`
 // processes (MaNo alone, the nuclear norm on one thread, the default set) against the nuclear norm
 // as NumPy (OpenBLAS) and PyTorch users compute it; and the peak RSS of `mano score` on the 200 MB
-// file. Prints Markdown tables and the design targets, met or not.
+// file; the Python package against PyTorch and the native kernel, and mano.dask on 1 and 2 workers
+// (bench/perf/python.py). Prints Markdown tables and the design targets, met or not.
 //   node bench/perf/run.mjs [--quick]     (after npm run build; --quick: the two small shapes)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -128,12 +129,20 @@ try {
       rss = undefined;
     }
   }
-  report(results, rss, big && fs.statSync(big.file).size / 1e6, anchors.blas, nuclearShapes);
+  // The Python package (bench/perf/python.py): mano.score in memory against PyTorch, and
+  // mano.dask on 1 and 2 worker processes over ~2 GB of .npy shards.
+  let python;
+  if (big) {
+    python = JSON.parse(execFileSync('/usr/bin/python3', [path.join(root, 'bench/perf/python.py'), big.file, '2'],
+      { encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, PYTHONPATH: path.join(root, 'build/release/python') } }));
+    process.stderr.write('bench: Python package done\n');
+  }
+  report(results, rss, big && fs.statSync(big.file).size / 1e6, anchors.blas, nuclearShapes, python);
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-function report(results, rss, bigMB, blas, nuclearShapes) {
+function report(results, rss, bigMB, blas, nuclearShapes, python) {
   const ns = (s, r) => ((s * 1e9) / (r.rows * r.cols));
   const f = (x, d = 2) => (x === undefined ? '–' : x.toFixed(d));
   const archs = ['sse2', 'sse4.2', 'avx2', 'avx512'];
@@ -197,6 +206,22 @@ function report(results, rss, bigMB, blas, nuclearShapes) {
     console.log(`| ${r.rows}×${r.cols} | ${f(r.mano, 4)} | ${f(r.def, 4)} | ${r.def ? `${f(r.def / r.mano, 1)}×` : '–'} | ${f(r.nuclear, 4)} | ` +
       `${f(sse, 4)} | ${f(r.native.nuclear_1, 4)} | ${r.nuclear && sse ? `${f(r.nuclear / sse, 2)}×` : '–'} |`);
   }
+  const bigRun = results.find((r) => r.rows === 50000);
+  if (python && bigRun) {
+    const kernel = bigRun.native.mano_1[bigRun.native.best];
+    console.log(`\nThe Python package on ${python.shape.join('×')} float32 in memory (seconds): mano.score(q, methods="mano"), against ` +
+      `MaNo in PyTorch on 1 thread and the native kernel (${bigRun.native.best}, 1 thread, mano_bench) on the same array.\n`);
+    console.log('| mano.score, 1 thread | mano.score, all cores | PyTorch 1 thread | native kernel | PyTorch / mano.score | mano.score / kernel | |mano − PyTorch f64| / value |');
+    console.log('|---|---|---|---|---|---|---|');
+    console.log(`| ${f(python.mano_1, 4)} | ${f(python.mano_all, 4)} | ${f(python.torch_1, 3)} | ${f(kernel, 4)} | ` +
+      `${f(python.torch_1 / python.mano_1, 1)}× | ${f(python.mano_1 / kernel, 2)}× | ${python.rel_diff_float64.toExponential(1)} |`);
+    const d = python.dask;
+    console.log(`\nmano.dask.score on ${f(d.gb, 2)} GB of .npy shards (${d.shards} files, ${d.rows}×${d.cols}, in the page cache), default methods, ` +
+      'LocalCluster of worker processes with 1 thread each (seconds):\n');
+    console.log('| 1 worker | 2 workers | 1 / 2 | results differ by |');
+    console.log('|---|---|---|---|');
+    console.log(`| ${f(d.workers_1, 3)} | ${f(d.workers_2, 3)} | ${f(d.workers_1 / d.workers_2, 2)}× | ${d.rel_diff.toExponential(1)} |`);
+  }
 
   const target = (ok, text) => console.log(`${ok ? 'met    ' : 'NOT met'}  ${text}`);
   console.log('\nDesign targets:');
@@ -227,6 +252,12 @@ function report(results, rss, bigMB, blas, nuclearShapes) {
   for (const r of nuclearShapes)
     if (r.native.nuclear_1_sse42) target(r.wasm / r.native.nuclear_1_sse42 <= 2, `WASM nuclear within 2x of native SSE4.2 on ${r.rows}x${r.cols}: ${f(r.wasm / r.native.nuclear_1_sse42, 2)}x`);
   if (big?.wasmDefault) target(big.wasmDefault / big.wasm <= 10, `npm default score() <= 10x MaNo alone on 50000x1000: ${f(big.wasmDefault / big.wasm, 1)}x`);
+  if (python && bigRun) {
+    const kernel = bigRun.native.mano_1[bigRun.native.best];
+    target(python.torch_1 / python.mano_1 >= 15, `mano.score (Python, 1 thread) >= 15x PyTorch CPU 1 thread on 50000x1000: ${f(python.torch_1 / python.mano_1, 1)}x`);
+    target(python.mano_1 / kernel <= 1.2, `mano.score (Python, 1 thread) within 1.2x of the native kernel on 50000x1000: ${f(python.mano_1 / kernel, 2)}x`);
+    target(python.dask.workers_1 / python.dask.workers_2 >= 1.6, `mano.dask 2 workers >= 1.6x 1 worker on ${f(python.dask.gb, 1)} GB of .npy shards: ${f(python.dask.workers_1 / python.dask.workers_2, 2)}x`);
+  }
   const cotShape = results.find((r) => r.rows === 10000 && r.cols === 10);
   if (cotShape?.native.cot_1 !== undefined) target(cotShape.native.cot_1 < 1, `COT on 10000x10 under 1 s: ${f(cotShape.native.cot_1, 3)} s`);
 }

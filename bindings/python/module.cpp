@@ -195,7 +195,10 @@ class py_accumulator {
 public:
     explicit py_accumulator(mano::accumulator a) : acc_(std::move(a)) {}
 
-    void push(const py::object& logits_in, const py::object& labels, const py::object& second, const py::object& features) {
+    // `first_row`: the index of these rows' first in the whole input, for messages (default: the
+    // rows pushed so far), e.g. a Dask partition's offset.
+    void push(const py::object& logits_in, const py::object& labels, const py::object& second, const py::object& features,
+              const py::object& first_row) {
         array_reader logits(as_array(logits_in, "logits"), "logits");
         if (logits.cols() != acc_.cols())
             throw mano::error("logits: " + std::to_string(logits.cols()) + " columns, but the accumulator has " +
@@ -205,7 +208,7 @@ public:
         {
             py::gil_scoped_release release;
             const std::size_t step = logits.chunk_rows();
-            const std::size_t base = acc_.rows();
+            const std::size_t base = first_row.is_none() ? acc_.rows() : first_row.cast<std::size_t>();
             for (std::size_t row = 0; row < logits.rows(); row += step) {
                 const std::size_t count = std::min(step, logits.rows() - row);
                 const auto rows = logits.read(row, count);
@@ -412,6 +415,49 @@ std::string read_state(const std::string& path) {
     return mano::io::read_json(path, "accumulator state", mano::io::state_max_bytes).dump();
 }
 
+// The shape of a logits file, from its header (no rows are read).
+std::pair<std::size_t, std::size_t> matrix_shape(const std::string& path, const std::string& key, const py::object& shape,
+                                                 const std::string& label_column, const py::object& header) {
+    const auto opts = read_options_of(key, shape, label_column, header);
+    py::gil_scoped_release release;
+    const auto reader = mano::io::open_matrix(path, opts);
+    return {reader->rows(), reader->cols()};
+}
+
+// `mano score FILE --state`: every row of a logits file (labels from `labels_path` when given)
+// scanned with the native reader on `threads` threads, the options resolved for its shape when
+// they name no methods.
+py_accumulator scan_file(const std::string& path, const std::string& options_json, const std::string& key,
+                         const py::object& shape, const std::string& label_column, const py::object& header,
+                         const std::string& labels_path, unsigned threads) {
+    const auto opts = read_options_of(key, shape, label_column, header);
+    py::gil_scoped_release release;
+    auto reader = mano::io::open_matrix(path, opts);
+    // labels: their own file, or a CSV's label column (as the CLI reads them)
+    const bool has_labels = !labels_path.empty() || !label_column.empty();
+    const std::string& labels_from = labels_path.empty() ? path : labels_path;
+    std::vector<std::int64_t> labels;
+    if (has_labels) {
+        auto label_options = opts;
+        label_options.key.clear();  // a key names the logits; labels in a container are the member "labels"
+        label_options.shape.reset();
+        label_options.expected_rows = reader->rows();
+        labels = mano::io::read_labels(labels_from, label_options);
+        if (labels.size() != reader->rows())
+            throw mano::error(labels_from + ": " + std::to_string(labels.size()) + " labels for the " +
+                              std::to_string(reader->rows()) + " rows of " + path);
+    }
+    const mano::options o = resolve(options_json, reader->rows(), reader->cols(), 0);
+    mano::cli::scan_inputs in;
+    in.logits = reader.get();
+    if (has_labels) in.labels = &labels;
+    try {
+        return py_accumulator(mano::cli::scan(in, 0, reader->rows(), o, mano::cli::thread_count(threads), nullptr));
+    } catch (const mano::error& e) {
+        throw mano::cli::file_error(path, e);
+    }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -434,7 +480,7 @@ PYBIND11_MODULE(_core, m) {
              py::arg("k"), py::arg("options_json"))
         .def_static("from_state", [](const std::string& state) { return py_accumulator(api::accumulator_from_state(state)); })
         .def("push", &py_accumulator::push, py::arg("logits"), py::arg("labels") = py::none(), py::arg("second") = py::none(),
-             py::arg("features") = py::none())
+             py::arg("features") = py::none(), py::arg("first_row") = py::none())
         .def("merge", &py_accumulator::merge, py::arg("other"), py::arg("as_shard"))
         .def("result", &py_accumulator::result)
         .def("state", &py_accumulator::state)
@@ -458,6 +504,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("methods", &api::methods);
     m.def("architectures", &mano::available_architectures);
     m.def("read_matrix", &read_matrix);
+    m.def("matrix_shape", &matrix_shape);
+    m.def("scan_file", &scan_file);
     m.def("read_labels", &read_labels);
     m.def("read_manifest", &read_manifest);
     m.def("read_calibration", &read_calibration);

@@ -14,7 +14,9 @@ files on a Dask cluster.
 from __future__ import annotations
 
 import json
+import math
 import os
+import threading
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -39,13 +41,16 @@ def _is_path(x: Any) -> bool:
 
 
 def _array(x: Any, what: str) -> np.ndarray:
-    """x as a NumPy array without a copy where NumPy allows it (arrays, buffers, CPU tensors)."""
-    if isinstance(x, np.ndarray):
-        return x
-    try:
-        return np.asarray(x)
-    except Exception as e:  # noqa: BLE001 - whatever NumPy refuses, say what it was
-        raise InputError(f"{what}: cannot be read as an array ({type(x).__name__}: {e})") from None
+    """x as a NumPy array without a copy where NumPy allows it (arrays, buffers, CPU tensors);
+    numbers in the other byte order (e.g. '>f4') are swapped into a copy: the core reads native."""
+    if not isinstance(x, np.ndarray):
+        try:
+            x = np.asarray(x)
+        except Exception as e:  # noqa: BLE001 - whatever NumPy refuses, say what it was
+            raise InputError(f"{what}: cannot be read as an array ({type(x).__name__}: {e})") from None
+    if x.dtype.kind in "fiuc" and not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    return x
 
 
 def _logits(x: Any, what: str = "logits", **read_options: Any) -> np.ndarray:
@@ -72,22 +77,30 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
     """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
     temperature, the source model of ATC/DoC/COTT, the source feature moments."""
     partial: dict = {"methods": _methods_list(methods)}
-    for key, value in (("p", p), ("eta", eta), ("taylor_order", taylor_order), ("normalization", normalization),
-                       ("batch_size", batch_size), ("criterion", criterion), ("architecture", architecture)):
+    for key, value in (("p", p), ("eta", eta), ("taylor_order", taylor_order), ("batch_size", batch_size),
+                       ("criterion", criterion)):
+        if value is not None:
+            partial[key] = _number(key, value)
+    for key, value in (("normalization", normalization), ("architecture", architecture)):
         if value is not None:
             partial[key] = value
     fit = isinstance(temperature, str)
     if fit and temperature != "fit":
         raise InputError(f"temperature must be a number > 0 or 'fit' (got {temperature!r})")
     if not fit and temperature is not None:
-        partial["temperature"] = temperature
+        partial["temperature"] = _number("temperature", temperature)
     if isinstance(label_marginal, str):
         if label_marginal == "source":
             partial["label_marginal"] = "source"
         elif label_marginal != "uniform":
             raise InputError(f"label_marginal must be 'uniform', 'source' or K probabilities (got {label_marginal!r})")
     elif label_marginal is not None:
-        partial["label_marginal"] = [float(v) for v in _array(label_marginal, "label_marginal").ravel()]
+        marginal = _array(label_marginal, "label_marginal")
+        if marginal.dtype.kind not in "fiu":
+            raise InputError(f"label_marginal must be 'uniform', 'source' or K probabilities (got {label_marginal!r})")
+        partial["label_marginal"] = [float(v) for v in marginal.ravel()]
+        if not all(map(math.isfinite, partial["label_marginal"])):
+            raise InputError("label_marginal: its entries must be finite and non-negative")
     src_logits = src_labels = None
     if source is not None:
         if isinstance(source, Mapping):
@@ -107,6 +120,16 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
     except (TypeError, ValueError) as e:
         raise InputError(f"options: {e}") from None
     return _core.prepare_options(text, src_logits, src_labels, fit, feats)
+
+
+def _number(key: str, value: Any) -> Union[int, float]:
+    """A numeric option as JSON takes it (NumPy scalars too), checked for what JSON cannot say."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{key} must be a number (got {value!r})")
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{key} must be a finite number (got {value!r})")
+    return value
 
 
 def _labels(x: Any, what: str = "labels") -> Optional[np.ndarray]:
@@ -139,7 +162,21 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
     opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta, taylor_order=taylor_order,
                     normalization=normalization, batch_size=batch_size, criterion=criterion, temperature=temperature,
                     label_marginal=label_marginal, architecture=architecture)
+    if _is_path(logits) and second is None and features is None and (labels is None or _is_path(labels)):
+        # the CLI's own path: the native reader streams the file (no copy of it in memory)
+        acc = _core.scan_file(os.fspath(logits), opts, key or "", None, "", None,
+                              "" if labels is None else os.fspath(labels), _threads(threads))
+        return json.loads(acc.result())
     return _score(_logits(logits, key=key), opts, labels, second, features, _threads(threads))
+
+
+def _score_any(logits: Any, options_json: str, labels: Any, threads: int) -> dict:
+    """Logits given as an array or a file (streamed by the native reader), with prepared options."""
+    if _is_path(logits) and (labels is None or _is_path(labels)):
+        acc = _core.scan_file(os.fspath(logits), options_json, "", None, "", None,
+                              "" if labels is None else os.fspath(labels), threads)
+        return json.loads(acc.result())
+    return _score(_logits(logits), options_json, labels, threads=threads)
 
 
 def _score(logits: np.ndarray, options_json: str, labels: Any = None, second: Any = None, features: Any = None,
@@ -159,7 +196,9 @@ class Accumulator:
     classes (COT, which keeps every row, only when asked for by name).
     """
 
-    __slots__ = ("_acc",)
+    # _lock: the core releases the GIL while it pushes, merges and finishes, so calls on one
+    # accumulator from several threads take turns (else a push could overwrite another's rows)
+    __slots__ = ("_acc", "_lock")
 
     def __init__(self, k: int, methods: Union[None, str, Iterable[str]] = None, *, source: Any = None,
                  source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None,
@@ -174,11 +213,13 @@ class Accumulator:
                         criterion=criterion, temperature=temperature, label_marginal=label_marginal,
                         architecture=architecture)
         self._acc = _core.Accumulator(int(k), opts)
+        self._lock = threading.RLock()
 
     @classmethod
     def _wrap(cls, core_acc: "_core.Accumulator") -> "Accumulator":
         obj = cls.__new__(cls)
         obj._acc = core_acc
+        obj._lock = threading.RLock()
         return obj
 
     @classmethod
@@ -187,7 +228,10 @@ class Accumulator:
         if isinstance(state, Mapping):
             text = json.dumps(state)
         elif isinstance(state, bytes):
-            text = state.decode("utf-8")
+            try:
+                text = state.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"accumulator state: its JSON is not UTF-8 text ({e})") from None
         elif isinstance(state, str) and state.lstrip().startswith("{"):
             text = state
         elif _is_path(state):
@@ -198,23 +242,31 @@ class Accumulator:
 
     def push(self, logits: Any, labels: Any = None, second: Any = None, features: Any = None) -> "Accumulator":
         """Adds rows (an M x K array); all or nothing: on an error nothing is added."""
-        self._acc.push(_array(logits, "logits"), None if labels is None else _array(labels, "labels"),
-                       None if second is None else _array(second, "second"),
-                       None if features is None else _array(features, "features"))
+        arrays = (_array(logits, "logits"), None if labels is None else _array(labels, "labels"),
+                  None if second is None else _array(second, "second"),
+                  None if features is None else _array(features, "features"))
+        with self._lock:
+            self._acc.push(*arrays)
         return self
 
     def merge(self, other: "Accumulator") -> "Accumulator":
         """Adds another accumulator's rows (same K and options) as a shard of their own."""
         if not isinstance(other, Accumulator):
             raise InputError(f"merge takes an Accumulator, got {type(other).__name__}")
-        self._acc.merge(other._acc, True)
+        first, second = sorted((self, other), key=id)  # one order for every thread: no deadlock
+        with first._lock, second._lock:
+            self._acc.merge(other._acc, True)
         return self
 
     def result(self) -> dict:
-        return json.loads(self._acc.result())
+        with self._lock:
+            text = self._acc.result()
+        return json.loads(text)
 
     def state(self) -> dict:
-        return json.loads(self._acc.state())
+        with self._lock:
+            text = self._acc.state()
+        return json.loads(text)
 
     @property
     def options(self) -> dict:
@@ -222,7 +274,8 @@ class Accumulator:
 
     @property
     def rows(self) -> int:
-        return self._acc.rows
+        with self._lock:
+            return self._acc.rows
 
     @property
     def k(self) -> int:
@@ -234,10 +287,12 @@ class Accumulator:
 
     @property
     def shards(self) -> list:
-        return self._acc.shards()
+        with self._lock:
+            return self._acc.shards()
 
     def copy(self) -> "Accumulator":
-        return Accumulator._wrap(self._acc.copy())
+        with self._lock:
+            return Accumulator._wrap(self._acc.copy())
 
     __copy__ = copy
 
@@ -245,10 +300,12 @@ class Accumulator:
         return self.copy()
 
     def __getstate__(self) -> str:
-        return self._acc.state()
+        with self._lock:
+            return self._acc.state()
 
     def __setstate__(self, state: str) -> None:
         self._acc = _core.Accumulator.from_state(state)
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<mano.Accumulator k={self.k} rows={self.rows} methods={self.options['methods']}>"
@@ -261,6 +318,9 @@ def methods() -> list:
 
 def default_methods(k: int, n: int = 0, inputs: Sequence[str] = ()) -> list:
     """The methods computed when none are named, for n rows (0: not known) of k classes."""
+    for name, value, low in (("k", k, 1), ("n", n, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value < 2**63:
+            raise InputError(f"{name} must be a whole number >= {low}, got {value!r}")
     return json.loads(_core.default_methods(int(k), int(n), json.dumps(list(inputs))))
 
 
@@ -273,13 +333,22 @@ def read(path: PathLike, *, key: Optional[str] = None, shape: Optional[Sequence[
          label_column: Union[None, str, int] = None, header: Optional[bool] = None) -> np.ndarray:
     """A logits (or features) file as the CLI reads it: .npy, .npz, .csv/.tsv, .safetensors or raw
     float32 (give its ``shape``), with the readers' limits; bfloat16 comes back as float32."""
-    return _core.read_matrix(os.fspath(path), key or "", None if shape is None else tuple(int(s) for s in shape),
-                             "" if label_column is None else str(label_column), header)
+    if shape is not None:
+        dims = list(shape) if not isinstance(shape, (str, bytes)) and isinstance(shape, Iterable) else [shape]
+        if len(dims) != 2 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 <= d < 2**63
+                                     for d in dims):
+            raise InputError(f"shape must be (N, K), two whole numbers >= 0, got {shape!r}")
+        shape = (int(dims[0]), int(dims[1]))
+    return _core.read_matrix(os.fspath(path), key or "", shape, "" if label_column is None else str(label_column),
+                             header)
 
 
 def read_labels(path: PathLike, *, key: Optional[str] = None, label_column: Union[None, str, int] = None,
                 header: Optional[bool] = None, rows: Optional[int] = None) -> np.ndarray:
     """Integer class labels from a file (int64); ``rows``: how many the caller needs."""
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, (int, np.integer))
+                             or not 0 <= rows < 2**63):
+        raise InputError(f"rows must be a whole number >= 0, got {rows!r}")
     return _core.read_labels(os.fspath(path), key or "", "" if label_column is None else str(label_column), header, rows)
 
 
@@ -334,6 +403,10 @@ _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", 
             "temperature", "label_marginal", "architecture")
 
 
+# The Taylor orders that normalization 'family' weighs beside taylor_order: the CLI's --taylor-orders default.
+_FAMILY_TAYLOR_ORDERS = (2,)
+
+
 def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
             kwargs: dict):
     """Scores every set as ``mano eval`` and ``mano calibrate`` do. With normalization 'family', a
@@ -358,7 +431,7 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
                 result = s["result"]
             else:
                 try:
-                    result = _score(_logits(s["logits"]), options_json, s.get("labels"), threads=threads)
+                    result = _score_any(s["logits"], options_json, s.get("labels"), threads)
                 except InputError as e:
                     raise InputError(f"{e} (set \"{s['name']}\")") from None
             out.append({"name": s["name"], "group": s.get("group", ""), "result": result})
@@ -371,6 +444,22 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
     first = run(options)
     if not family or not first or "mano" not in first[0]["result"]["methods"]:
         return first, None, None, used(options, first)
+    # as the CLI: the choice is among softmax, the Taylor order asked for and those of its
+    # --taylor-orders (default 2), each scored on every set that has logits
+    order = json.loads(used(options, first))["taylor_order"]
+    for extra in _FAMILY_TAYLOR_ORDERS:
+        if extra == order:
+            continue
+        taylor_json = json.dumps(dict(json.loads(options), methods=["mano"], normalization="taylor",
+                                      taylor_order=extra))
+        for s, scored in zip(items, first):
+            if "logits" not in s:
+                continue
+            try:
+                value = _score_any(s["logits"], taylor_json, None, threads)["methods"]["mano"]["score"]
+            except InputError:
+                continue  # as the CLI: this order is left out of this set's choice
+            scored["result"]["methods"]["mano"].setdefault("variants", {})[f"taylor{extra}"] = value
     choice = json.loads(_core.choose_normalization(json.dumps(first), used(options, first)))
     branch = json.loads(options)
     branch["normalization"], branch["taylor_order"] = choice["normalization"], choice["taylor_order"]
@@ -444,12 +533,16 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     cal_text = json.dumps(cal)
     if not (isinstance(level, (int, float)) and 0 < level < 1):
         raise InputError(f"level must lie strictly between 0 and 1, e.g. 0.9 (got {level!r})")
+    if cal.get("format") != "mano-calibration":
+        raise InputError('calibration: not a mano calibration ("format" is not "mano-calibration")')
+    if not isinstance(cal.get("options"), Mapping):
+        raise InputError('calibration: "options" is missing or not an object')
 
     def one(result: Mapping) -> dict:
         return json.loads(_core.predict(cal_text, json.dumps(result), float(level)))
 
     def scored(logits: Any, lab: Any) -> dict:
-        return _score(_logits(logits), json.dumps(cal["options"]), lab, threads=_threads(threads))
+        return _score_any(logits, json.dumps(cal["options"]), lab, _threads(threads))
 
     if isinstance(x, Mapping) and "methods" in x and "n" in x:
         return one(x)
