@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,7 +55,8 @@ mano::dtype float_type(const py::array& a, const std::string& what) {
 
 // A 2-D float array in memory, read as a matrix_reader: rows come as views of the array when each
 // row is contiguous (any row stride), else copied a chunk at a time into C order. The CLI's
-// threaded scan (cli/scan.hpp) then reads it as it reads a file.
+// threaded scan (cli/scan.hpp) then reads it as it reads a file. It does not own the array (its
+// clones are made on threads without the GIL): the caller keeps the array alive.
 class array_reader : public mano::io::matrix_reader {
 public:
     array_reader(const py::array& a, const std::string& what) {
@@ -95,10 +98,8 @@ public:
         return copy;
     }
 
-    // Rows per chunk that keeps a copied chunk within copy_chunk_bytes.
-    std::size_t chunk_rows() const {
-        return std::max<std::size_t>(1, copy_chunk_bytes / std::max<std::size_t>(1, cols_ * item_));
-    }
+    // Whether read() returns views of the array (else copies of its rows).
+    bool contiguous() const noexcept { return contiguous_; }
 
 private:
     mano::logits_view view(const unsigned char* p, std::size_t count, std::size_t stride) const {
@@ -127,6 +128,15 @@ std::vector<std::int64_t> labels_of(const py::array& a, std::size_t rows, const 
     const auto n = static_cast<std::size_t>(a.shape(0));
     if (n != rows)
         throw mano::error(what + ": " + std::to_string(n) + " labels for " + std::to_string(rows) + " rows");
+    if (kind == 'u' && a.itemsize() == 8) {  // above 2^63 - 1 a cast to int64 would turn negative
+        const auto big = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+        if (!big) throw py::error_already_set();
+        const auto* u = big.data();
+        for (std::size_t i = 0; i < n; ++i)
+            if (u[i] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                throw mano::error(what + ": row " + std::to_string(i) + ": label " + std::to_string(u[i]) +
+                                  " is not a class index");
+    }
     auto as64 = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
     if (!as64) throw py::error_already_set();
     const auto* p = as64.data();
@@ -137,6 +147,8 @@ std::vector<std::int64_t> labels_of(const py::array& a, std::size_t rows, const 
 py::array as_array(const py::object& o, const std::string& what) {
     auto a = py::array::ensure(o);
     if (!a) throw mano::error(what + ": expected an array, got " + py::str(py::type::of(o)).cast<std::string>());
+    // numbers in the other byte order (e.g. '>f4' on x86): a native copy, as the core reads native
+    if (!a.dtype().attr("isnative").cast<bool>()) a = a.attr("astype")(a.dtype().attr("newbyteorder")("="));
     return a;
 }
 
@@ -145,10 +157,12 @@ std::optional<py::array> optional_array(const py::object& o, const std::string& 
     return as_array(o, what);
 }
 
-// What is pushed beside the target logits, read and checked against them.
+// What is pushed beside the target logits, read and checked against them. It holds the arrays
+// its readers read (an array may be a copy made here, e.g. of other-endian numbers).
 struct extras {
     std::vector<std::int64_t> labels;
     bool has_labels = false;
+    py::object second_array, feature_array;
     std::optional<array_reader> second, features;
 
     extras(const py::object& labels_in, const py::object& second_in, const py::object& features_in, std::size_t rows,
@@ -158,12 +172,14 @@ struct extras {
             has_labels = true;
         }
         if (auto a = optional_array(second_in, "second")) {
+            second_array = *a;
             second.emplace(*a, "second");
             if (second->rows() != rows || second->cols() != cols)
                 throw mano::error("second: shape (" + std::to_string(second->rows()) + ", " + std::to_string(second->cols()) +
                                   ") differs from the logits' (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
         }
         if (auto a = optional_array(features_in, "features")) {
+            feature_array = *a;
             features.emplace(*a, "features");
             if (features->rows() != rows)
                 throw mano::error("features: " + std::to_string(features->rows()) + " rows for " + std::to_string(rows) +
@@ -191,74 +207,124 @@ mano::accumulator scan_array(array_reader& logits, extras& ex, const mano::optio
     }
 }
 
+// An accumulator that Python threads may share: each call holds its mutex, taken after the GIL
+// is released (a thread never waits for one while holding the other).
 class py_accumulator {
 public:
     explicit py_accumulator(mano::accumulator a) : acc_(std::move(a)) {}
+    py_accumulator(py_accumulator&& o) noexcept : acc_(std::move(o.acc_)) {}
 
     // `first_row`: the index of these rows' first in the whole input, for messages (default: the
-    // rows pushed so far), e.g. a Dask partition's offset.
+    // rows pushed so far), e.g. a Dask partition's offset. One push of the whole array (all or
+    // nothing); an array whose rows are not contiguous is copied into C order first.
     void push(const py::object& logits_in, const py::object& labels, const py::object& second, const py::object& features,
               const py::object& first_row) {
-        array_reader logits(as_array(logits_in, "logits"), "logits");
-        if (logits.cols() != acc_.cols())
+        const py::array logits_array = rows_contiguous(as_array(logits_in, "logits"), "logits");
+        array_reader logits(logits_array, "logits");
+        if (logits.cols() != cols())
             throw mano::error("logits: " + std::to_string(logits.cols()) + " columns, but the accumulator has " +
-                              std::to_string(acc_.cols()) + " classes");
-        extras ex(labels, second, features, logits.rows(), logits.cols());
-        mano::accumulator next = acc_;  // all or nothing, as accumulator::push
-        {
-            py::gil_scoped_release release;
-            const std::size_t step = logits.chunk_rows();
-            const std::size_t base = first_row.is_none() ? acc_.rows() : first_row.cast<std::size_t>();
-            for (std::size_t row = 0; row < logits.rows(); row += step) {
-                const std::size_t count = std::min(step, logits.rows() - row);
-                const auto rows = logits.read(row, count);
-                mano::row_inputs extra;
-                std::optional<mano::logits_view> second_rows, feature_rows;
-                if (ex.second) extra.second = &second_rows.emplace(ex.second->read(row, count));
-                if (ex.features) extra.features = &feature_rows.emplace(ex.features->read(row, count));
-                if (ex.has_labels) extra.labels = ex.labels.data() + row;
-                extra.first_row = base + row;
-                try {
-                    next.push(rows, extra);
-                } catch (const mano::row_input_error& e) {
-                    throw mano::error(std::string(e.which == mano::row_input_error::input::second ? "second: " : "features: ") +
-                                      e.what());
-                }
-            }
+                              std::to_string(cols()) + " classes");
+        const py::object second_array = second.is_none() ? second : rows_contiguous(as_array(second, "second"), "second");
+        const py::object feature_array =
+            features.is_none() ? features : rows_contiguous(as_array(features, "features"), "features");
+        extras ex(labels, second_array, feature_array, logits.rows(), logits.cols());
+        const std::optional<std::size_t> first = first_row.is_none() ? std::nullopt : std::optional(first_row.cast<std::size_t>());
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        const auto rows = logits.read(0, logits.rows());
+        mano::row_inputs extra;
+        std::optional<mano::logits_view> second_rows, feature_rows;
+        if (ex.second) extra.second = &second_rows.emplace(ex.second->read(0, logits.rows()));
+        if (ex.features) extra.features = &feature_rows.emplace(ex.features->read(0, logits.rows()));
+        if (ex.has_labels) extra.labels = ex.labels.data();
+        extra.first_row = first;
+        try {
+            acc_.push(rows, extra);
+        } catch (const mano::row_input_error& e) {
+            throw mano::error(std::string(e.which == mano::row_input_error::input::second ? "second: " : "features: ") + e.what());
+        } catch (const mano::error& e) {
+            throw mano::cli::file_error("logits", e);
         }
-        acc_ = std::move(next);
     }
     void merge(const py_accumulator& other, bool as_shard) {
         py::gil_scoped_release release;
-        if (as_shard)
-            acc_.merge_as_shard(other.acc_);
-        else
-            acc_.merge(other.acc_);
+        if (&other == this) throw mano::error("merge: an accumulator cannot merge itself (its rows would count twice)");
+        const std::scoped_lock lock(mutex_, other.mutex_);
+        as_shard ? acc_.merge_as_shard(other.acc_) : acc_.merge(other.acc_);
     }
     std::string result() const {
         py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
         return acc_.finalize().to_json().dump();
     }
-    std::string state() const { return acc_.to_json().dump(); }
-    std::string options() const { return acc_.opts().to_json().dump(); }
-    py_accumulator copy() const { return py_accumulator(acc_); }
-    std::size_t rows() const { return acc_.rows(); }
+    std::string state() const {
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return acc_.to_json().dump();
+    }
+    std::string options() const { return acc_.opts().to_json().dump(); }  // fixed at construction
+    py_accumulator copy() const {
+        py::gil_scoped_release release;
+        return py_accumulator(locked_copy());
+    }
+    std::size_t rows() const {
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return acc_.rows();
+    }
     std::size_t cols() const { return acc_.cols(); }
     std::string architecture() const { return acc_.architecture(); }
     std::vector<std::string> shards() const {
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
         std::vector<std::string> out;
         for (const auto id : acc_.shards()) out.push_back(mano::shard_name(id));
         return out;
     }
 
 private:
+    mano::accumulator locked_copy() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return acc_;
+    }
+    // An array whose rows the core can read in place, else a C-order copy (for a single push).
+    static py::array rows_contiguous(const py::array& a, const std::string& what) {
+        if (array_reader(a, what).contiguous()) return a;
+        auto c = py::array::ensure(a, py::array::c_style);
+        if (!c) throw py::error_already_set();
+        return c;
+    }
+
     mano::accumulator acc_;
+    mutable std::mutex mutex_;
 };
+
+// Options JSON as the package passes it: the core's options, plus "architecture" (the kernel to
+// use; not part of the options the core writes into states and calibrations).
+mano::options options_of(const std::string& options_json) {
+    json j = api::parse_input(options_json, "options");
+    std::string arch;
+    if (j.is_object() && j.contains("architecture")) {
+        if (!j.at("architecture").is_string()) throw mano::error("architecture must be a string, e.g. \"avx2\"");
+        arch = j.at("architecture").get<std::string>();
+        j.erase("architecture");
+    }
+    mano::options o = mano::options::from_json(j);
+    o.architecture = arch;
+    if (!arch.empty()) mano::resolve_architecture(arch);  // refused now, naming the ones this CPU has
+    return o;
+}
+
+std::string options_text(const mano::options& o) {
+    json j = o.to_json();
+    if (!o.architecture.empty()) j["architecture"] = o.architecture;
+    return j.dump();
+}
 
 // The options `mano score` would use for N rows of K classes with these inputs: the methods asked
 // for (each checked for its inputs), or the defaults for this shape and these inputs.
 mano::options resolve(const std::string& options_json, std::size_t rows, std::size_t cols, unsigned row_inputs) {
-    mano::options opts = mano::options::from_json(api::parse_input(options_json, "options"));
+    mano::options opts = options_of(options_json);
     const unsigned given = row_inputs | (opts.source ? unsigned(mano::needs_source) : 0u) |
                            (opts.source_features ? unsigned(mano::needs_source_features) : 0u);
     if (opts.methods.empty()) {
@@ -280,13 +346,14 @@ mano::options resolve(const std::string& options_json, std::size_t rows, std::si
 std::string resolve_options(const std::string& options_json, std::size_t rows, std::size_t cols, bool second,
                             bool features) {
     const unsigned inputs = (second ? unsigned(mano::needs_second) : 0u) | (features ? unsigned(mano::needs_features) : 0u);
-    return resolve(options_json, rows, cols, inputs).to_json().dump();
+    return options_text(resolve(options_json, rows, cols, inputs));
 }
 
 // mano.score: every row scanned with the options resolved for this shape, the result as JSON.
 std::string score(const py::object& logits_in, const std::string& options_json, const py::object& labels,
                   const py::object& second, const py::object& features, unsigned threads) {
-    array_reader logits(as_array(logits_in, "logits"), "logits");
+    const py::array array = as_array(logits_in, "logits");  // alive while its reader reads it
+    array_reader logits(array, "logits");
     extras ex(labels, second, features, logits.rows(), logits.cols());
     const mano::options opts = resolve(options_json, logits.rows(), logits.cols(), ex.inputs());
     return scan_array(logits, ex, opts, threads).finalize().to_json().dump();
@@ -319,8 +386,23 @@ std::string prepare_options(const std::string& partial, const py::object& source
         source.feature_rows = reader.rows();
         source.feature_cols = reader.cols();
     }
-    py::gil_scoped_release release;
-    return api::prepare_options(partial, source);
+    json given = api::parse_input(partial, "options");
+    std::string arch;
+    if (given.is_object() && given.contains("architecture")) {
+        if (!given.at("architecture").is_string()) throw mano::error("architecture must be a string, e.g. \"avx2\"");
+        arch = given.at("architecture").get<std::string>();
+        given.erase("architecture");
+    }
+    std::string prepared;
+    {
+        py::gil_scoped_release release;
+        prepared = api::prepare_options(given.dump(), source);
+    }
+    if (arch.empty()) return prepared;
+    json j = json::parse(prepared);
+    j["architecture"] = arch;
+    options_of(j.dump());  // an architecture this CPU lacks is refused now, naming those it has
+    return j.dump();
 }
 
 mano::io::read_options read_options_of(const std::string& key, const py::object& shape, const std::string& label_column,
@@ -475,7 +557,7 @@ PYBIND11_MODULE(_core, m) {
 
     py::class_<py_accumulator>(m, "Accumulator")
         .def(py::init([](std::size_t k, const std::string& options_json) {
-                 return py_accumulator(api::make_accumulator(k, options_json));
+                 return py_accumulator(mano::accumulator(k, options_of(options_json)));
              }),
              py::arg("k"), py::arg("options_json"))
         .def_static("from_state", [](const std::string& state) { return py_accumulator(api::accumulator_from_state(state)); })

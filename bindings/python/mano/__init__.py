@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -41,15 +40,13 @@ def _is_path(x: Any) -> bool:
 
 
 def _array(x: Any, what: str) -> np.ndarray:
-    """x as a NumPy array without a copy where NumPy allows it (arrays, buffers, CPU tensors);
-    numbers in the other byte order (e.g. '>f4') are swapped into a copy: the core reads native."""
+    """x as a NumPy array without a copy where NumPy allows it (arrays, buffers, CPU tensors).
+    The core copies numbers in the other byte order (e.g. '>f4') into native ones."""
     if not isinstance(x, np.ndarray):
         try:
             x = np.asarray(x)
         except Exception as e:  # noqa: BLE001 - whatever NumPy refuses, say what it was
             raise InputError(f"{what}: cannot be read as an array ({type(x).__name__}: {e})") from None
-    if x.dtype.kind in "fiuc" and not x.dtype.isnative:
-        x = x.astype(x.dtype.newbyteorder("="))
     return x
 
 
@@ -139,7 +136,7 @@ def _labels(x: Any, what: str = "labels") -> Optional[np.ndarray]:
 
 
 def _threads(threads: Any) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 0 <= threads < 2**32:
         raise InputError(f"threads must be a whole number >= 0 (0 = every core), got {threads!r}")
     return int(threads)
 
@@ -196,9 +193,9 @@ class Accumulator:
     classes (COT, which keeps every row, only when asked for by name).
     """
 
-    # _lock: the core releases the GIL while it pushes, merges and finishes, so calls on one
-    # accumulator from several threads take turns (else a push could overwrite another's rows)
-    __slots__ = ("_acc", "_lock")
+    # Threads may share one: the core releases the GIL while it works, and each call on an
+    # accumulator holds the accumulator's own lock (bindings/python/module.cpp).
+    __slots__ = ("_acc",)
 
     def __init__(self, k: int, methods: Union[None, str, Iterable[str]] = None, *, source: Any = None,
                  source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None,
@@ -206,20 +203,18 @@ class Accumulator:
                  batch_size: Optional[int] = None, criterion: Optional[float] = None,
                  temperature: Union[None, float, str] = None, label_marginal: Any = None,
                  architecture: Optional[str] = None) -> None:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < 2**63:
             raise InputError(f"k (the number of classes) must be a whole number >= 1, got {k!r}")
         opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta,
                         taylor_order=taylor_order, normalization=normalization, batch_size=batch_size,
                         criterion=criterion, temperature=temperature, label_marginal=label_marginal,
                         architecture=architecture)
         self._acc = _core.Accumulator(int(k), opts)
-        self._lock = threading.RLock()
 
     @classmethod
     def _wrap(cls, core_acc: "_core.Accumulator") -> "Accumulator":
         obj = cls.__new__(cls)
         obj._acc = core_acc
-        obj._lock = threading.RLock()
         return obj
 
     @classmethod
@@ -232,7 +227,7 @@ class Accumulator:
                 text = state.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise InputError(f"accumulator state: its JSON is not UTF-8 text ({e})") from None
-        elif isinstance(state, str) and state.lstrip().startswith("{"):
+        elif isinstance(state, str) and state.lstrip()[:1] in ("{", "["):
             text = state
         elif _is_path(state):
             text = _core.read_state(os.fspath(state))
@@ -245,28 +240,21 @@ class Accumulator:
         arrays = (_array(logits, "logits"), None if labels is None else _array(labels, "labels"),
                   None if second is None else _array(second, "second"),
                   None if features is None else _array(features, "features"))
-        with self._lock:
-            self._acc.push(*arrays)
+        self._acc.push(*arrays)
         return self
 
     def merge(self, other: "Accumulator") -> "Accumulator":
         """Adds another accumulator's rows (same K and options) as a shard of their own."""
         if not isinstance(other, Accumulator):
             raise InputError(f"merge takes an Accumulator, got {type(other).__name__}")
-        first, second = sorted((self, other), key=id)  # one order for every thread: no deadlock
-        with first._lock, second._lock:
-            self._acc.merge(other._acc, True)
+        self._acc.merge(other._acc, True)
         return self
 
     def result(self) -> dict:
-        with self._lock:
-            text = self._acc.result()
-        return json.loads(text)
+        return json.loads(self._acc.result())
 
     def state(self) -> dict:
-        with self._lock:
-            text = self._acc.state()
-        return json.loads(text)
+        return json.loads(self._acc.state())
 
     @property
     def options(self) -> dict:
@@ -274,8 +262,7 @@ class Accumulator:
 
     @property
     def rows(self) -> int:
-        with self._lock:
-            return self._acc.rows
+        return self._acc.rows
 
     @property
     def k(self) -> int:
@@ -287,12 +274,10 @@ class Accumulator:
 
     @property
     def shards(self) -> list:
-        with self._lock:
-            return self._acc.shards()
+        return self._acc.shards()
 
     def copy(self) -> "Accumulator":
-        with self._lock:
-            return Accumulator._wrap(self._acc.copy())
+        return Accumulator._wrap(self._acc.copy())
 
     __copy__ = copy
 
@@ -300,12 +285,10 @@ class Accumulator:
         return self.copy()
 
     def __getstate__(self) -> str:
-        with self._lock:
-            return self._acc.state()
+        return self._acc.state()
 
     def __setstate__(self, state: str) -> None:
         self._acc = _core.Accumulator.from_state(state)
-        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<mano.Accumulator k={self.k} rows={self.rows} methods={self.options['methods']}>"
@@ -387,6 +370,10 @@ def _sets(sets: Any, groups: Optional[Sequence[str]], allow_outside_paths: bool,
             raise InputError(f"{where}: set {i} must be a dict with a name and logits (or a result)")
         if "result" not in s and "logits" not in s:
             raise InputError(f"{where}: set \"{s['name']}\" has neither logits nor a result")
+        if "logits" not in s and not (isinstance(s["result"], Mapping) and
+                                      all(key in s["result"] for key in ("n", "k", "methods"))):
+            raise InputError(f"{where}: set \"{s['name']}\": its result is not one of mano.score "
+                             "(a dict with \"n\", \"k\" and \"methods\")")
         if need_labels and "result" not in s and s.get("labels") is None:
             raise InputError(f"{where}: set \"{s['name']}\" has no \"labels\"; every set needs them here")
         out.append(dict(s))
@@ -403,12 +390,20 @@ _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", 
             "temperature", "label_marginal", "architecture")
 
 
-# The Taylor orders that normalization 'family' weighs beside taylor_order: the CLI's --taylor-orders default.
-_FAMILY_TAYLOR_ORDERS = (2,)
+def _taylor_orders(orders: Any) -> tuple:
+    """normalization 'family': the Taylor orders weighed beside taylor_order (the CLI's --taylor-orders)."""
+    try:
+        values = tuple(orders)
+    except TypeError:
+        raise InputError(f"taylor_orders must be a list of whole numbers from 1 to 170, got {orders!r}") from None
+    for o in values:
+        if isinstance(o, bool) or not isinstance(o, (int, np.integer)) or not 1 <= o <= 170:
+            raise InputError(f"taylor_orders must be whole numbers from 1 to 170, got {o!r}")
+    return tuple(int(o) for o in values)
 
 
 def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
-            kwargs: dict):
+            kwargs: dict, taylor_orders: tuple = (2,)):
     """Scores every set as ``mano eval`` and ``mano calibrate`` do. With normalization 'family', a
     first pass with softrun gives each set both of MaNo's branches, one branch is chosen for all
     the sets, and a second pass scores every method on it. The source set (a manifest's, or
@@ -447,7 +442,7 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
     # as the CLI: the choice is among softmax, the Taylor order asked for and those of its
     # --taylor-orders (default 2), each scored on every set that has logits
     order = json.loads(used(options, first))["taylor_order"]
-    for extra in _FAMILY_TAYLOR_ORDERS:
+    for extra in taylor_orders:
         if extra == order:
             continue
         taylor_json = json.dumps(dict(json.loads(options), methods=["mano"], normalization="taylor",
@@ -473,8 +468,8 @@ def _scoring_kwargs(values: dict) -> dict:
 
 
 def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, groups: Optional[Sequence[str]] = None,
-             normalization: Optional[str] = "family", source: Any = None, source_features: Any = None,
-             p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
+             normalization: Optional[str] = "family", taylor_orders: Sequence[int] = (2,), source: Any = None,
+             source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
              batch_size: Optional[int] = None, criterion: Optional[float] = None,
              temperature: Union[None, float, str] = None, label_marginal: Any = None,
              architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False) -> dict:
@@ -484,10 +479,11 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
     sets: a manifest path (``mano eval``'s), a manifest dict, or a list of dicts with a name, an
     optional group, and logits (an array or a path) with labels, or a ``result`` of :func:`score`
     made with labels. normalization 'family' (the default) chooses MaNo's branch once for all
-    sets; 'softrun', 'softmax' or 'taylor' score each set as :func:`score` does.
+    sets, among softmax and the Taylor orders taylor_order and ``taylor_orders`` (the CLI's
+    --taylor-orders); 'softrun', 'softmax' or 'taylor' score each set as :func:`score` does.
     """
     scored, per_set, choice, _ = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads),
-                                         _scoring_kwargs(locals()))
+                                         _scoring_kwargs(locals()), _taylor_orders(taylor_orders))
     report = json.loads(_core.evaluate(json.dumps(scored)))
     if choice is not None:
         report["normalization"] = choice
@@ -498,8 +494,8 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
 
 
 def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, groups: Optional[Sequence[str]] = None,
-              normalization: Optional[str] = "family", source: Any = None, source_features: Any = None,
-              p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
+              normalization: Optional[str] = "family", taylor_orders: Sequence[int] = (2,), source: Any = None,
+              source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
               batch_size: Optional[int] = None, criterion: Optional[float] = None,
               temperature: Union[None, float, str] = None, label_marginal: Any = None,
               architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
@@ -509,7 +505,7 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
     with ``json.dump``; :func:`predict` and ``mano predict`` read it). Sets as in :func:`evaluate`.
     Why a method was left out is appended to ``notes`` when a list is given."""
     scored, _, choice, used = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads),
-                                      _scoring_kwargs(locals()))
+                                      _scoring_kwargs(locals()), _taylor_orders(taylor_orders))
     options = json.loads(used)
     options["family"] = False
     if choice is not None:
@@ -542,7 +538,19 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
         return json.loads(_core.predict(cal_text, json.dumps(result), float(level)))
 
     def scored(logits: Any, lab: Any) -> dict:
-        return _score_any(logits, json.dumps(cal["options"]), lab, _threads(threads))
+        try:
+            return _score_any(logits, json.dumps(cal["options"]), lab, _threads(threads))
+        except InputError:
+            # logits of another K fail on the calibration's source model first; say what the CLI says
+            try:
+                k = (read(logits) if _is_path(logits) else _array(logits, "logits")).shape[-1]
+            except (InputError, IndexError):
+                k = cal.get("k")
+            if k != cal.get("k"):
+                where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
+                raise InputError(f"{where}the logits have {k} classes but the calibration was fitted on logits "
+                                 f"with {cal.get('k')}") from None
+            raise
 
     if isinstance(x, Mapping) and "methods" in x and "n" in x:
         return one(x)
@@ -562,5 +570,10 @@ def predict_scores(calibration: Union[Mapping, PathLike], method: str, scores: I
     """The accuracy a calibration implies for each score of one method, with the calibration's
     own interval (e.g. to draw its prediction band): [{"accuracy", "interval", "extrapolated"}]."""
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
-    return json.loads(_core.predict_scores(json.dumps(cal), str(method), json.dumps([float(s) for s in scores]),
-                                           float(level)))
+    values = []
+    for s in scores:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)) or \
+                not math.isfinite(s):
+            raise InputError(f"scores must be finite numbers, got {s!r}")
+        values.append(float(s))
+    return json.loads(_core.predict_scores(json.dumps(cal), str(method), json.dumps(values), float(level)))

@@ -90,7 +90,7 @@ Sets = Union[PathLike, Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
 def evaluate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[str]] = None,
              normalization: Optional[Literal["family", "softrun", "softmax", "taylor"]] = "family",
-             source: Optional[Source] = None, source_features: Union[None, ArrayLike, PathLike] = None,
+             taylor_orders: Sequence[int] = (2,), source: Optional[Source] = None, source_features: Union[None, ArrayLike, PathLike] = None,
              p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
              batch_size: Optional[int] = None, criterion: Optional[float] = None,
              temperature: Union[None, float, Literal["fit"]] = None,
@@ -98,7 +98,7 @@ def evaluate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[s
              architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False) -> dict[str, Any]: ...
 def calibrate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[str]] = None,
               normalization: Optional[Literal["family", "softrun", "softmax", "taylor"]] = "family",
-              source: Optional[Source] = None, source_features: Union[None, ArrayLike, PathLike] = None,
+              taylor_orders: Sequence[int] = (2,), source: Optional[Source] = None, source_features: Union[None, ArrayLike, PathLike] = None,
               p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
               batch_size: Optional[int] = None, criterion: Optional[float] = None,
               temperature: Union[None, float, Literal["fit"]] = None,

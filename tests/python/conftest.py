@@ -1,0 +1,17 @@
+"""pytest setup for the mano Python package's tests (tests/python).
+
+The package is imported from the build tree when it is not installed: $MANO_PYTHONPATH, else
+<repo>/build/release/python (where `cmake --build build/release` puts it). Tests that compare
+with the CLI find it through $MANO_BIN (default <repo>/build/release/native/mano).
+"""
+import importlib.util
+import os
+import pathlib
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+if importlib.util.find_spec("mano") is None:
+    _build = os.environ.get("MANO_PYTHONPATH") or str(REPO / "build" / "release" / "python")
+    if os.path.isdir(_build):
+        sys.path.insert(0, _build)
