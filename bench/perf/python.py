@@ -2,19 +2,22 @@
 
 1. mano.score(logits, methods="mano", threads=1) on FILE (an N x K float32 .npy, loaded into
    memory first) against MaNo in PyTorch on one CPU thread (the authors' recipe,
-   bench/perf/anchors.py), and the same call with every core;
+   bench/perf/anchors.py) and the native kernel on the same file (MANO_BENCH, mano_bench), and
+   the same call with every core;
 2. mano.dask.score on a set of .npy shards of about SIZE_GB gigabytes (written to a temporary
    folder, read once so that the page cache holds it), on a LocalCluster of 1 worker process and
    then of 2 (1 thread each), the default methods; the results of the two are checked equal.
 
-  PYTHONPATH=build/release/python /usr/bin/python3 bench/perf/python.py FILE.npy [SIZE_GB]
+  PYTHONPATH=build/release/python /usr/bin/python3 bench/perf/python.py FILE.npy MANO_BENCH [SIZE_GB]
 
-Prints JSON: {"shape", "mano_1", "mano_all", "torch_1", "rel_diff_float64", "dask": {"gb", "shards", "rows", "cols",
+Prints JSON: {"shape", "mano_1", "mano_all", "torch_1", "kernel" (mano_bench's best architecture on
+1 thread, interleaved with the others: 3 rounds, medians), "rel_diff_float64", "dask": {"gb", "shards", "rows", "cols",
 "workers_1", "workers_2", "rel_diff"}}, median seconds."""
 import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,18 +31,28 @@ import mano  # noqa: E402
 import mano.dask  # noqa: E402
 
 
-def in_memory(file):
+def in_memory(file, bench_bin):
+    """Rounds of: mano.score on 1 thread, MaNo in PyTorch on 1 thread, the native kernel (mano_bench,
+    its best architecture on 1 thread), each the median of its repeats; the medians over the rounds.
+    Interleaved, so that the ratios compare runs made at the same time on a noisy machine."""
     import torch
 
     q = np.load(file)
-    out = {"shape": list(q.shape)}
-    out["mano_1"] = median_seconds(lambda: mano.score(q, methods="mano", threads=1))
-    out["mano_all"] = median_seconds(lambda: mano.score(q, methods="mano"))
-    cores = torch.get_num_threads()
-    torch.set_num_threads(1)
     t = torch.from_numpy(q)
-    out["torch_1"] = median_seconds(lambda: mano_torch(torch, t))
-    torch.set_num_threads(cores)
+    cores = torch.get_num_threads()
+    rounds = {"mano_1": [], "mano_all": [], "torch_1": [], "kernel": []}
+    for _ in range(3):
+        rounds["mano_1"].append(median_seconds(lambda: mano.score(q, methods="mano", threads=1)))
+        rounds["mano_all"].append(median_seconds(lambda: mano.score(q, methods="mano")))
+        torch.set_num_threads(1)
+        rounds["torch_1"].append(median_seconds(lambda: mano_torch(torch, t)))
+        torch.set_num_threads(cores)
+        native = json.loads(subprocess.run([bench_bin, file, "--repeats", "5"], check=True, capture_output=True,
+                                           text=True).stdout)
+        rounds["kernel"].append(native["mano_1"][native["best"]])
+        kernel_arch = native["best"]
+    out = {"shape": list(q.shape), "kernel_arch": kernel_arch, "rounds": rounds}
+    out.update({key: float(np.median(values)) for key, values in rounds.items()})
     # against the float64 recipe (PyTorch's float32 sums drift by ~1e-4 over 5e7 entries)
     ref = mano.score(q, methods="mano", threads=1)["methods"]["mano"]["score"]
     out["rel_diff_float64"] = abs(mano_torch(torch, t.double()) - ref) / ref
@@ -87,9 +100,9 @@ def dask_shards(gb):
 
 
 def main():
-    file = sys.argv[1]
-    gb = float(sys.argv[2]) if len(sys.argv) > 2 else 2.0
-    out = in_memory(file)
+    file, bench_bin = sys.argv[1], sys.argv[2]
+    gb = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
+    out = in_memory(file, bench_bin)
     sys.stderr.write("bench: mano.score against PyTorch done\n")
     out["dask"] = dask_shards(gb)
     print(json.dumps(out))

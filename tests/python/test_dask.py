@@ -89,6 +89,15 @@ def test_npy_shards(client, tmp_path):
     assert_same(mano.dask.score(files, client=client, labels=labels), want)
 
 
+def test_a_rewritten_file_is_scored_again(client, tmp_path):
+    """No result is reused from an earlier call: the path is the same, the content is not."""
+    f = tmp_path / "logits.npy"
+    for seed in (10, 11):
+        x, _ = logits(3000, 6, seed)
+        np.save(f, x)
+        assert_same(mano.dask.score([str(f)], client=client), mano.score(x))
+
+
 def test_dataframe_column(client):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")

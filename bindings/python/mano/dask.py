@@ -85,7 +85,7 @@ def _merge_states(*states: Optional[str]) -> Optional[str]:
 def _tree(states: List[Any], split_every: int) -> Any:
     from dask import delayed
 
-    merge = delayed(_merge_states, pure=True)
+    merge = delayed(_merge_states, pure=False)
     level = list(states)
     while len(level) > 1:
         level = [merge(*level[i:i + split_every]) for i in range(0, len(level), split_every)]
@@ -169,17 +169,19 @@ def _inputs(data: Any, labels: Any, key: Optional[str], column: Optional[str]):
 
 def _merged(kind: str, k: int, parts: list, options_json: str, key: Optional[str], client: Any,
             split_every: int) -> Optional[str]:
-    """The state of every partition scored with `options_json` and merged in a tree (None: no rows)."""
+    """The state of every partition scored with `options_json` and merged in a tree (None: no rows).
+    The tasks are impure to Dask: a file's path says nothing of its content, so no call reuses a
+    result an earlier one left on the cluster."""
     from dask import delayed
 
     if not isinstance(split_every, int) or split_every < 2:
         raise InputError(f"split_every must be a whole number >= 2, got {split_every!r}")
     if kind == "files":
-        states = [delayed(_state_of_file, pure=True)(p, options_json, lab, key or "") for p, lab in parts]
+        states = [delayed(_state_of_file, pure=False)(p, options_json, lab, key or "") for p, lab in parts]
     elif kind == "array":
-        states = [delayed(_state_of_block, pure=True)(b, k, options_json, first, lab) for b, first, lab in parts]
+        states = [delayed(_state_of_block, pure=False)(b, k, options_json, first, lab) for b, first, lab in parts]
     else:
-        states = [delayed(_state_of_frame, pure=True)(p, k, options_json, in_elements) for p, in_elements in parts]
+        states = [delayed(_state_of_frame, pure=False)(p, k, options_json, in_elements) for p, in_elements in parts]
     return _compute(_tree(states, split_every), client)
 
 
