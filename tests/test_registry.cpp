@@ -28,6 +28,8 @@ TEST_CASE("every method has one name that parses back, in table order", "[regist
         CHECK(seen.insert(m.name).second);
         CHECK(mano::parse_method(m.name) == m.id);
         CHECK(std::string(m.summary).size() > 10);
+        CHECK(std::string(m.formula).size() > 10);
+        CHECK(std::string(m.fails).size() > 10);
         CHECK((m.needs & ~0xFu) == 0u);
     }
     CHECK_THROWS_WITH(mano::parse_method("manoo"), Catch::Contains("unknown method 'manoo'; known methods: mano, confscore"));

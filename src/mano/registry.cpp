@@ -53,7 +53,9 @@ nlohmann::json methods_json() {
                             {"default", m.by_default},
                             {"cost", cost_name(m.cost)},
                             {"assumes_class_proportions", m.assumes_class_proportions},
-                            {"summary", m.summary}};
+                            {"summary", m.summary},
+                            {"formula", m.formula},
+                            {"fails", m.fails}};
         if (m.default_max_k) j["default_max_k"] = m.default_max_k;
         if (m.default_max_logits) j["default_max_logits"] = m.default_max_logits;
         list.push_back(std::move(j));

@@ -21,6 +21,10 @@ export interface MethodInfo {
   /** Does not back the recommended estimate of a set whose class proportions are outside the calibration's. */
   assumes_class_proportions: boolean;
   summary: string;
+  /** Its definition, in plain text (p = softmax(q / T) rows, σ = MaNo's softrun rows). */
+  formula: string;
+  /** How it fails: the shifts and inputs that mislead it. */
+  fails: string;
 }
 
 export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';

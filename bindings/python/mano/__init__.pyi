@@ -47,6 +47,8 @@ class MethodInfo(TypedDict, total=False):
     cost: Literal["linear", "quadratic", "keeps_rows"]
     assumes_class_proportions: bool
     summary: str
+    formula: str
+    fails: str
 
 def score(logits: Union[ArrayLike, PathLike], methods: Methods = None, *, labels: Union[None, ArrayLike, PathLike] = None,
           second: Union[None, ArrayLike, PathLike] = None, features: Union[None, ArrayLike, PathLike] = None,
