@@ -1,5 +1,5 @@
-"""The held-out protocol of the README's quality tables: for each model of a benchmark, calibrate
-on the labeled sets of half of the corruption types (1st, 3rd, ... in manifest order), then
+"""The held-out protocol of the quality tables (docs/benchmarks/quality.md): for each model of a
+benchmark, calibrate on the labeled sets of half of the corruption types (1st, 3rd, ... in manifest order), then
 estimate the accuracy of the other half's sets, the clean set and the label-shift sets from
 their logits alone, and compare every estimate with the truth. MaNo appears twice: with the
 family's normalization (one branch for all sets, `mano calibrate`'s default) and with the

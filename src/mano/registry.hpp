@@ -98,7 +98,7 @@ struct method_info {
 
 // The nuclear norms sum a K x K Gram matrix, O(N K^2): beyond this many classes they are opt-in
 // only, so that the default set stays within 10x MaNo alone (whole `mano score` processes on
-// 2e7 float32 logits, 2 cores, measured: 7x at K = 64, 8.5x at K = 100; README "Speed").
+// 2e7 float32 logits, 2 cores, measured: 7x at K = 64, 8.5x at K = 100; docs/benchmarks/speed.md).
 inline constexpr std::size_t nuclear_default_max_k = 100;
 // COT keeps every row and a K-column transport problem: opt-in beyond this many classes.
 inline constexpr std::size_t cot_default_max_k = 4096;

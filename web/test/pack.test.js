@@ -126,7 +126,7 @@ console.log(JSON.stringify({
   });
 
   // The package is ES modules only: CommonJS gets it through Node's require() of ES modules (Node
-  // 20.19+ and 22.12+); the README says so, and import() for older Node.
+  // 20.19+ and 22.12+); docs/npm.md says so, and import() for older Node.
   test('a CommonJS consumer require()s it by name on a Node that loads ES modules with require',
     { skip: !process.features.require_module && `Node ${process.version} cannot require() ES modules` }, () => {
       fs.writeFileSync(path.join(project, 'use.cjs'), `
