@@ -37,12 +37,17 @@ const branchName = (mano) => (mano ? (mano.normalization === 'taylor' ? `taylor$
 // Labels and a source set change what a scan holds: score the set again.
 const forget = (set) => Object.assign(set, { scan: null, result: null, branch: null });
 
-// "contrast_0_logits.npy" and "contrast_0_labels.npy" -> "contrast_0"
+// A file pairs by its last name part: "contrast_0_logits.npy" and "contrast_0_labels.npy" are the
+// set "contrast_0". Only a whole final part counts ("label_shift_a0.2_0_logits.npy" is the set
+// "label_shift_a0.2_0", "jpeg3_withlabel.csv" the set "jpeg3_withlabel"), and a file with no
+// such part is a set of its own name.
+const stemOf = (fileName) => fileName.replace(/\.(npy|csv|tsv|safetensors)$/i, '');
+const PAIR_PART = /[_.-](logits|labels?)$/i;
 function setName(fileName) {
-  const stem = fileName.replace(/\.(npy|csv|tsv|safetensors)$/i, '');
-  return stem.replace(/([_.-]?)(logits|labels?)([_.-]?)/i, (m, a, word, b) => (a && b ? a : '')) || stem;
+  const stem = stemOf(fileName);
+  return stem.replace(PAIR_PART, '') || stem;
 }
-const isLabelsFile = (f) => /labels?/i.test(f.name.replace(/\.(npy|safetensors)$/i, '')) && /\.(npy|safetensors)$/i.test(f.name);
+const isLabelsFile = (f) => /\.(npy|safetensors)$/i.test(f.name) && /^labels?$|[_.-]labels?$/i.test(stemOf(f.name));
 const isSource = (name) => /^source/i.test(name);
 
 function setStatus(text, busy) {

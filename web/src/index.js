@@ -432,6 +432,7 @@ export async function scoreSource(source, options = {}, { chunkRows, labels, onP
   const read = typeof source.read === 'function' ? (first, count) => source.read(first, count)
     : async (first, count) => source.data.subarray(first * cols, (first + count) * cols);
   const labelsAll = labels ?? source.labels;
+  if (labelsAll && labelsAll.length !== rows) throw new InputError(`labels: ${labelsAll.length} labels for ${rows} rows`);
   const step = chunkResults ? wholeNumber(chunkResults, 'chunkResults')
     : chunkRows ? wholeNumber(chunkRows, 'chunkRows') : Math.max(1, Math.floor(CHUNK_BYTES / (cols * 4)));
   if (step < 1) throw new InputError('chunk rows must be at least 1');

@@ -33,6 +33,9 @@ const ops = {
       labelArray = ArrayBuffer.isView(labels) ? labels : (await readMatrix(labels)).data;
       if (!(labelArray instanceof Int32Array))
         throw new InputError(`${labels.name ?? 'labels'}: labels must be integers (got ${labelArray.constructor.name})`);
+      if (labelArray.length !== source.rows)
+        throw new InputError(`${labels.name ?? 'labels'}: ${labelArray.length} labels for the ${source.rows} rows of ${source.name}` +
+          ' (labels pair with logits one per row, in order)');
     }
     const result = await scoreSource(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
     return { name: source.name, result };

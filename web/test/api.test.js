@@ -501,6 +501,13 @@ describe('cancelling Worker jobs (AbortSignal)', () => {
     assert.deepEqual(compareDeep(r, mano.score(q.slice(0, 1000 * cols), { rows: 1000, cols }, { methods: ['mano'] }), 1e-12), []);
   });
 
+  test('scoreSource refuses labels of another length than the rows', async () => {
+    const rows = 100, cols = 4;
+    const q = normalLogits(rows, cols, 2, 13);
+    await assert.rejects(mano.scoreSource({ rows, cols, data: q }, {}, { labels: new Int32Array(150) }),
+      (e) => e instanceof mano.InputError && /labels: 150 labels for 100 rows/.test(e.message));
+  });
+
   test('scoreSource on the main thread takes a signal too', async () => {
     const rows = 5000, cols = 10;
     const q = normalLogits(rows, cols, 2, 12);

@@ -218,6 +218,34 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.deepEqual(compareDeep(set.methods.mano, truth.methods.mano, 1e-6), []);
   });
 
+  test('files pair by their last name part only, and labels of another length are refused', async () => {
+    const rows = 300, cols = 10;
+    const q = normalLogits(rows, cols, 2, 91);
+    const y = Int32Array.from({ length: rows }, (_, i) => i % cols);
+    // "label" in a set's name does not make its logits a labels file
+    const logits = path.join(tmp, 'label_shift_a0.2_0_logits.npy');
+    const labels = path.join(tmp, 'label_shift_a0.2_0_labels.npy');
+    writeNpy(logits, q, [rows, cols]);
+    writeNpy(labels, y, [rows]);
+    await page.setInputFiles('[data-testid="file-input"]', [logits, labels]);
+    await ready(page);
+    let sets = (await exported(page)).sets;
+    const paired = sets.find((s) => s.name === 'label_shift_a0.2_0');
+    assert.ok(paired, `the set is named from its logits file: ${sets.map((s) => s.name).join(', ')}`);
+    assert.ok(paired.accuracy > 0, 'its labels paired with it');
+    // 100 logits with 150 labels: refused with both files named, never an accuracy
+    const short = path.join(tmp, 'short_logits.npy');
+    const long = path.join(tmp, 'short_labels.npy');
+    writeNpy(short, q.subarray(0, 100 * cols), [100, cols]);
+    writeNpy(long, y.subarray(0, 150), [150]);
+    await page.setInputFiles('[data-testid="file-input"]', [short, long]);
+    await ready(page);
+    const errors = await page.locator('[data-testid="errors"] li').allTextContents();
+    assert.ok(errors.some((e) => /short_labels\.npy: 150 labels for the 100 rows of short_logits\.npy/.test(e)), `errors: ${errors.join(' / ')}`);
+    sets = (await exported(page)).sets;
+    assert.equal(sets.find((s) => s.name === 'short'), undefined, 'the mismatched set is not shown');
+  });
+
   test('a set whose classes moved is flagged, and its estimate is the one mano predict gives', async () => {
     // confident rows won by classes 0 and 1 only (7:3): label shift, not a corruption
     const rows = 2000, cols = 10;
