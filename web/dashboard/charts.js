@@ -8,13 +8,46 @@ const RED = '#c8362d';
 const GREY = '#5d6678';
 
 const charts = new Map();
+// As wide as its box (at least 240 px: a phone's panel is about 330 px wide).
+const chartWidth = (el) => Math.max(240, el.clientWidth);
 
-function place(el, opts, data) {
+// A chart in `el`: `alt` is its text alternative (the box is an image to assistive technology,
+// and the numbers are in the tables beside it); `describe(i)` names the data point at index i,
+// shown in a tooltip at the cursor.
+function place(el, opts, data, { alt, describe }) {
   charts.get(el)?.destroy();
   el.replaceChildren();
-  const chart = new uPlot({ width: Math.max(320, el.clientWidth), height: 340, ...opts }, data, el);
+  el.setAttribute('role', 'img');
+  el.setAttribute('aria-label', alt);
+  const chart = new uPlot({ width: chartWidth(el), height: 340, ...opts, plugins: [tooltip(describe)] }, data, el);
   charts.set(el, chart);
   return chart;
+}
+
+// The point under the cursor, named: which set a dot is, which rows a chunk holds.
+function tooltip(describe) {
+  let box;
+  return {
+    hooks: {
+      init: (u) => {
+        box = document.createElement('div');
+        box.className = 'chart-tip';
+        box.dataset.testid = 'chart-tip';
+        box.hidden = true;
+        u.over.append(box);
+      },
+      setCursor: (u) => {
+        const i = u.cursor.idx;
+        const text = i == null ? null : describe(i);
+        box.hidden = !text;
+        if (!text) return;
+        box.textContent = text;
+        const x = u.valToPos(u.data[0][i], 'x');
+        box.style.left = `${Math.min(x + 10, u.over.clientWidth - box.offsetWidth - 4)}px`;
+        box.style.top = `${Math.max(0, u.cursor.top - 30)}px`;
+      },
+    },
+  };
 }
 
 // Keeps every chart as wide as its box.
@@ -22,13 +55,15 @@ let resizeTimer;
 window.addEventListener('resize', () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
-    for (const [el, chart] of charts) chart.setSize({ width: Math.max(320, el.clientWidth), height: 340 });
+    for (const [el, chart] of charts) chart.setSize({ width: chartWidth(el), height: 340 });
   }, 100);
 });
 
 const percent = (u, values) => values.map((v) => `${Math.round(v * 100)}%`);
 const dots = (color, size = 9) => ({ paths: () => null, stroke: color, fill: color, points: { show: true, size, fill: color } });
 const hidden = { stroke: 'transparent', points: { show: false }, spanGaps: true };
+// A band's edge: drawn only as the band's fill, and its legend swatch is that fill.
+const bandEdge = { paths: () => null, stroke: BAND, fill: BAND, points: { show: false }, spanGaps: true };
 
 // One x axis for several series: the sorted union of their x values, each series null elsewhere.
 function merge(columns) {
@@ -53,6 +88,15 @@ export function scatterChart(el, { method, labeled, unlabeled, grid, level }) {
     grid.map((g) => ({ x: g.x, y: g.lo })),
   ]);
   const names = new Map([...labeled, ...unlabeled].map((s) => [s.x, s.name]));
+  const pct = (v) => `${(100 * v).toFixed(1)}%`;
+  const describe = (i) => {
+    const [x, truth, estimate] = [data[0][i], data[1][i], data[2][i]];
+    if (truth == null && estimate == null) return null;  // a point of the line, not a set
+    return `${names.get(x)}: score ${x.toPrecision(4)}, ${truth != null ? `true accuracy ${pct(truth)}` : `estimate ${pct(estimate)}`}`;
+  };
+  const alt = `${method} score against true accuracy: ${labeled.length} labeled sets with the line fitted on them and its ` +
+    `${Math.round(level * 100)}% prediction band${unlabeled.length ? `, and ${unlabeled.length} unlabeled sets placed on the line at their scores` : ''}. ` +
+    'The numbers are in the tables on this page.';
   return place(el, {
     title: `${method}: score vs true accuracy`,
     scales: { x: { time: false }, y: { range: (u, lo, hi) => [Math.max(0, Math.min(lo, 1) - 0.05), Math.min(1, hi + 0.05)] } },
@@ -63,25 +107,25 @@ export function scatterChart(el, { method, labeled, unlabeled, grid, level }) {
       { label: 'labeled set (true accuracy)', ...dots(BLUE) },
       { label: 'unlabeled set (estimate)', ...dots(ORANGE, 10) },
       { label: 'fitted line', stroke: BLUE, width: 2, spanGaps: true, points: { show: false } },
-      { label: `${Math.round(level * 100)}% prediction band`, ...hidden },
+      { label: `${Math.round(level * 100)}% prediction band`, ...bandEdge },
       { label: '', ...hidden },
     ],
     bands: [{ series: [4, 5], fill: BAND }],
-  }, data);
+  }, data, { alt, describe });
 }
 
 // Estimated accuracy (or the score, without a calibration) per chunk of rows, the interval as a
 // band, the alert threshold, and the chunks below it in red.
-export function timelineChart(el, { chunks, threshold, yLabel, withBand }) {
+// Without a calibration (withBand false) it draws the raw score alone: no alert line, since a
+// threshold on a score is not one on accuracy.
+export function timelineChart(el, { chunks, chunkRows, threshold, yLabel, withBand, alt }) {
   const xs = chunks.map((c) => c.first);
   const ys = chunks.map((c) => c.y);
   const series = [
     { label: 'first row' },
     { label: yLabel, stroke: BLUE, width: 2, points: { show: true, size: 5, fill: BLUE } },
-    { label: `below ${threshold}`, ...dots(RED, 9) },
-    { label: 'alert threshold', stroke: RED, width: 1, dash: [6, 4], points: { show: false } },
   ];
-  const data = [xs, ys, ys.map((y) => (y < threshold ? y : null)), xs.map(() => threshold)];
+  const data = [xs, ys];
   const opts = {
     scales: { x: { time: false } },
     axes: [{ label: 'row', stroke: GREY }, { label: yLabel, stroke: GREY, ...(withBand ? { values: percent } : {}) }],
@@ -89,9 +133,18 @@ export function timelineChart(el, { chunks, threshold, yLabel, withBand }) {
     series,
   };
   if (withBand) {
-    series.push({ label: 'interval', ...hidden }, { label: '', ...hidden });
-    data.push(chunks.map((c) => c.hi), chunks.map((c) => c.lo));
+    series.push({ label: `below ${threshold}`, ...dots(RED, 9) },
+      { label: 'alert threshold', stroke: RED, width: 1, dash: [6, 4], points: { show: false } },
+      { label: 'interval', ...bandEdge }, { label: '', ...hidden });
+    data.push(ys.map((y) => (y < threshold ? y : null)), xs.map(() => threshold), chunks.map((c) => c.hi), chunks.map((c) => c.lo));
     opts.bands = [{ series: [4, 5], fill: BAND }];
   }
-  return place(el, opts, data);
+  const describe = (i) => {
+    const c = chunks[i];
+    const rows = `rows ${c.first.toLocaleString()}–${(c.first + chunkRows - 1).toLocaleString()}`;
+    if (c.y == null) return `${rows}: no value`;
+    return withBand ? `${rows}: ${(100 * c.y).toFixed(1)}% [${(100 * c.lo).toFixed(1)}%, ${(100 * c.hi).toFixed(1)}%]${c.y < threshold ? ' (below the alert line)' : ''}`
+      : `${rows}: score ${c.y.toPrecision(4)}`;
+  };
+  return place(el, opts, data, { alt, describe });
 }

@@ -306,12 +306,16 @@ function renderHeadline() {
   $('headline').replaceChildren(...cards);
 }
 
+// The sets table: each set's estimate and the selected method's score and estimate (it fits a
+// 1440 px window); every method's value goes to the scores table below it.
 function renderTable(all) {
   const m = state.method;
   const level = `[${Math.round(LEVEL * 100)}%]`;
   const head = ['set', 'N', 'K', 'true accuracy'];
-  if (state.calibration) head.push(`estimate ${level}`, 'class shift', `estimate (${m}) ${level}`);
-  head.push('MaNo criterion', 'branch', ...all);
+  if (state.calibration) head.push(`estimate ${level}`, 'class shift');
+  head.push(m);
+  if (state.calibration) head.push(`estimate (${m}) ${level}`);
+  head.push('MaNo criterion', 'branch');
   const rows = state.sets.map((s) => {
     const cells = [s.name, s.result.n.toLocaleString(), s.result.k, pct(s.result.accuracy)];
     if (state.calibration) {
@@ -322,10 +326,13 @@ function renderTable(all) {
       const shift = s.prediction?.shift;
       cells.push(shift ? el('span', { className: shift.outside ? 'outside' : '', title: `calibrated up to ${pct(shift.range)} + ${pct(shift.allowance)} sampling noise` },
         `${pct(shift.distance)}${shift.outside ? ' outside' : ''}`) : '–');
+    }
+    cells.push(fmt(valueOf(s.result, m)));
+    if (state.calibration) {
       const p = s.prediction?.methods?.[m];
       cells.push(p ? el('span', {}, pct(p.accuracy), el('span', { className: 'interval', textContent: ` ${interval(p)}` })) : '–');
     }
-    cells.push(fmt(s.result.methods.mano?.criterion, 3), branchName(s.result.methods.mano), ...all.map((x) => fmt(valueOf(s.result, x))));
+    cells.push(fmt(s.result.methods.mano?.criterion, 3), branchName(s.result.methods.mano));
     const tr = el('tr', { className: s.result.accuracy === undefined ? 'unlabeled' : '' },
       ...cells.map((c, i) => el('td', { className: head[i] === m ? 'selected' : '' }, c)));
     tr.dataset.testid = 'set-row';
@@ -333,8 +340,12 @@ function renderTable(all) {
     return tr;
   });
   $('sets-table').replaceChildren(
-    el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h, className: h === m ? 'selected' : '' })))),
+    el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h, className: h === m ? 'selected' : '', scope: 'col' })))),
     el('tbody', {}, ...rows));
+  $('scores-table').replaceChildren(
+    el('thead', {}, el('tr', {}, ...['set', ...all].map((h) => el('th', { textContent: h, className: h === m ? 'selected' : '', scope: 'col' })))),
+    el('tbody', {}, ...state.sets.map((s) => el('tr', {},
+      el('td', { textContent: s.name }), ...all.map((x) => el('td', { className: x === m ? 'selected' : '', textContent: fmt(valueOf(s.result, x)) }))))));
 }
 
 async function renderCalibration() {
@@ -441,12 +452,17 @@ function drawTimeline() {
     return withBand && p ? { first: c.first, y: p.accuracy, lo: p.interval[0], hi: p.interval[1] }
       : { first: c.first, y: valueOf(c.result, m) ?? null };
   });
-  const below = chunks.filter((c) => c.y !== null && c.y < threshold);
-  $('timeline-note').textContent = `${t.name}: ${t.chunks.length} chunks of ${t.chunkRows} rows, ` +
-    (withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`) +
-    `. ${below.length} chunk${below.length === 1 ? '' : 's'} below ${threshold}` +
-    (below.length ? `, starting at rows ${below.slice(0, 8).map((c) => c.first.toLocaleString()).join(', ')}${below.length > 8 ? ', …' : ''}.` : '.');
-  timelineChart($('timeline'), { chunks, threshold, withBand, yLabel: withBand ? `estimated accuracy (${m})` : `${m} score` });
+  const below = withBand ? chunks.filter((c) => c.y !== null && c.y < threshold) : [];
+  const alerts = withBand
+    ? `${below.length} chunk${below.length === 1 ? '' : 's'} below ${threshold}` +
+      (below.length ? `, starting at rows ${below.slice(0, 8).map((c) => c.first.toLocaleString()).join(', ')}${below.length > 8 ? ', …' : ''}.` : '.')
+    : 'No alert line: a score is not an accuracy. Add three or more labeled sets to calibrate it.';
+  const note = `${t.name}: ${t.chunks.length} chunks of ${t.chunkRows} rows, ` +
+    (withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`) + `. ${alerts}`;
+  $('timeline-note').textContent = note;
+  timelineChart($('timeline'), {
+    chunks, chunkRows: t.chunkRows, threshold, withBand, yLabel: withBand ? `estimated accuracy (${m})` : `${m} score`, alt: note,
+  });
 }
 
 // The CLI's shape: {"sets": [{"name", "n", "k", "accuracy"?, "methods", ...}], ...}.

@@ -293,4 +293,56 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.ok(fs.statSync(shot).size > 10_000);
     t.diagnostic(`screenshot: ${shot}`);
   });
+
+  test('the charts name what they show: a text alternative, and a tooltip naming the point under the cursor', async () => {
+    for (const id of ['scatter', 'timeline']) {
+      const chart = page.locator(`[data-testid="${id}"]`);
+      assert.equal(await chart.getAttribute('role'), 'img');
+      assert.match(await chart.getAttribute('aria-label'), id === 'scatter' ? /labeled sets/ : /chunks of 200 rows/);
+    }
+    const over = page.locator('[data-testid="scatter"] .u-over');
+    const box = await over.boundingBox();
+    const seen = new Set();
+    for (let x = 2; x < box.width; x += 3) {
+      await page.mouse.move(box.x + x, box.y + box.height / 2);
+      const tip = page.locator('[data-testid="scatter"] [data-testid="chart-tip"]');
+      if (await tip.isVisible()) seen.add(await tip.textContent());
+    }
+    const named = [...seen].filter((t) => /^(contrast|blend)_\d: score [\d.]+, (true accuracy|estimate) [\d.]+%$/.test(t));
+    assert.ok(named.length >= 6, `tooltips seen: ${[...seen].join(' / ')}`);
+    // the band's legend swatch is its fill, not an empty box
+    const swatch = await page.locator('[data-testid="scatter"] .u-legend .u-series', { hasText: 'prediction band' }).locator('.u-marker')
+      .evaluate((m) => getComputedStyle(m).backgroundColor);
+    assert.notEqual(swatch, 'rgba(0, 0, 0, 0)', 'the prediction band has a filled legend swatch');
+  });
+
+  test('axe-core finds no serious or critical accessibility violation on the full page', async (t) => {
+    // the page as the screenshot shows it: sets, estimates, charts, a timeline
+    // evaluated through the DevTools protocol: the page's Content-Security-Policy refuses script tags
+    await page.evaluate(fs.readFileSync(path.join(root, 'node_modules/axe-core/axe.min.js'), 'utf8'));
+    const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    for (const v of results.violations) t.diagnostic(`${v.impact}: ${v.id} (${v.nodes.length} nodes): ${v.help}`);
+    assert.deepEqual(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')})`), []);
+  });
+
+  for (const width of [390, 1440]) {
+    test(`at ${width} px wide nothing overflows the page sideways`, async (t) => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.waitForTimeout(200);  // the charts redraw to their new width
+      const overflow = await page.evaluate(() => {
+        const doc = document.documentElement;
+        const wide = [...document.querySelectorAll('body *')].filter((e) => {
+          const r = e.getBoundingClientRect();
+          return r.width > 0 && (r.right > doc.clientWidth + 1 || r.left < -1) && !e.closest('.table-wrap');
+        }).map((e) => `${e.tagName.toLowerCase()}${e.dataset.testid ? `[${e.dataset.testid}]` : e.className ? `.${e.className}` : ''}`);
+        return { scroll: doc.scrollWidth, client: doc.clientWidth, wide: [...new Set(wide)].slice(0, 8) };
+      });
+      const shot = path.join(artifacts, `dashboard-${width}.png`);
+      await page.screenshot({ path: shot, fullPage: true });
+      t.diagnostic(`screenshot: ${shot}`);
+      assert.ok(overflow.scroll <= overflow.client, `the page is ${overflow.scroll} px wide in a ${overflow.client} px window: ${overflow.wide.join(', ')}`);
+      assert.deepEqual(overflow.wide, [], 'elements reaching past the window (outside a scroll box)');
+    });
+  }
 });
