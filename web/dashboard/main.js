@@ -27,7 +27,18 @@ const timelineHelp = $('timeline-note').textContent;
 // came: `scan` is the set scored with per-set softrun (both MaNo branches at once), `result` the
 // set as shown and calibrated: on the branch the calibration chose for all sets (`branch`), else
 // the scan. `method` is the one the user picked; until then the calibration's recommended one.
-const state = { sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null };
+const state = {
+  sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null,
+  // a calibration file (`mano calibrate -o`) dropped in: { name, calibration }; every set is then
+  // scored with its options and read with it, instead of a calibration fitted here
+  loaded: null,
+  // a manifest dropped in ({"source"?, "sets": [{name, group?, logits, labels?}]}): the files it
+  // names pair as it says, by file name (a browser sees no paths)
+  manifest: null,
+  waiting: null,  // labels a manifest names whose logits are still to come: set name -> file
+};
+// The size limits of mano's readers for these JSON files (native/io/json.hpp).
+const JSON_LIMITS = { calibration: 256 * 2 ** 20, manifest: 64 * 2 ** 20 };
 
 const valueOf = (result, m) => result?.methods?.[m]?.score ?? result?.methods?.[m]?.accuracy;
 const fmt = (x, digits = 4) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
@@ -108,19 +119,96 @@ async function scoreSet(set, index, count) {
   set.branch = null;
 }
 
+const baseName = (p) => String(p).split(/[\\/]/).pop();
+
+// A dropped JSON file: a calibration or a manifest; false when it is neither (said why).
+async function readJsonFile(f) {
+  const limit = Math.max(JSON_LIMITS.calibration, JSON_LIMITS.manifest);
+  if (f.size > limit) {
+    showError(`${f.name}: ${f.size.toLocaleString()} bytes, over the ${limit.toLocaleString()}-byte limit of mano's calibration reader`);
+    return false;
+  }
+  let doc;
+  try {
+    doc = JSON.parse(await f.text());
+  } catch (e) {
+    showError(`${f.name}: not JSON (${e.message})`);
+    return false;
+  }
+  if (doc?.format === 'mano-calibration') {
+    state.loaded = { name: f.name, calibration: doc };
+    for (const s of state.sets) s.branch = null;  // scored again with its options
+    return true;
+  }
+  if (doc && Array.isArray(doc.sets)) {
+    if (f.size > JSON_LIMITS.manifest) {
+      showError(`${f.name}: ${f.size.toLocaleString()} bytes, over the ${JSON_LIMITS.manifest.toLocaleString()}-byte limit of mano's manifest reader`);
+      return false;
+    }
+    const bad = doc.sets.findIndex((x) => !x || typeof x.name !== 'string' || !x.name || typeof x.logits !== 'string' ||
+      (x.labels !== undefined && typeof x.labels !== 'string') || (x.group !== undefined && typeof x.group !== 'string'));
+    if (bad >= 0) {
+      showError(`${f.name}: sets[${bad}] must be {"name", "logits", "labels"?, "group"?} with text values`);
+      return false;
+    }
+    const names = new Set();
+    for (const x of doc.sets) {
+      if (names.has(x.name)) {
+        showError(`${f.name}: the set name "${x.name}" is used twice`);
+        return false;
+      }
+      names.add(x.name);
+    }
+    state.manifest = { name: f.name, source: doc.source, sets: doc.sets };
+    return true;
+  }
+  showError(`${f.name}: neither a calibration (mano calibrate -o, format "mano-calibration") nor a manifest ({"sets": [...]})`);
+  return false;
+}
+
+// What the manifest says a file is: { set, role: 'logits' | 'labels', group } or { source: role }.
+function manifestRole(fileName) {
+  const m = state.manifest;
+  if (!m) return null;
+  if (m.source && baseName(m.source.logits) === fileName) return { source: 'logits' };
+  if (m.source && baseName(m.source.labels) === fileName) return { source: 'labels' };
+  for (const x of m.sets) {
+    if (baseName(x.logits) === fileName) return { set: x.name, role: 'logits', group: x.group ?? '' };
+    if (x.labels !== undefined && baseName(x.labels) === fileName) return { set: x.name, role: 'labels', group: x.group ?? '' };
+  }
+  return null;
+}
+
 async function addFiles(fileList) {
-  const files = [...fileList];
+  let files = [...fileList];
   if (!files.length) return;
-  const labelsFiles = new Map(files.filter(isLabelsFile).map((f) => [setName(f.name), f]));
-  const logitsFiles = files.filter((f) => !isLabelsFile(f));
   setStatus('Working…', true);
   try {
-    // The source set first: every set is scored with it (ATC, DoC).
-    for (const f of logitsFiles.filter((f) => isSource(setName(f.name)))) {
+    // JSON first: a manifest says how the other files pair, a calibration how to score them
+    for (const f of files.filter((x) => /\.json$/i.test(x.name))) await readJsonFile(f);
+    files = files.filter((x) => !/\.json$/i.test(x.name));
+    // the manifest's files pair as it says; the others by their names
+    const byManifest = files.map((f) => [f, manifestRole(f.name)]).filter(([, r]) => r);
+    const listed = new Set(byManifest.map(([f]) => f));
+    const unlisted = files.filter((f) => !listed.has(f));
+    const labelsFiles = new Map(unlisted.filter(isLabelsFile).map((f) => [setName(f.name), f]));
+    const logitsFiles = unlisted.filter((f) => !isLabelsFile(f));
+    for (const [f, r] of byManifest) {
+      if (r.source) continue;
+      if (r.role === 'labels') labelsFiles.set(r.set, f);
+    }
+    // The source set first: every set is scored with it (ATC, DoC); a manifest's "source", or
+    // files named source*
+    const sourcePairs = logitsFiles.filter((f) => isSource(setName(f.name))).map((f) => {
       const labels = labelsFiles.get(setName(f.name));
       labelsFiles.delete(setName(f.name));
+      return [f, labels];
+    });
+    const manifestSource = byManifest.find(([, r]) => r.source === 'logits')?.[0];
+    if (manifestSource) sourcePairs.push([manifestSource, byManifest.find(([, r]) => r.source === 'labels')?.[0]]);
+    for (const [f, labels] of sourcePairs) {
       if (!labels) {
-        showError(`${f.name}: a source set needs its labels (${setName(f.name)}_labels.npy); it was skipped`);
+        showError(`${f.name}: a source set needs its labels (${manifestSource === f ? baseName(state.manifest.source.labels) : `${setName(f.name)}_labels.npy`}, dropped with it); it was skipped`);
         continue;
       }
       try {
@@ -132,10 +220,12 @@ async function addFiles(fileList) {
         showError(e.message);
       }
     }
-    for (const f of logitsFiles.filter((f) => !isSource(setName(f.name)))) {
-      const name = setName(f.name);
-      const set = forget({ name, file: f, labels: labelsFiles.get(name) });
+    const setFiles = [...logitsFiles.filter((f) => !isSource(setName(f.name))).map((f) => [f, setName(f.name), '']),
+      ...byManifest.filter(([, r]) => r.role === 'logits').map(([f, r]) => [f, r.set, r.group])];
+    for (const [f, name, group] of setFiles) {
+      const set = forget({ name, group, file: f, labels: labelsFiles.get(name) ?? state.waiting?.get(name) });
       labelsFiles.delete(name);
+      state.waiting?.delete(name);
       if (/\.(csv|tsv)$/i.test(f.name)) set.labelColumn = await csvLabelColumn(f);
       const old = state.sets.findIndex((s) => s.name === name);
       if (old >= 0) state.sets.splice(old, 1, set);
@@ -147,8 +237,10 @@ async function addFiles(fileList) {
       if (set) {
         set.labels = labels;
         forget(set);
+      } else if (state.manifest?.sets.some((x) => x.name === name)) {
+        (state.waiting ??= new Map()).set(name, labels);  // its logits are still to come
       } else {
-        showError(`${labels.name}: no logits file for these labels (expected a file named like ${name}_logits.npy)`);
+        showError(`${labels.name}: no logits file for these labels (expected a file named like ${name}_logits.npy, or a manifest naming both)`);
       }
     }
     await rescore();
@@ -180,6 +272,10 @@ async function analyse() {
   state.calibration = null;
   for (const s of state.sets) s.prediction = undefined;
   const labeled = state.sets.filter((s) => s.scan.accuracy !== undefined);
+  if (state.loaded) {
+    await analyseWithLoaded(labeled);
+    return;
+  }
   if (labeled.length < 3) {
     for (const s of state.sets) Object.assign(s, { result: s.scan, branch: null });
     return;
@@ -206,6 +302,30 @@ async function analyse() {
       s.prediction = await worker.predict(state.calibration, s.result, { level: LEVEL });
   } catch (e) {
     showError(`calibration: ${e.message}`);
+  } finally {
+    hideProgress();
+  }
+}
+
+// With a calibration file: every set scored with its options (as `mano predict` scores them) and
+// read with it, labeled sets too (their estimates beside the truth); the labeled sets' evaluation
+// when there are three or more.
+async function analyseWithLoaded(labeled) {
+  const { name, calibration } = state.loaded;
+  try {
+    const todo = state.sets.filter((s) => s.branch !== `file:${name}`);
+    for (const [i, s] of todo.entries()) {
+      s.result = await scoreFile(s, { calibration }, `Scoring ${s.name} as ${name} says (${i + 1} of ${todo.length})`);
+      s.branch = `file:${name}`;
+    }
+    state.calibration = calibration;
+    for (const s of state.sets) s.prediction = await worker.predict(calibration, s.result, { level: LEVEL });
+    if (labeled.length >= 3) state.evaluation = await worker.evaluate(labeled.map((s) => ({ name: s.name, result: s.result })));
+  } catch (e) {
+    showError(`${name}: ${e.message}`);
+    state.loaded = null;
+    for (const s of state.sets) Object.assign(s, { result: s.scan, branch: null, prediction: undefined });
+    state.calibration = null;
   } finally {
     hideProgress();
   }
@@ -241,6 +361,7 @@ function render() {
   $('method-select').replaceChildren(...all.map((m) => el('option', {
     value: m, textContent: m === state.calibration?.recommended ? `${m} (recommended)` : m, selected: m === state.method,
   })));
+  $('save-calibration').hidden = !state.calibration;
   renderHeadline();
   renderTable(all);
   renderCalibration();
@@ -293,7 +414,8 @@ function renderHeadline() {
   const best = !recommended && state.evaluation && Object.entries(state.evaluation.summary).sort((a, b) => a[1].mae - b[1].mae)[0];
   if (recommended) {
     cards.push(el('div', { className: 'card', dataset: { testid: 'recommended-card' } },
-      el('div', { className: 'what', textContent: 'Recommended method: the lowest error on held-out labeled sets' }),
+      el('div', { className: 'what', textContent: state.loaded ? `Recommended method, from ${state.loaded.name}`
+        : 'Recommended method: the lowest error on held-out labeled sets' }),
       el('div', { className: 'big', textContent: cal.recommended }),
       el('div', { className: 'range', textContent: `mean abs. error ${pct(recommended.logo_mae)} held out` +
         (cal.normalization ? ` · MaNo normalization ${cal.normalization.variant} for all sets` : '') })));
@@ -422,7 +544,8 @@ async function buildTimeline() {
   try {
     const label = `Timeline of ${set.name}, ${rows} rows per chunk`;
     // on the calibration's branch for all sets, so that each chunk's estimate has its score's own uncertainty
-    const { result } = await worker.scoreFile(set.file, familyOptions(state.calibration?.normalization), {
+    const how = state.loaded ? { calibration: state.loaded.calibration } : familyOptions(state.calibration?.normalization);
+    const { result } = await worker.scoreFile(set.file, how, {
       labels: set.labels,
       labelColumn: set.labelColumn,
       chunkResults: rows,
@@ -532,7 +655,10 @@ async function loadExample() {
 }
 
 function clearAll() {
-  Object.assign(state, { sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null });
+  Object.assign(state, {
+    sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null,
+    loaded: null, manifest: null, waiting: null,
+  });
   $('errors').replaceChildren();
   $('timeline').replaceChildren();
   $('timeline-note').textContent = timelineHelp;
@@ -559,6 +685,9 @@ $('build-timeline').onclick = buildTimeline;
 $('threshold').onchange = () => { renderHeadline(); if (state.timeline) drawTimeline(); };
 $('export-json').onclick = () => download('mano-results.json', `${JSON.stringify(exportObject(), null, 1)}\n`, 'application/json');
 $('export-csv').onclick = () => download('mano-results.csv', csvText(), 'text/csv');
+// the calibration as `mano calibrate -o` writes it: drop it here again, or give it to mano predict
+$('save-calibration').onclick = () => download(state.loaded?.name ?? 'mano-calibration.json',
+  `${JSON.stringify(state.calibration, (k, v) => (k === 'notes' ? undefined : v), 1)}\n`, 'application/json');
 worker.init().catch((e) => showError(e.message));
 // asked for before any file can be scored, so the worker answers it first
 worker.methods().then((table) => { METHOD_ORDER = table.map((m) => m.name); }).catch(() => {});

@@ -54,6 +54,11 @@ export interface Options {
   source?: { logits: LogitsArray; labels: LabelsArray; dtype?: Dtype };
   /** Penultimate features of the source set, row-major with `cols` columns: Frechet. */
   sourceFeatures?: { data: Float32Array | Float64Array; cols: number };
+  /**
+   * Score exactly as this calibration's sets were scored (its options, fitted source model
+   * included), so that predict(calibration, result) reads the result on its scale. Give no other option.
+   */
+  calibration?: Calibration;
 }
 
 export interface ManoMethodResult {

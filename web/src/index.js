@@ -140,7 +140,7 @@ const OPTION_KEYS = {
   p: 'p', eta: 'eta', taylorOrder: 'taylor_order', normalization: 'normalization', batchSize: 'batch_size',
   criterion: 'criterion', methods: 'methods', temperature: 'temperature', labelMarginal: 'label_marginal',
 };
-const EXTRA_OPTION_KEYS = ['source', 'sourceFeatures'];
+const EXTRA_OPTION_KEYS = ['source', 'sourceFeatures', 'calibration'];
 
 function dtypeOf(data, declared, what) {
   const byArray = data instanceof Float32Array ? 'float32' : data instanceof Float64Array ? 'float64'
@@ -188,6 +188,7 @@ function wholeNumber(value, what) {
 function coreOptions(options, cols) {
   if (options === null || typeof options !== 'object' || Array.isArray(options))
     throw new InputError('options must be an object');
+  if (options.calibration !== undefined) return calibrationOptions(options, cols);
   const partial = {};
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue;
@@ -231,6 +232,20 @@ function coreOptions(options, cols) {
   }
   return call(() => core.prepareOptions(JSON.stringify(partial), sourceLogits, sourceRows, cols, sourceType,
     sourceLabels, fitTemperature, features, featureCols));
+}
+
+// { calibration }: every option exactly as the calibration's sets were scored (its fitted source
+// model included), so that predict() reads the result on the calibration's own scale.
+function calibrationOptions(options, cols) {
+  const others = Object.keys(options).filter((k) => k !== 'calibration' && options[k] !== undefined);
+  if (others.length)
+    throw new InputError(`options.calibration scores as the calibration's sets were scored: give no other option (got ${others.join(', ')})`);
+  const cal = options.calibration;
+  if (cal === null || typeof cal !== 'object' || cal.format !== 'mano-calibration' || cal.options === null || typeof cal.options !== 'object')
+    throw new InputError("options.calibration must be a calibration: what calibrate() returns or `mano calibrate` writes (format 'mano-calibration')");
+  if (cal.k !== cols)
+    throw new InputError(`options.calibration was fitted on logits of ${cal.k} classes; these have ${cols}`);
+  return JSON.stringify(cal.options);
 }
 
 const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((raw) => raw.delete()) : null;
@@ -354,7 +369,7 @@ export class Accumulator {
 // method table: every method whose inputs were given (source set, second model, features), within
 // its size limits (COT only up to 2e6 logits when the row count is known).
 function withDefaultMethods(options, cols, rows, extras = {}) {
-  if (options?.methods !== undefined || !Number.isSafeInteger(cols) || cols < 2) return options;
+  if (options?.methods !== undefined || options?.calibration !== undefined || !Number.isSafeInteger(cols) || cols < 2) return options;
   const inputs = [];
   if (options.source) inputs.push('source');
   if (extras.second) inputs.push('second');

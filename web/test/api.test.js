@@ -250,6 +250,24 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
   });
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
+  test('a calibration file of the CLI scores and predicts new logits as mano predict does', () => {
+    const file = path.join(tmp, 'cli_cal.json');
+    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', file, '--quiet']);
+    const cal = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const { m } = matrices.get('contrast_3');
+    const result = mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal });
+    const got = mano.predict(cal, result);
+    const want = runNative(['predict', '--calibration', file, '--json', '--quiet', path.join(dir, 'contrast_3_logits.npy')]);
+    assert.deepEqual(compareDeep(got.estimate, want.estimate, 1e-6, 'estimate'), []);
+    assert.deepEqual(compareDeep(got.methods, want.methods, 1e-6, 'methods'), []);
+    assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal, p: 3 }),
+      (e) => e instanceof mano.InputError && /give no other option \(got p\)/.test(e.message));
+    assert.throws(() => mano.score(m.data.subarray(0, 20 * 5), { rows: 20, cols: 5 }, { calibration: cal }),
+      (e) => e instanceof mano.InputError && /fitted on logits of 10 classes; these have 5/.test(e.message));
+    assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: { format: 'other' } }),
+      (e) => e instanceof mano.InputError && /must be a calibration/.test(e.message));
+  });
+
   test('evaluate on the family\'s branch equals mano eval', () => {
     const nativeEval = runNative(['eval', '--json', manifestFile]);
     const choice = mano.calibrate(scans, { source }).normalization;

@@ -186,7 +186,7 @@ describe('dashboard (chromium)', { skip }, () => {
     // the file input is in the tab order (not display: none) and named; Tab from the page start reaches it
     const input = page.locator('[data-testid="file-input"]');
     assert.equal(await input.evaluate((e) => getComputedStyle(e).display === 'none' || e.tabIndex < 0), false);
-    assert.equal(await input.getAttribute('aria-label'), 'Add logit and label files');
+    assert.equal(await input.getAttribute('aria-label'), 'Add logit and label files, a manifest or a calibration');
     await page.evaluate(() => document.activeElement?.blur());
     let reached = false;
     for (let i = 0; i < 20 && !reached; i++) {
@@ -272,6 +272,49 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.deepEqual(problems, []);
     const privacy = await page.locator('[data-testid="privacy"]').textContent();
     assert.match(privacy, /never uploaded/);
+  });
+
+  test('a manifest pairs files as it says; a calibration file scores and reads sets as mano predict does, and saves back', async () => {
+    await page.click('[data-testid="clear"]');
+    // files whose names say nothing, paired only by the manifest
+    const dir = path.join(tmp, 'by-manifest');
+    fs.mkdirSync(dir);
+    const sets = contrast.map((name, i) => ({ name: `shift-${i}`, group: 'contrast', logits: `c${i}.npy`, labels: `y${i}.npy` }));
+    contrast.forEach((name, i) => {
+      fs.copyFileSync(file(`${name}_logits.npy`), path.join(dir, `c${i}.npy`));
+      fs.copyFileSync(file(`${name}_labels.npy`), path.join(dir, `y${i}.npy`));
+    });
+    const manifest = path.join(dir, 'manifest.json');
+    fs.writeFileSync(manifest, JSON.stringify({ sets }));
+    await page.setInputFiles('[data-testid="file-input"]', [manifest, ...sets.flatMap((x) => [path.join(dir, x.logits), path.join(dir, x.labels)])]);
+    await ready(page);
+    const paired = (await exported(page)).sets;
+    const native = runNative(['eval', '--json', '--quiet', '--normalization', 'softrun', manifest]);
+    assert.deepEqual(paired.map((x) => x.name).sort(), sets.map((x) => x.name).sort());
+    for (const want of native.sets) {
+      const got = paired.find((x) => x.name === want.name);
+      assert.ok(Math.abs(got.accuracy - want.accuracy) < 1e-12, `${want.name}: true accuracy ${got.accuracy} != ${want.accuracy}`);
+    }
+    // a calibration written by the CLI: the new set is scored with its options and read with it
+    const cal = path.join(tmp, 'cli-calibration.json');
+    execFileSync(nativeMano, ['calibrate', path.join(example, 'manifest.json'), '-o', cal, '--quiet']);
+    await page.setInputFiles('[data-testid="file-input"]', [cal, file('blend_2_logits.npy')]);
+    await ready(page);
+    const { sets: scored, calibration } = await exported(page);
+    const want = runNative(['predict', '--calibration', cal, '--json', '--quiet', file('blend_2_logits.npy')]);
+    assert.deepEqual(compareDeep(scored.find((x) => x.name === 'blend_2').estimate, want.estimate, 1e-6, 'blend_2 estimate'), []);
+    assert.match(await page.locator('[data-testid="recommended-card"]').textContent(), /from cli-calibration\.json/);
+    const fromFile = JSON.parse(fs.readFileSync(cal, 'utf8'));
+    assert.deepEqual(compareDeep(calibration, fromFile, 1e-12, 'calibration'), []);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="save-calibration"]')]);
+    assert.deepEqual(compareDeep(JSON.parse(fs.readFileSync(await download.path(), 'utf8')), fromFile, 0, 'saved'), []);
+    // not a calibration nor a manifest: said, and nothing else changes
+    const other = path.join(tmp, 'other.json');
+    fs.writeFileSync(other, '{"hello": 1}');
+    await page.setInputFiles('[data-testid="file-input"]', other);
+    await ready(page);
+    const errors = await page.locator('[data-testid="errors"] li').allTextContents();
+    assert.ok(errors.some((e) => /other\.json: neither a calibration/.test(e)), `errors: ${errors.join(' / ')}`);
   });
 
   test('a full-page screenshot is saved', async (t) => {
