@@ -283,7 +283,27 @@ export interface MatrixSource {
   read(first: number, count: number): Promise<Float32Array | Float64Array | Uint16Array | Int32Array>;
 }
 
-export type FileInput = ArrayBuffer | ArrayBufferView | Blob;
+/**
+ * What mano-score uses of a Blob (a DOM File or Blob, Node's Blob): these declarations name no
+ * DOM type, so that projects without the DOM lib (Node only, `lib: ["es2022"]`) type-check.
+ */
+export interface BlobLike {
+  readonly size: number;
+  readonly name?: string;
+  slice(start?: number, end?: number): BlobLike;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+/** What mano-score uses of an AbortSignal (DOM's or Node's). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+/** A URL as a string, or a URL object (anything whose string form is the URL). */
+export type UrlLike = string | { readonly href: string; toString(): string };
+
+export type FileInput = ArrayBuffer | ArrayBufferView | BlobLike;
 export interface CsvOptions { labelColumn?: string | number; header?: boolean; delimiter?: string; name?: string }
 
 export interface ScoreSourceOptions {
@@ -293,12 +313,12 @@ export interface ScoreSourceOptions {
   /** Rows per chunk result (a timeline): the result gets `chunks`. */
   chunkResults?: number;
   /** Stops between two chunks when aborted: the promise rejects with signal.reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 export interface InitOptions {
   /** Where mano.wasm is (default: next to this module). */
-  wasmUrl?: string | URL;
+  wasmUrl?: UrlLike;
   /** The bytes of mano.wasm, instead of fetching or reading them. */
   wasmBinary?: ArrayBuffer | Uint8Array;
 }
@@ -371,7 +391,7 @@ export class LoadError extends ManoError {
 }
 
 export interface ScoreFileOptions {
-  labels?: Blob | Int32Array;
+  labels?: BlobLike | Int32Array;
   format?: 'npy' | 'safetensors' | 'csv';
   key?: string;
   labelColumn?: string | number;
@@ -379,7 +399,7 @@ export interface ScoreFileOptions {
   chunkResults?: number;
   onProgress?: (done: number, total: number) => void;
   /** Aborting rejects at once with signal.reason, and the worker stops the job between two chunks. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** What ManoWorker needs of a Worker (a DOM Worker is one; it only transfers ArrayBuffers, so the
@@ -396,9 +416,9 @@ export class ManoWorker {
   init(options?: InitOptions): Promise<true>;
   /** Transfers data's buffer to the worker unless { transfer: false }. */
   score(data: LogitsArray, shape: Shape, options?: Options,
-    how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number; signal?: AbortSignal }): Promise<Result>;
-  scoreFile(file: Blob, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
-  read(file: Blob, options?: CsvOptions & { key?: string }): Promise<Matrix>;
+    how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number; signal?: AbortSignalLike }): Promise<Result>;
+  scoreFile(file: BlobLike, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
+  read(file: BlobLike, options?: CsvOptions & { key?: string }): Promise<Matrix>;
   evaluate(sets: LabeledSet[]): Promise<Evaluation>;
   calibrate(sets: LabeledSet[], options?: CalibrateOptions): Promise<Calibration>;
   predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;

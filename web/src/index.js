@@ -29,9 +29,34 @@ export function simdSupported() {
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' &&
   typeof window === 'undefined' && typeof importScripts !== 'function';
 
+// Node's file reader, imported only under Node. The specifier is not a literal, so that browser
+// bundlers (esbuild, Rollup, webpack, Vite) leave it alone instead of failing to resolve it.
+const NODE_FS = ['node:fs', 'promises'].join('/');
 async function nodeReadFile(url) {
-  const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
+  const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_FS);
   return readFile(url);
+}
+
+// import.meta.url, or undefined where a bundle has none (a CommonJS bundle).
+function moduleUrl() {
+  try {
+    return import.meta.url || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// The URL of mano.wasm: `wasmUrl` (relative to this module), else next to this module. The
+// default is written as new URL('./mano.wasm', import.meta.url) so that bundlers (Vite, webpack,
+// Parcel) see it and emit mano.wasm with the bundle.
+function wasmLocation(wasmUrl) {
+  try {
+    return wasmUrl === undefined ? new URL('./mano.wasm', import.meta.url) : new URL(wasmUrl, moduleUrl());
+  } catch {
+    throw new LoadError(`cannot tell where mano.wasm is (${wasmUrl === undefined ? 'this bundle has no import.meta.url, as in a ' +
+      'CommonJS bundle' : `'${wasmUrl}' is not a URL and this bundle has no import.meta.url to resolve it against`}): pass ` +
+      'init({ wasmBinary: bytes of mano.wasm }) or init({ wasmUrl: an absolute URL })');
+  }
 }
 
 async function fetchWasm(url) {
@@ -64,7 +89,7 @@ async function wasmBytes({ wasmUrl, wasmBinary }) {
       throw new LoadError('init({ wasmBinary }) must be the bytes of mano.wasm (an ArrayBuffer or Uint8Array)');
     return bytes;
   }
-  const url = wasmUrl === undefined ? new URL('./mano.wasm', import.meta.url) : new URL(wasmUrl, import.meta.url);
+  const url = wasmLocation(wasmUrl);
   if (isNode && url.protocol === 'file:') {
     try {
       return new Uint8Array(await nodeReadFile(url));
@@ -86,7 +111,7 @@ function initSource(options) {
   if (unknown !== undefined) throw new LoadError(`init: unknown option '${unknown}'; the options are ${INIT_KEYS.join(', ')}`);
   const { wasmUrl, wasmBinary } = options;
   if (wasmBinary !== undefined) return { binary: wasmBinary };
-  return { url: String(new URL(wasmUrl ?? './mano.wasm', import.meta.url)) };
+  return { url: String(wasmLocation(wasmUrl)) };
 }
 
 function sameSource(a, b) {
@@ -117,7 +142,9 @@ export async function init(options = {}) {
       }
       const binary = await wasmBytes(options);
       const { default: createManoModule } = await import('./mano.js');
-      core = await createManoModule({ wasmBinary: binary, print: () => {}, printErr: () => {} });
+      // locateFile: the glue then never builds new URL('mano.wasm', import.meta.url), which throws
+      // in a bundle without import.meta.url; the bytes are given, so nothing is fetched
+      core = await createManoModule({ wasmBinary: binary, locateFile: (file) => file, print: () => {}, printErr: () => {} });
       setReaderCore(core);
       return api;
     })().catch((e) => {
