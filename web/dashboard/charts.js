@@ -19,7 +19,8 @@ function place(el, opts, data, { alt, describe }) {
   el.replaceChildren();
   el.setAttribute('role', 'img');
   el.setAttribute('aria-label', alt);
-  const chart = new uPlot({ width: chartWidth(el), height: 340, ...opts, plugins: [tooltip(describe)] }, data, el);
+  const chart = new uPlot({ width: chartWidth(el), height: 340, ...opts, legend: { ...opts.legend, markers },
+    plugins: [tooltip(describe)] }, data, el);
   charts.set(el, chart);
   return chart;
 }
@@ -62,8 +63,16 @@ window.addEventListener('resize', () => {
 const percent = (u, values) => values.map((v) => `${Math.round(v * 100)}%`);
 const dots = (color, size = 9) => ({ paths: () => null, stroke: color, fill: color, points: { show: true, size, fill: color } });
 const hidden = { stroke: 'transparent', points: { show: false }, spanGaps: true };
-// A band's edge: drawn only as the band's fill, and its legend swatch is that fill.
-const bandEdge = { paths: () => null, stroke: BAND, fill: BAND, points: { show: false }, spanGaps: true };
+// A band's upper edge: an invisible line (the band between it and the lower edge is the fill),
+// whose legend swatch is the band's colour (legendFill, read by the markers below).
+const bandEdge = { ...hidden, legendFill: BAND };
+const markers = {
+  fill: (u, i) => {
+    const s = u.series[i];
+    if (s.legendFill) return s.legendFill;
+    return typeof s.fill === 'function' ? s.fill(u, i) : s.fill ?? null;
+  },
+};
 
 // One x axis for several series: the sorted union of their x values, each series null elsewhere.
 function merge(columns) {
@@ -114,37 +123,51 @@ export function scatterChart(el, { method, labeled, unlabeled, grid, level }) {
   }, data, { alt, describe });
 }
 
-// Estimated accuracy (or the score, without a calibration) per chunk of rows, the interval as a
-// band, the alert threshold, and the chunks below it in red.
-// Without a calibration (withBand false) it draws the raw score alone: no alert line, since a
-// threshold on a score is not one on accuracy.
-export function timelineChart(el, { chunks, chunkRows, threshold, yLabel, withBand, alt }) {
-  const xs = chunks.map((c) => c.first);
-  const ys = chunks.map((c) => c.y);
+// The timeline: estimated accuracy (or the score, without a calibration) per point (a chunk of
+// rows, or a set), the interval as a band, the alert threshold and the points below it in red;
+// the reference period (its first `reference` points) in grey. Without a calibration (withBand
+// false) it draws the raw score alone: no alert line, since a threshold on a score is not one on
+// accuracy.
+export function timelineChart(el, { points, threshold, reference, yLabel, withBand, unit, alt }) {
+  const xs = points.map((p) => p.first);
+  const ys = points.map((p) => p.y);
   const series = [
-    { label: 'first row' },
+    { label: unit === 'set' ? 'set' : 'first row' },
     { label: yLabel, stroke: BLUE, width: 2, points: { show: true, size: 5, fill: BLUE } },
   ];
   const data = [xs, ys];
   const opts = {
     scales: { x: { time: false } },
-    axes: [{ label: 'row', stroke: GREY }, { label: yLabel, stroke: GREY, ...(withBand ? { values: percent } : {}) }],
+    axes: [
+      unit === 'set'
+        ? { label: 'set, in the order added', stroke: GREY, incrs: [1], values: (u, splits) => splits.map((i) => points[i]?.label.replace(/ \(true accuracy\)$/, '') ?? '') }
+        : { label: 'row', stroke: GREY },
+      { label: yLabel, stroke: GREY, ...(withBand ? { values: percent } : {}) },
+    ],
     legend: { live: false },
     series,
   };
   if (withBand) {
-    series.push({ label: `below ${threshold}`, ...dots(RED, 9) },
-      { label: 'alert threshold', stroke: RED, width: 1, dash: [6, 4], points: { show: false } },
-      { label: 'interval', ...bandEdge }, { label: '', ...hidden });
-    data.push(ys.map((y) => (y < threshold ? y : null)), xs.map(() => threshold), chunks.map((c) => c.hi), chunks.map((c) => c.lo));
-    opts.bands = [{ series: [4, 5], fill: BAND }];
+    const inReference = (i) => i < reference;
+    series.push({ label: `below ${Math.round(threshold * 1000) / 10}%`, ...dots(RED, 9) },
+      { label: 'alert threshold', stroke: RED, width: 1, dash: [6, 4], points: { show: false } });
+    data.push(ys.map((y, i) => (!inReference(i) && y !== null && y < threshold ? y : null)), xs.map(() => threshold));
+    if (reference > 0) {
+      series.push({ label: `reference (first ${reference})`, ...dots(GREY, 8) });
+      data.push(ys.map((y, i) => (inReference(i) ? y : null)));
+    }
+    // the band's edges last: the lower one is a helper kept out of the legend (style.css)
+    series.push({ label: 'interval', ...bandEdge }, { label: '', ...hidden });
+    data.push(points.map((p) => p.hi ?? null), points.map((p) => p.lo ?? null));
+    opts.bands = [{ series: [series.length - 2, series.length - 1], fill: BAND }];
   }
   const describe = (i) => {
-    const c = chunks[i];
-    const rows = `rows ${c.first.toLocaleString()}–${(c.first + chunkRows - 1).toLocaleString()}`;
-    if (c.y == null) return `${rows}: no value`;
-    return withBand ? `${rows}: ${(100 * c.y).toFixed(1)}% [${(100 * c.lo).toFixed(1)}%, ${(100 * c.hi).toFixed(1)}%]${c.y < threshold ? ' (below the alert line)' : ''}`
-      : `${rows}: score ${c.y.toPrecision(4)}`;
+    const p = points[i];
+    if (p.y == null) return `${p.label}: no value`;
+    const where = unit === 'set' ? p.label : `rows ${p.first.toLocaleString()}–${(p.first + p.rows - 1).toLocaleString()}`;
+    return withBand ? `${where}: ${(100 * p.y).toFixed(1)}% [${(100 * p.lo).toFixed(1)}%, ${(100 * p.hi).toFixed(1)}%]` +
+      `${i < reference ? ' (reference)' : p.y < threshold ? ' (below the alert line)' : ''}`
+      : `${where}: score ${p.y.toPrecision(4)}`;
   };
   return place(el, opts, data, { alt, describe });
 }

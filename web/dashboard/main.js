@@ -8,6 +8,11 @@ import ManoWorkerScript from 'mano-score/worker?worker';
 import { scatterChart, timelineChart } from './charts.js';
 
 const LEVEL = 0.9;
+// The timeline of every set in order, one point per set (the other choices are one file in chunks).
+const ALL_SETS = '\u0000all sets';
+// A chunk is too small for a method when its score's sampling noise alone moves the estimate by
+// more than this (90% half-width, in accuracy).
+const CHUNK_NOISE_LIMIT = 0.05;
 // The package's method table gives the order of columns and rows (filled once the worker is up).
 let METHOD_ORDER = [];
 const LABEL_COLUMNS = ['label', 'labels', 'target', 'y', 'class'];
@@ -367,7 +372,8 @@ function render() {
   renderCalibration();
   const files = $('timeline-file');
   const chosen = files.value;
-  files.replaceChildren(...state.sets.map((s) => el('option', { value: s.name, textContent: `${s.name} (${s.result.n} rows)` })));
+  files.replaceChildren(el('option', { value: ALL_SETS, textContent: `all ${state.sets.length} sets, in order (one point each)` }),
+    ...state.sets.map((s) => el('option', { value: s.name, textContent: `${s.name} in chunks (${s.result.n} rows)` })));
   if (state.sets.some((s) => s.name === chosen)) files.value = chosen;
 }
 
@@ -533,6 +539,11 @@ function selectMethod(m) {
 }
 
 async function buildTimeline() {
+  if ($('timeline-file').value === ALL_SETS) {
+    state.timeline = { kind: 'sets' };
+    drawTimeline();
+    return;
+  }
   const set = state.sets.find((s) => s.name === $('timeline-file').value);
   const rows = Math.floor(Number($('chunk-rows').value));
   if (!set) return;
@@ -543,7 +554,7 @@ async function buildTimeline() {
   setStatus(`Building the timeline of ${set.name}…`, true);
   try {
     const label = `Timeline of ${set.name}, ${rows} rows per chunk`;
-    // on the calibration's branch for all sets, so that each chunk's estimate has its score's own uncertainty
+    // scored as the calibration's sets were, so that each chunk's estimate has its score's own uncertainty
     const how = state.loaded ? { calibration: state.loaded.calibration } : familyOptions(state.calibration?.normalization);
     const { result } = await worker.scoreFile(set.file, how, {
       labels: set.labels,
@@ -555,7 +566,7 @@ async function buildTimeline() {
     for (const c of result.chunks) {
       chunks.push({ ...c, prediction: state.calibration ? await worker.predict(state.calibration, c.result, { level: LEVEL }) : undefined });
     }
-    state.timeline = { name: set.name, chunkRows: rows, chunks };
+    state.timeline = { kind: 'file', name: set.name, chunkRows: rows, chunks };
     drawTimeline();
   } catch (e) {
     showError(e.message);
@@ -565,26 +576,89 @@ async function buildTimeline() {
   }
 }
 
+// The points of the timeline for method m: { label, first, rows, y, lo?, hi?, se? }, as estimated
+// accuracies when the calibration has m, else as scores.
+function timelinePoints(t, m, withBand) {
+  const point = (label, first, rows, result, prediction) => {
+    const p = prediction?.methods?.[m];
+    return withBand && p ? { label, first, rows, y: p.accuracy, lo: p.interval[0], hi: p.interval[1], se: p.se }
+      : { label, first, rows, y: valueOf(result, m) ?? null };
+  };
+  if (t.kind === 'sets') {
+    // a labeled set is a point of its true accuracy (a set read with a calibration file has both:
+    // the estimate is shown, as for any other set)
+    return state.sets.map((s, i) => (withBand && !s.prediction && s.result.accuracy !== undefined
+      ? { label: `${s.name} (true accuracy)`, first: i, rows: s.result.n, y: s.result.accuracy, lo: s.result.accuracy, hi: s.result.accuracy }
+      : point(s.name, i, s.result.n, s.result, s.prediction)));
+  }
+  return t.chunks.map((c) => point(`rows ${c.first.toLocaleString()}–${(c.first + c.rows - 1).toLocaleString()}`, c.first, c.rows,
+    c.result, c.prediction));
+}
+
+// The alert threshold: from the reference period (its first `count` points: mean - 3 sd, as
+// NannyML's default), else the value given. Returns { value, text } or throws a message.
+function alertThreshold(points, count) {
+  if (!(count > 0)) {
+    const value = Number($('threshold').value);
+    return { value, text: `alert below ${pct(value)} (the value given)` };
+  }
+  const ref = points.slice(0, count).map((p) => p.y).filter((y) => y !== null);
+  if (ref.length < 2) throw new Error(`a reference period needs at least 2 points with a value (it has ${ref.length})`);
+  if (count >= points.length) throw new Error(`the reference period (${count} points) leaves no point to monitor (${points.length} in all)`);
+  const mean = ref.reduce((a, b) => a + b, 0) / ref.length;
+  const sd = Math.sqrt(ref.reduce((a, b) => a + (b - mean) ** 2, 0) / (ref.length - 1));
+  return { value: mean - 3 * sd, text: `reference: the first ${count} points, mean ${pct(mean)}, standard deviation ${pct(sd)}; ` +
+    `alert below ${pct(mean - 3 * sd)} (mean − 3 sd)` };
+}
+
+// Points whose score's sampling noise alone moves the estimate by more than CHUNK_NOISE_LIMIT.
+function noiseWarning(points, m) {
+  const slope = state.calibration?.methods?.[m]?.slope;
+  const noise = points.filter((p) => p.se !== undefined && slope !== undefined).map((p) => 1.645 * Math.abs(slope) * p.se);
+  if (!noise.length) return null;
+  const median = [...noise].sort((a, b) => a - b)[Math.floor(noise.length / 2)];
+  if (median <= CHUNK_NOISE_LIMIT) return null;
+  const rows = points[0].rows;
+  const needed = Math.ceil(rows * (median / CHUNK_NOISE_LIMIT) ** 2);
+  return `${state.timeline.kind === 'sets' ? 'these sets are' : `chunks of ${rows.toLocaleString()} rows are`} small for ${m}: ` +
+    `the score's sampling noise alone moves the estimate by ±${pct(median)} (90%); about ${needed.toLocaleString()} rows per point ` +
+    `bring it to ±${pct(CHUNK_NOISE_LIMIT)}`;
+}
+
 function drawTimeline() {
   const t = state.timeline;
   const m = state.method;
-  const threshold = Number($('threshold').value);
   const withBand = Boolean(state.calibration?.methods?.[m]);
-  const chunks = t.chunks.map((c) => {
-    const p = c.prediction?.methods?.[m];
-    return withBand && p ? { first: c.first, y: p.accuracy, lo: p.interval[0], hi: p.interval[1] }
-      : { first: c.first, y: valueOf(c.result, m) ?? null };
-  });
-  const below = withBand ? chunks.filter((c) => c.y !== null && c.y < threshold) : [];
-  const alerts = withBand
-    ? `${below.length} chunk${below.length === 1 ? '' : 's'} below ${threshold}` +
-      (below.length ? `, starting at rows ${below.slice(0, 8).map((c) => c.first.toLocaleString()).join(', ')}${below.length > 8 ? ', …' : ''}.` : '.')
-    : 'No alert line: a score is not an accuracy. Add three or more labeled sets to calibrate it.';
-  const note = `${t.name}: ${t.chunks.length} chunks of ${t.chunkRows} rows, ` +
-    (withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`) + `. ${alerts}`;
+  const points = timelinePoints(t, m, withBand);
+  const reference = Math.floor(Number($('reference').value)) || 0;
+  const unit = t.kind === 'sets' ? 'set' : 'chunk';
+  const alerts = [];
+  let threshold = null;
+  let thresholdText = 'no alert line: a score is not an accuracy (add three or more labeled sets, or a calibration file, to calibrate it)';
+  if (withBand) {
+    try {
+      ({ value: threshold, text: thresholdText } = alertThreshold(points, reference));
+    } catch (e) {
+      showError(`timeline: ${e.message}`);
+      return;
+    }
+    const below = points.filter((p, i) => i >= (reference || 0) && p.y !== null && p.y < threshold);
+    alerts.push({ alert: below.length > 0,
+      text: below.length ? `${below.length} ${unit}${below.length === 1 ? '' : 's'} below ${pct(threshold)}: ` +
+        `${below.slice(0, 8).map((p) => `${p.label} (${pct(p.y)})`).join(', ')}${below.length > 8 ? ', …' : ''}`
+        : `no ${unit} below ${pct(threshold)}` });
+    const warning = noiseWarning(points.slice(reference), m);
+    if (warning) alerts.push({ alert: false, text: `⚠ ${warning}` });
+  }
+  const what = t.kind === 'sets' ? `all ${points.length} sets in order` : `${t.name}: ${points.length} chunks of ${t.chunkRows} rows`;
+  const note = `${what}, ${withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`}; ` +
+    `${thresholdText}.`;
+  t.view = { method: m, threshold, reference, points, alerts: alerts.map((a) => a.text) };
   $('timeline-note').textContent = note;
+  $('timeline-alerts').replaceChildren(...alerts.map((a) => el('li', { className: a.alert ? 'alert' : '', textContent: a.text })));
   timelineChart($('timeline'), {
-    chunks, chunkRows: t.chunkRows, threshold, withBand, yLabel: withBand ? `estimated accuracy (${m})` : `${m} score`, alt: note,
+    points, threshold, reference, withBand, unit,
+    yLabel: withBand ? `estimated accuracy (${m})` : `${m} score`, alt: `${note} ${alerts.map((a) => a.text).join('. ')}`,
   });
 }
 
@@ -604,11 +678,16 @@ function exportObject() {
   };
   if (state.evaluation) out.evaluation = { summary: state.evaluation.summary, notes: state.evaluation.notes };
   if (state.calibration) out.calibration = state.calibration;
-  if (state.timeline) {
-    out.timeline = {
-      name: state.timeline.name, chunk_rows: state.timeline.chunkRows, threshold: Number($('threshold').value),
-      chunks: state.timeline.chunks.map((c) => ({ first: c.first, rows: c.rows, ...c.result, ...(c.prediction ? { prediction: c.prediction.methods } : {}) })),
-    };
+  const t = state.timeline;
+  if (t?.view) {
+    out.timeline = { of: t.kind === 'sets' ? 'sets' : t.name, method: t.view.method, threshold: t.view.threshold,
+      reference: t.view.reference, alerts: t.view.alerts };
+    if (t.kind === 'file') {
+      out.timeline.chunk_rows = t.chunkRows;
+      out.timeline.chunks = t.chunks.map((c) => ({ first: c.first, rows: c.rows, ...c.result, ...(c.prediction ? { prediction: c.prediction.methods } : {}) }));
+    } else {
+      out.timeline.points = t.view.points.map((p) => ({ name: p.label, value: p.y, ...(p.lo !== undefined ? { interval: [p.lo, p.hi] } : {}) }));
+    }
   }
   return out;
 }
@@ -662,6 +741,7 @@ function clearAll() {
   $('errors').replaceChildren();
   $('timeline').replaceChildren();
   $('timeline-note').textContent = timelineHelp;
+  $('timeline-alerts').replaceChildren();
   render();
   setStatus(summaryText(), false);
 }
@@ -683,6 +763,7 @@ $('clear').onclick = clearAll;
 $('method-select').onchange = (e) => selectMethod(e.target.value);
 $('build-timeline').onclick = buildTimeline;
 $('threshold').onchange = () => { renderHeadline(); if (state.timeline) drawTimeline(); };
+$('reference').onchange = () => { if (state.timeline) drawTimeline(); };
 $('export-json').onclick = () => download('mano-results.json', `${JSON.stringify(exportObject(), null, 1)}\n`, 'application/json');
 $('export-csv').onclick = () => download('mano-results.csv', csvText(), 'text/csv');
 // the calibration as `mano calibrate -o` writes it: drop it here again, or give it to mano predict

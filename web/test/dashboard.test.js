@@ -162,9 +162,37 @@ describe('dashboard (chromium)', { skip }, () => {
       assert.deepEqual(compareDeep(c.methods, chunks[i].methods, 1e-6, `chunk ${i}`), []);
       assert.ok(c.prediction.mano.interval[0] <= c.prediction.mano.accuracy);
     });
-    const note = await page.locator('[data-testid="timeline-note"]').textContent();
+    const alerts = (await page.locator('[data-testid="timeline-alerts"] li').allTextContents()).join(' / ');
     const below = timeline.chunks.filter((c) => c.prediction.mano.accuracy < 0.9).length;
-    assert.match(note, new RegExp(`${below} chunks? below 0\\.9`));
+    assert.match(alerts, below ? new RegExp(`^${below} chunks? below 90\\.0%`) : /^no chunk below 90\.0%/);
+    assert.equal(timeline.threshold, 0.9);
+  });
+
+  test('a timeline of all sets: the reference period sets the alert line (mean - 3 sd), and the alerts are listed', async () => {
+    await page.selectOption('[data-testid="timeline-file"]', { index: 0 });
+    await page.fill('[data-testid="reference"]', '3');
+    await page.click('[data-testid="build-timeline"]');
+    await page.waitForSelector('[data-testid="timeline"] canvas');
+    const { timeline, sets } = await exported(page);
+    assert.equal(timeline.of, 'sets');
+    assert.deepEqual(timeline.points.map((p) => p.name.replace(/ \(true accuracy\)$/, '')), sets.map((s) => s.name));
+    // the threshold is the first three points' mean minus three standard deviations
+    const ref = timeline.points.slice(0, 3).map((p) => p.value);
+    const mean = ref.reduce((a, b) => a + b, 0) / 3;
+    const sd = Math.sqrt(ref.reduce((a, b) => a + (b - mean) ** 2, 0) / 2);
+    assert.ok(Math.abs(timeline.threshold - (mean - 3 * sd)) < 1e-12, `threshold ${timeline.threshold}`);
+    const below = timeline.points.slice(3).filter((p) => p.value < timeline.threshold);
+    assert.match(timeline.alerts[0], below.length ? new RegExp(`^${below.length} sets? below`) : /^no set below/);
+    assert.match(await page.locator('[data-testid="timeline-note"]').textContent(), /reference: the first 3 points.*mean − 3 sd/);
+    // a chunked file with small chunks is flagged as too small for the method
+    await page.selectOption('[data-testid="timeline-file"]', 'blend_1');
+    await page.fill('[data-testid="reference"]', '0');
+    await page.fill('[data-testid="chunk-rows"]', '20');
+    await page.click('[data-testid="build-timeline"]');
+    await ready(page);
+    await page.waitForFunction(() => /100 chunks of 20 rows/.test(document.querySelector('[data-testid="timeline-note"]').textContent));
+    const alerts = await page.locator('[data-testid="timeline-alerts"] li').allTextContents();
+    assert.ok(alerts.some((a) => /chunks of 20 rows are small for mano: .*about [\d,]+ rows per point/.test(a)), alerts.join(' / '));
   });
 
   test('the CSV export has one line per set', async () => {
