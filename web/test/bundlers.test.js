@@ -161,6 +161,10 @@ describe('bundlers and module systems, from the packed tarball', () => {
       const out = JSON.parse(execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' }));
       assert.ok(Math.abs(out.value - expected) <= 1e-12 * expected, `${script}: ${out.value}`);
     }
+    // a Node that cannot require() ES modules (as before 20.19) gets told what to do instead
+    const old = spawnSync(process.execPath, ['--no-experimental-require-module', 'cjs.cjs'], { cwd: project, encoding: 'utf8' });
+    assert.notEqual(old.status, 0);
+    assert.match(old.stderr, /mano-score is an ES module, and this Node \(v[\d.]+\) does not require\(\) ES modules.*await import\('mano-score'\)/);
   });
 
   test('an esbuild CommonJS bundle for Node: a clear error without wasmBinary, the right score with it', async () => {
