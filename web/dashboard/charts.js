@@ -88,7 +88,7 @@ function merge(columns) {
 
 // Score (x) vs true accuracy (y) of the labeled sets, the fitted line with its prediction band,
 // and the unlabeled sets placed on the line at their scores.
-export function scatterChart(el, { method, labeled, unlabeled, grid, level }) {
+export function scatterChart(el, { method, branch, labeled, unlabeled, grid, level }) {
   const data = merge([
     labeled.map((s) => ({ x: s.x, y: s.y })),
     unlabeled.map((s) => ({ x: s.x, y: s.y })),
@@ -103,13 +103,13 @@ export function scatterChart(el, { method, labeled, unlabeled, grid, level }) {
     if (truth == null && estimate == null) return null;  // a point of the line, not a set
     return `${names.get(x)}: score ${x.toPrecision(4)}, ${truth != null ? `true accuracy ${pct(truth)}` : `estimate ${pct(estimate)}`}`;
   };
-  const alt = `${method} score against true accuracy: ${labeled.length} labeled sets with the line fitted on them and its ` +
+  const alt = `${method} score${branch ? ` on MaNo's ${branch} branch` : ''} against true accuracy: ${labeled.length} labeled sets with the line fitted on them and its ` +
     `${Math.round(level * 100)}% prediction band${unlabeled.length ? `, and ${unlabeled.length} unlabeled sets placed on the line at their scores` : ''}. ` +
     'The numbers are in the tables on this page.';
   return place(el, {
-    title: `${method}: score vs true accuracy`,
+    title: `${method}: score vs true accuracy${branch ? ` (MaNo's ${branch} branch for every set)` : ''}`,
     scales: { x: { time: false }, y: { range: (u, lo, hi) => [Math.max(0, Math.min(lo, 1) - 0.05), Math.min(1, hi + 0.05)] } },
-    axes: [{ label: `${method} score`, stroke: GREY }, { label: 'accuracy', values: percent, stroke: GREY }],
+    axes: [{ label: `${method} score${branch ? ` (${branch})` : ''}`, stroke: GREY }, { label: 'accuracy', values: percent, stroke: GREY }],
     legend: { live: false },
     series: [
       { label: 'score', value: (u, v) => (v == null ? '' : `${v.toPrecision(4)}${names.has(v) ? ` (${names.get(v)})` : ''}`) },

@@ -13,6 +13,8 @@ const ALL_SETS = '\u0000all sets';
 // A chunk is too small for a method when its score's sampling noise alone moves the estimate by
 // more than this (90% half-width, in accuracy).
 const CHUNK_NOISE_LIMIT = 0.05;
+// A recommended method whose held-out error is above this is a poor fit, and the page says so.
+const POOR_FIT = 0.1;
 // The package's method table gives the order of columns and rows (filled once the worker is up).
 let METHOD_ORDER = [];
 const LABEL_COLUMNS = ['label', 'labels', 'target', 'y', 'class'];
@@ -424,7 +426,10 @@ function renderHeadline() {
         : 'Recommended method: the lowest error on held-out labeled sets' }),
       el('div', { className: 'big', textContent: cal.recommended }),
       el('div', { className: 'range', textContent: `mean abs. error ${pct(recommended.logo_mae)} held out` +
-        (cal.normalization ? ` · MaNo normalization ${cal.normalization.variant} for all sets` : '') })));
+        (cal.normalization ? ` · MaNo normalization ${cal.normalization.variant} for all sets` : '') }),
+      ...(recommended.logo_mae > POOR_FIT ? [el('div', { className: 'warning', dataset: { testid: 'poor-fit' },
+        textContent: `⚠ a poor fit: even the best method missed held-out sets by ${pct(recommended.logo_mae)} on average; ` +
+          'read the estimates as rough, and add labeled sets of other shifts' })] : [])));
   } else if (best) {
     cards.push(el('div', { className: 'card' },
       el('div', { className: 'what', textContent: 'Most accurate method on your labeled sets (leave-one-out)' }),
@@ -444,7 +449,9 @@ function renderTable(all) {
   head.push(m);
   if (state.calibration) head.push(`estimate (${m}) ${level}`);
   head.push('MaNo criterion', 'branch');
-  const rows = state.sets.map((s) => {
+  // the sets to estimate first, then the labeled ones (each group in the order added)
+  const ordered = [...state.sets.filter((s) => s.result.accuracy === undefined), ...state.sets.filter((s) => s.result.accuracy !== undefined)];
+  const rows = ordered.map((s) => {
     const cells = [s.name, s.result.n.toLocaleString(), s.result.k, pct(s.result.accuracy)];
     if (state.calibration) {
       const e = s.prediction?.estimate;
@@ -513,8 +520,11 @@ async function renderCalibration() {
   const lo = Math.min(...xs), hi = Math.max(...xs), pad = (hi - lo) * 0.1 || 0.01;
   const gridX = Array.from({ length: 41 }, (_, i) => lo - pad + ((hi - lo + 2 * pad) * i) / 40);
   const band = await worker.predictScores(state.calibration, m, gridX, { level: LEVEL });
+  // MaNo and the softrun variants depend on the branch the sets were scored on: name it
+  const branch = /^(mano|.*_softrun)$/.test(m) ? branchName(labeled[0]?.result.methods.mano) : null;
   scatterChart($('scatter'), {
     method: m,
+    branch: branch && branch !== '–' ? branch : null,
     level: LEVEL,
     labeled: labeled.map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.result.accuracy })),
     unlabeled: state.sets.filter((s) => s.prediction?.methods?.[m])

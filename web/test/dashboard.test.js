@@ -5,7 +5,7 @@
 // calibration chose for all sets), the calibration (`mano calibrate`), the estimates
 // (`mano predict`) and a timeline (`mano score --chunk-size`).
 // A malformed file gets a clear message and the page stays usable; no request leaves
-// 127.0.0.1; a full-page screenshot is saved to build/artifacts/dashboard.png.
+// 127.0.0.1; full-page screenshots of each state are saved to build/artifacts/dashboard*.png.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -184,6 +184,8 @@ describe('dashboard (chromium)', { skip }, () => {
     const below = timeline.points.slice(3).filter((p) => p.value < timeline.threshold);
     assert.match(timeline.alerts[0], below.length ? new RegExp(`^${below.length} sets? below`) : /^no set below/);
     assert.match(await page.locator('[data-testid="timeline-note"]').textContent(), /reference: the first 3 points.*mean − 3 sd/);
+    fs.mkdirSync(artifacts, { recursive: true });
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-timeline-sets.png'), fullPage: true });
     // a chunked file with small chunks is flagged as too small for the method
     await page.selectOption('[data-testid="timeline-file"]', 'blend_1');
     await page.fill('[data-testid="reference"]', '0');
@@ -336,6 +338,8 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.deepEqual(compareDeep(calibration, fromFile, 1e-12, 'calibration'), []);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="save-calibration"]')]);
     assert.deepEqual(compareDeep(JSON.parse(fs.readFileSync(await download.path(), 'utf8')), fromFile, 0, 'saved'), []);
+    fs.mkdirSync(artifacts, { recursive: true });
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-manifest-calibration.png'), fullPage: true });
     // not a calibration nor a manifest: said, and nothing else changes
     const other = path.join(tmp, 'other.json');
     fs.writeFileSync(other, '{"hello": 1}');
@@ -343,6 +347,33 @@ describe('dashboard (chromium)', { skip }, () => {
     await ready(page);
     const errors = await page.locator('[data-testid="errors"] li').allTextContents();
     assert.ok(errors.some((e) => /other\.json: neither a calibration/.test(e)), `errors: ${errors.join(' / ')}`);
+  });
+
+  test('a poor fit is said on the recommended card', async () => {
+    await page.click('[data-testid="clear"]');
+    // three sets with their labels, and the same logits with labels that disagree with them:
+    // equal scores, far apart accuracies, so no line fits and held-out errors are large
+    const dir = path.join(tmp, 'poor');
+    fs.mkdirSync(dir);
+    const files = [];
+    for (const name of contrast.slice(0, 3)) {
+      const labels = fs.readFileSync(file(`${name}_labels.npy`));
+      const header = 10 + labels.readUInt16LE(8);
+      const wrong = Buffer.from(labels);
+      for (let at = header; at + 8 <= wrong.length; at += 8) wrong.writeBigInt64LE((wrong.readBigInt64LE(at) + 1n) % 10n, at);
+      fs.copyFileSync(file(`${name}_logits.npy`), path.join(dir, `${name}_logits.npy`));
+      fs.copyFileSync(file(`${name}_labels.npy`), path.join(dir, `${name}_labels.npy`));
+      fs.copyFileSync(file(`${name}_logits.npy`), path.join(dir, `${name}x_logits.npy`));
+      fs.writeFileSync(path.join(dir, `${name}x_labels.npy`), wrong);
+      files.push(...[`${name}_logits.npy`, `${name}_labels.npy`, `${name}x_logits.npy`, `${name}x_labels.npy`].map((f) => path.join(dir, f)));
+    }
+    await page.setInputFiles('[data-testid="file-input"]', files);
+    await ready(page);
+    const { calibration } = await exported(page);
+    const mae = calibration.methods[calibration.recommended].logo_mae;
+    assert.ok(mae > 0.1, `the fit is poor: held-out error ${mae}`);
+    assert.match(await page.locator('[data-testid="poor-fit"]').textContent(),
+      new RegExp(`a poor fit: even the best method missed held-out sets by ${(100 * mae).toFixed(1)}%`));
   });
 
   test('a full-page screenshot is saved', async (t) => {
