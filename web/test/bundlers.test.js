@@ -1,6 +1,6 @@
 // The bundler matrix, from the packed tarball installed offline into an empty project, as a web
 // developer meets the package: one consumer (init, a score, a bad call that must raise an error
-// that is `instanceof InputError`) built by esbuild, webpack and Rollup (production, minified
+// that is `instanceof InputError`) built by Vite, esbuild, webpack and Rollup (production, minified
 // where the bundler minifies) and loaded as a plain <script type=module> without a bundler, each
 // run in Debian's Chromium; Node ESM, Node require() and an esbuild CommonJS bundle for Node; and
 // the type declarations under TypeScript's node10, node16 and bundler resolution, and without the
@@ -106,6 +106,16 @@ describe('bundlers and module systems, from the packed tarball', () => {
     fs.copyFileSync(wasm, path.join(rlDir, 'mano.wasm'));
     built.rollup = { dir: rlDir, warnings: rlWarnings };
 
+    // Vite, production: it sees new URL('./mano.wasm', import.meta.url) and emits the asset
+    fs.writeFileSync(path.join(project, 'index.html'), PAGE);
+    const { build: viteBuild } = await import(pathToFileURL(require.resolve('vite')).href);
+    const viteDir = path.join(work, 'out/vite');
+    const viteWarnings = [];
+    await viteBuild({ root: project, logLevel: 'silent', configFile: false, build: { outDir: viteDir, emptyOutDir: true, target: 'es2022' },
+      customLogger: { info() {}, warn: (m) => viteWarnings.push(m), warnOnce: (m) => viteWarnings.push(m), error: (m) => viteWarnings.push(m),
+        clearScreen() {}, hasErrorLogged: () => false, hasWarned: false } });
+    built.vite = { dir: viteDir, warnings: viteWarnings, page: fs.readFileSync(path.join(viteDir, 'index.html'), 'utf8') };
+
     // no bundler: the page imports the installed package's files through an import map
     const plainDir = path.join(work, 'out/plain');
     fs.mkdirSync(plainDir, { recursive: true });
@@ -125,7 +135,7 @@ describe('bundlers and module systems, from the packed tarball', () => {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  for (const name of ['esbuild', 'webpack', 'rollup', 'plain']) {
+  for (const name of ['vite', 'esbuild', 'webpack', 'rollup', 'plain']) {
     test(`${name}: the page scores and raises InputError`, { skip: !haveChromium && `${CHROMIUM} is missing` }, async (t) => {
       const { dir, warnings } = built[name];
       for (const w of warnings) t.diagnostic(`warning: ${w}`);
