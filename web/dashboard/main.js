@@ -43,6 +43,7 @@ const state = {
   // names pair as it says, by file name (a browser sees no paths)
   manifest: null,
   waiting: null,  // labels a manifest names whose logits are still to come: set name -> file
+  labelFiles: new Map(),  // every labels file dropped, by file name: the pairing table offers them
 };
 // The size limits of mano's readers for these JSON files (native/io/json.hpp).
 const JSON_LIMITS = { calibration: 256 * 2 ** 20, manifest: 64 * 2 ** 20 };
@@ -227,6 +228,8 @@ async function addFiles(fileList) {
         showError(e.message);
       }
     }
+    // the labels files left (a source's are its own): the pairing table offers them
+    for (const f of labelsFiles.values()) state.labelFiles.set(f.name, f);
     const setFiles = [...logitsFiles.filter((f) => !isSource(setName(f.name))).map((f) => [f, setName(f.name), '']),
       ...byManifest.filter(([, r]) => r.role === 'logits').map(([f, r]) => [f, r.set, r.group])];
     for (const [f, name, group] of setFiles) {
@@ -247,7 +250,8 @@ async function addFiles(fileList) {
       } else if (state.manifest?.sets.some((x) => x.name === name)) {
         (state.waiting ??= new Map()).set(name, labels);  // its logits are still to come
       } else {
-        showError(`${labels.name}: no logits file for these labels (expected a file named like ${name}_logits.npy, or a manifest naming both)`);
+        showError(`${labels.name}: no logits file for these labels (expected a file named like ${name}_logits.npy, or a manifest ` +
+          'naming both); pair it with its logits in the pairing table under Sets');
       }
     }
     await rescore();
@@ -477,10 +481,62 @@ function renderTable(all) {
   $('sets-table').replaceChildren(
     el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { textContent: h, className: h === m ? 'selected' : '', scope: 'col' })))),
     el('tbody', {}, ...rows));
+  renderPairing();
   $('scores-table').replaceChildren(
     el('thead', {}, el('tr', {}, ...['set', ...all].map((h) => el('th', { textContent: h, className: h === m ? 'selected' : '', scope: 'col' })))),
     el('tbody', {}, ...state.sets.map((s) => el('tr', {},
       el('td', { textContent: s.name }), ...all.map((x) => el('td', { className: x === m ? 'selected' : '', textContent: fmt(valueOf(s.result, x)) }))))));
+}
+
+// The pairing table: each set's logits file and its labels, which the user can change; a CSV's
+// label column is shown as it is.
+function renderPairing() {
+  const labelNames = [...state.labelFiles.keys()].sort();
+  const rows = state.sets.map((s) => {
+    let labelsCell;
+    if (s.labelColumn) {
+      labelsCell = `column "${s.labelColumn}" of ${s.file.name}`;
+    } else {
+      const select = el('select', { ariaLabel: `labels of ${s.name}` },
+        el('option', { value: '', textContent: 'none (unlabeled)' }),
+        ...labelNames.map((n) => el('option', { value: n, textContent: n, selected: s.labels?.name === n })));
+      select.dataset.testid = 'pair-labels';
+      select.dataset.name = s.name;
+      select.onchange = () => repair(s, select.value ? state.labelFiles.get(select.value) : undefined);
+      labelsCell = select;
+    }
+    return el('tr', {}, el('td', { textContent: s.name }), el('td', { textContent: s.file.name }), el('td', {}, labelsCell));
+  });
+  // a labels file no set uses yet: open the table, so that it is paired by hand
+  const used = new Set(state.sets.map((x) => x.labels?.name).filter(Boolean));
+  if (labelNames.some((n) => !used.has(n))) $('pairing').open = true;
+  $('pairing-table').replaceChildren(
+    el('thead', {}, el('tr', {}, ...['set', 'logits file', 'labels file'].map((h) => el('th', { textContent: h, scope: 'col' })))),
+    el('tbody', {}, ...rows));
+}
+
+// Pairs a set with other labels (or none) and scores it again; labels that do not fit its rows
+// are refused and the set keeps its pairing.
+async function repair(set, labels) {
+  const before = set.labels;
+  setStatus(`Pairing ${set.name}…`, true);
+  try {
+    set.labels = labels;
+    forget(set);
+    try {
+      await scoreSet(set, 0, 1);
+    } catch (e) {
+      showError(e.message);
+      set.labels = before;
+      forget(set);
+      await scoreSet(set, 0, 1);
+    }
+    await analyse();
+    render();
+  } finally {
+    hideProgress();
+    setStatus(summaryText(), false);
+  }
 }
 
 async function renderCalibration() {
@@ -746,7 +802,7 @@ async function loadExample() {
 function clearAll() {
   Object.assign(state, {
     sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null,
-    loaded: null, manifest: null, waiting: null,
+    loaded: null, manifest: null, waiting: null, labelFiles: new Map(),
   });
   $('errors').replaceChildren();
   $('timeline').replaceChildren();

@@ -218,6 +218,7 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.equal(await input.evaluate((e) => getComputedStyle(e).display === 'none' || e.tabIndex < 0), false);
     assert.equal(await input.getAttribute('aria-label'), 'Add logit and label files, a manifest or a calibration');
     await page.evaluate(() => document.activeElement?.blur());
+    await page.click('h1');  // the sequential focus starting point: the top of the page
     let reached = false;
     for (let i = 0; i < 20 && !reached; i++) {
       await page.keyboard.press('Tab');
@@ -347,6 +348,36 @@ describe('dashboard (chromium)', { skip }, () => {
     await ready(page);
     const errors = await page.locator('[data-testid="errors"] li').allTextContents();
     assert.ok(errors.some((e) => /other\.json: neither a calibration/.test(e)), `errors: ${errors.join(' / ')}`);
+  });
+
+  test('the pairing table pairs labels the names did not, and refuses labels of another length', async () => {
+    await page.click('[data-testid="clear"]');
+    const dir = path.join(tmp, 'pairing');
+    fs.mkdirSync(dir);
+    const logits = path.join(dir, 'day1_logits.npy');
+    const truth = path.join(dir, 'truth_of_day1_labels.npy');
+    const other = path.join(dir, 'short_labels.npy');
+    fs.copyFileSync(file('contrast_2_logits.npy'), logits);
+    fs.copyFileSync(file('contrast_2_labels.npy'), truth);
+    writeNpy(other, new Int32Array(7), [7]);
+    await page.setInputFiles('[data-testid="file-input"]', [logits, truth, other]);
+    await ready(page);
+    const select = page.locator('[data-testid="pair-labels"][data-name="day1"]');
+    assert.deepEqual((await select.locator('option').allTextContents()).slice(1), ['short_labels.npy', 'truth_of_day1_labels.npy']);
+    await select.selectOption('truth_of_day1_labels.npy');
+    await ready(page);
+    let set = (await exported(page)).sets.find((x) => x.name === 'day1');
+    const want = runNative(['eval', '--json', '--quiet', '--normalization', 'softrun', path.join(example, 'manifest.json')])
+      .sets.find((x) => x.name === 'contrast_2');
+    assert.ok(Math.abs(set.accuracy - want.accuracy) < 1e-12, `paired by hand: ${set.accuracy} != ${want.accuracy}`);
+    // 7 labels for 2000 rows: refused, naming both files; the set keeps the labels it had
+    await page.locator('[data-testid="pair-labels"][data-name="day1"]').selectOption('short_labels.npy');
+    await ready(page);
+    const errors = await page.locator('[data-testid="errors"] li').allTextContents();
+    assert.ok(errors.some((e) => /short_labels\.npy: 7 labels for the 2000 rows of day1_logits\.npy/.test(e)), errors.join(' / '));
+    set = (await exported(page)).sets.find((x) => x.name === 'day1');
+    assert.ok(Math.abs(set.accuracy - want.accuracy) < 1e-12, 'the set kept its labels');
+    assert.equal(await page.locator('[data-testid="pair-labels"][data-name="day1"]').inputValue(), 'truth_of_day1_labels.npy');
   });
 
   test('a poor fit is said on the recommended card', async () => {
