@@ -301,17 +301,22 @@ private:
 
 // Options JSON as the package passes it: the core's options, plus "architecture" (the kernel to
 // use; not part of the options the core writes into states and calibrations).
+// Takes "architecture" out of an options object ("" when absent); one this CPU lacks is refused
+// now, naming those it has.
+std::string take_architecture(json& j) {
+    if (!j.is_object() || !j.contains("architecture")) return {};
+    if (!j.at("architecture").is_string()) throw mano::error("architecture must be a string, e.g. \"avx2\"");
+    std::string arch = j.at("architecture").get<std::string>();
+    j.erase("architecture");
+    if (!arch.empty()) mano::resolve_architecture(arch);
+    return arch;
+}
+
 mano::options options_of(const std::string& options_json) {
     json j = api::parse_input(options_json, "options");
-    std::string arch;
-    if (j.is_object() && j.contains("architecture")) {
-        if (!j.at("architecture").is_string()) throw mano::error("architecture must be a string, e.g. \"avx2\"");
-        arch = j.at("architecture").get<std::string>();
-        j.erase("architecture");
-    }
+    const std::string arch = take_architecture(j);
     mano::options o = mano::options::from_json(j);
     o.architecture = arch;
-    if (!arch.empty()) mano::resolve_architecture(arch);  // refused now, naming the ones this CPU has
     return o;
 }
 
@@ -364,13 +369,18 @@ std::string prepare_options(const std::string& partial, const py::object& source
     api::source_inputs source;
     source.source_option = "source=(logits, labels)";
     source.fit_temperature = fit_temperature;
+    // a source set is held whole, as doubles (as the CLI holds it)
+    const auto widened = [](array_reader& reader) {
+        std::vector<double> out(reader.rows() * reader.cols());
+        if (reader.rows() > 0) mano::widen_rows(reader.read(0, reader.rows()), 0, reader.rows(), out.data());
+        return out;
+    };
     std::vector<double> logits_copy, feature_copy;
     std::vector<std::int64_t> labels;
     std::optional<mano::logits_view> view;
     if (auto a = optional_array(source_logits, "source logits")) {
         array_reader reader(*a, "source logits");
-        logits_copy.resize(reader.rows() * reader.cols());
-        if (reader.rows() > 0) mano::widen_rows(reader.read(0, reader.rows()), 0, reader.rows(), logits_copy.data());
+        logits_copy = widened(reader);
         view.emplace(logits_copy.data(), reader.rows(), reader.cols());
         source.logits = &*view;
         if (auto l = optional_array(source_labels, "source labels")) {
@@ -380,19 +390,13 @@ std::string prepare_options(const std::string& partial, const py::object& source
     }
     if (auto a = optional_array(source_features, "source features")) {
         array_reader reader(*a, "source features");
-        feature_copy.resize(reader.rows() * reader.cols());
-        if (reader.rows() > 0) mano::widen_rows(reader.read(0, reader.rows()), 0, reader.rows(), feature_copy.data());
+        feature_copy = widened(reader);
         source.features = feature_copy.data();
         source.feature_rows = reader.rows();
         source.feature_cols = reader.cols();
     }
     json given = api::parse_input(partial, "options");
-    std::string arch;
-    if (given.is_object() && given.contains("architecture")) {
-        if (!given.at("architecture").is_string()) throw mano::error("architecture must be a string, e.g. \"avx2\"");
-        arch = given.at("architecture").get<std::string>();
-        given.erase("architecture");
-    }
+    const std::string arch = take_architecture(given);
     std::string prepared;
     {
         py::gil_scoped_release release;
@@ -401,7 +405,6 @@ std::string prepare_options(const std::string& partial, const py::object& source
     if (arch.empty()) return prepared;
     json j = json::parse(prepared);
     j["architecture"] = arch;
-    options_of(j.dump());  // an architecture this CPU lacks is refused now, naming those it has
     return j.dump();
 }
 

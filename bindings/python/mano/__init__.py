@@ -31,10 +31,6 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The options every scoring call takes (keyword-only), with the CLI's defaults; see options_json.
-_FLOAT_KINDS = "f"
-
-
 def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
