@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <mano/mano.hpp>
@@ -40,6 +42,16 @@ inline std::vector<float> random_logits(std::size_t n, std::size_t k, double sca
     std::vector<float> q(n * k);
     for (auto& x : q) x = static_cast<float>(normal(gen));
     return q;
+}
+
+// The kernels to run a test on: every compiled one this CPU runs. The others are named as
+// skipped (once per test case), so a run on a machine without, say, AVX-512 says so.
+inline std::vector<std::string> kernels_to_test() {
+    const auto runs = mano::available_architectures();
+    for (const auto& name : mano::compiled_architectures())
+        if (std::find(runs.begin(), runs.end(), name) == runs.end())
+            WARN("skipped kernel " << name << ": this CPU does not run it");
+    return runs;
 }
 
 inline bool close(double a, double b, double rel) {

@@ -28,7 +28,14 @@ int main(int argc, char** argv) {
     using namespace mano::cli;
     command_line = argv;
     CLI::App app{"mano: estimate a classifier's accuracy on unlabeled data from its logits (MaNo, NeurIPS 2024)"};
-    app.set_version_flag("--version", std::string("mano ") + mano::version_string);
+    // The kernels this CPU runs are a fact of this host, so they are here and not in --help
+    // (docs/cli.md is generated from --help and must read the same on every machine).
+    app.set_version_flag("--version", [] {
+        const auto runs = mano::available_architectures();
+        return std::string("mano ") + mano::version_string + "\nkernels compiled: " +
+               mano::join(mano::compiled_architectures(), ", ") + "\nkernels this CPU runs: " + mano::join(runs, ", ") +
+               " (the first is the default; --arch or MANO_ARCH picks another)";
+    });
     app.require_subcommand(1);
 
     score_command score_args;

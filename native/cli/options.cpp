@@ -148,11 +148,9 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
     keep(app->add_option("--temperature", temperature,
                          "temperature for the softmax-based baselines: a number, or fit (on the source set)")
              ->capture_default_str());
-    keep(app->add_option("--arch", opts.architecture, "force a SIMD kernel (" + [] {
-        std::string s;
-        for (const auto& a : available_architectures()) s += (s.empty() ? "" : ", ") + a;
-        return s;
-    }() + "); default: MANO_ARCH or the best available"));
+    keep(app->add_option("--arch", opts.architecture, "force a kernel (" + join(compiled_architectures(), ", ") +
+                                                           "; mano --version names those this CPU runs); default: "
+                                                           "MANO_ARCH or the best this CPU runs"));
     if (!row_extras) return;
     keep(app->add_option("--second-logits", second_logits, "a second model's logits on the same inputs: AgreeScore"));
     keep(app->add_option("--features", features, "penultimate features of the same inputs (N x D): Dispersion, Frechet"));

@@ -1,5 +1,6 @@
 #include "mano/architecture.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "mano/detail/kernel.hpp"
@@ -7,6 +8,12 @@
 #include "mano/text.hpp"
 
 namespace mano {
+
+std::vector<std::string> compiled_architectures() {
+    std::vector<std::string> names;
+    for (const auto& kernel : detail::compiled_kernels()) names.emplace_back(kernel.name);
+    return names;
+}
 
 std::vector<std::string> available_architectures() {
     std::vector<std::string> names;
@@ -26,17 +33,15 @@ std::string resolve_architecture(const std::string& requested) {
         }
     }
     const auto available = available_architectures();
-    if (available.empty()) throw error("no compiled SIMD kernel runs on this CPU");
+    if (available.empty()) throw error("no compiled kernel runs on this CPU");
     if (name.empty() || name == "auto") return available.front();
     for (const auto& a : available)
         if (a == name) return a;
-    std::string list;
-    for (const auto& a : available) list += (list.empty() ? "" : ", ") + a;
-    bool compiled = false;
-    for (const auto& kernel : detail::compiled_kernels()) compiled |= (name == kernel.name);
+    const auto all = compiled_architectures();
+    const bool compiled = std::find(all.begin(), all.end(), name) != all.end();
     throw error(origin + " '" + printable(name, 60) + "' " +
                 (compiled ? "is not supported by this CPU" : "is not a known architecture") +
-                "; available here: " + list);
+                "; available here: " + join(available, ", "));
 }
 
 }  // namespace mano

@@ -5,8 +5,12 @@
 
 namespace mano {
 
-// Kernel architectures compiled into this build that the running CPU supports, best first
-// (for example {"avx512", "avx2", "sse4.2", "sse2"}).
+// Every kernel architecture compiled into this build, best first, whatever the running CPU
+// (for example {"avx512", "avx2", "sse4.2", "sse2", "scalar"}; the last is always "scalar",
+// but in WebAssembly, whose one kernel is "wasm-simd128").
+std::vector<std::string> compiled_architectures();
+
+// The compiled architectures that the running CPU supports, best first.
 std::vector<std::string> available_architectures();
 
 // The architecture a given request resolves to: `requested` if not empty, else the MANO_ARCH

@@ -69,4 +69,13 @@ std::string number_text(double x) {
     return buffer;
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+    std::string out;
+    for (const auto& part : parts) {
+        if (!out.empty()) out += separator;
+        out += part;
+    }
+    return out;
+}
+
 }  // namespace mano

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mano {
 
@@ -18,5 +19,8 @@ std::string printable(std::string_view text, std::size_t max = std::string_view:
 // A number for a message: 6 significant digits, an exponent where that is shorter (1e+300, not
 // std::to_string's 301 digits; 1e-07, not 0.000000).
 std::string number_text(double x);
+
+// The parts with `separator` between them ("a, b, c").
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
 }  // namespace mano

@@ -27,7 +27,7 @@
 #include <type_traits>
 
 #include <xsimd/xsimd.hpp>
-#if !defined(__wasm__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
 
@@ -35,6 +35,7 @@
 #include "mano/detail/kernel_lanes.hpp"
 #include "mano/detail/kernel_math.hpp"
 #include "mano/detail/kernel_sums.hpp"
+#include "mano/detail/scalar_arch.hpp"
 
 namespace mano {
 namespace detail {
@@ -601,22 +602,25 @@ struct row_kernel_impl {
         return reinterpret_cast<double*>(at);
     }
 
-#if !defined(__wasm__)
-    // Flush-to-zero and denormals-are-zero while the kernel runs (restored after): small exps
-    // raised to the power p underflow, and every underflow to a subnormal costs a microcode
-    // assist of ~100 cycles. Values below 1e-38 are nothing next to the sums they join.
+    // Flush-to-zero (and on x86 denormals-are-zero) while the kernel runs, restored after: small
+    // exps raised to the power p underflow, and every underflow to a subnormal costs x86 a
+    // microcode assist of ~100 cycles. Values below 1e-38 are nothing next to the sums they join,
+    // so the results do not depend on the mode. WebAssembly has no such mode.
     struct flush_to_zero {
+#if defined(__x86_64__) || defined(__i386__)
         unsigned saved = _mm_getcsr();
         flush_to_zero() { _mm_setcsr(saved | 0x8040); }
         ~flush_to_zero() { _mm_setcsr(saved); }
-    };
+#elif defined(__aarch64__)
+        unsigned saved = __builtin_aarch64_get_fpcr();
+        flush_to_zero() { __builtin_aarch64_set_fpcr(saved | (1u << 24)); }  // FPCR.FZ
+        ~flush_to_zero() { __builtin_aarch64_set_fpcr(saved); }
 #endif
+    };
 
     static void run(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k,
                     const kernel_params& kp, float* scratch, row_stats* out, const row_outputs& rows_out) {
-#if !defined(__wasm__)
         const flush_to_zero ftz;
-#endif
         std::size_t r = 0;
         // Few classes: a row per lane (detail/kernel_lanes.hpp).
         using lanes = lane_kernel_impl<Arch>;

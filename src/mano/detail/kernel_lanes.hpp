@@ -15,6 +15,7 @@
 #include "mano/detail/kernel.hpp"
 #include "mano/detail/kernel_math.hpp"
 #include "mano/detail/kernel_sums.hpp"
+#include "mano/detail/scalar_arch.hpp"
 
 namespace mano {
 namespace detail {

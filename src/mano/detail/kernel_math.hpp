@@ -11,6 +11,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "mano/detail/scalar_arch.hpp"
+
 namespace mano {
 namespace detail {
 namespace {
