@@ -20,7 +20,11 @@ mano_require(Eigen3 libeigen3-dev)
 if(MANO_BUILD_CLI)
   mano_require(CLI11 libcli11-dev)
   # .npz members written by numpy.savez_compressed are deflated.
-  mano_require(ZLIB zlib1g-dev)
+  if(MANO_WITH_NPZ)
+    mano_require(ZLIB zlib1g-dev)
+  else()
+    message(STATUS "mano: .npz support off (MANO_WITH_NPZ=OFF): the CLI reads every other format")
+  endif()
 endif()
 # The LibTorch front end (native/torch, `mano infer`): AUTO builds it when LibTorch and stb are
 # found, ON requires them, OFF leaves it out. A CUDA LibTorch (e.g. a PyTorch install's, through

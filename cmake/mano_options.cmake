@@ -13,6 +13,7 @@ endif()
 
 option(MANO_BUILD_TESTS "Build the Catch2 suites and register them with CTest" ${PROJECT_IS_TOP_LEVEL})
 option(MANO_BUILD_CLI "Build the mano command-line tool" ${mano_native})
+option(MANO_WITH_NPZ "Read .npz archives (needs zlib; OFF for a build without it, e.g. a cross build without the target's zlib)" ON)
 option(MANO_BUILD_BENCH "Build the native speed harness in bench/perf (npm run bench)" OFF)
 option(MANO_BUILD_FUZZ "Build the libFuzzer targets in tests/fuzz (clang, in a build tree of its own: see tests/fuzz/run.sh)" OFF)
 set(MANO_WITH_PYTHON AUTO CACHE STRING "Build the Python package (bindings/python, pybind11): AUTO (when pybind11 is found), ON, OFF")

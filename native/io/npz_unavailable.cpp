@@ -1,5 +1,5 @@
-// .npz in builds without zlib (the WebAssembly build of the test suite): every other format
-// works; an .npz says what to do instead.
+// .npz in builds without zlib (the WebAssembly build of the test suite, MANO_WITH_NPZ=OFF): every
+// other format works; an .npz says what to do instead.
 #include "io/detail.hpp"
 
 namespace mano {
