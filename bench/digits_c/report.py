@@ -1,5 +1,5 @@
 """Prints the result tables of bench/digits_c/README.md from `mano eval --json`, and checks a few
-of the CLI's numbers against NumPy/SciPy recomputed from the .npy files (DESIGN.md section 4).
+of the CLI's numbers against NumPy/SciPy recomputed from the .npy files (the formulas of docs/methods.md).
 
     /usr/bin/python3 bench/digits_c/report.py build/release/native/mano
 """

@@ -1,6 +1,7 @@
 #pragma once
-// From scores to accuracy (DESIGN.md section 4): evaluate estimators over labeled shifted sets,
-// fit a per-method linear calibration, and predict an unlabeled set's accuracy with an interval.
+// From scores to accuracy (docs/cli.md, "mano calibrate and mano predict"): evaluate estimators
+// over labeled shifted sets, fit a per-method linear calibration, and predict an unlabeled set's
+// accuracy with an interval.
 
 #include <cstddef>
 #include <map>
@@ -63,9 +64,10 @@ struct method_calibration {
     double logo_mae = 0;  // mean |residual| over every set's fold; meaningful when folds exist
 };
 
-// The normalization one family of sets shares (DESIGN.md section 4): MaNo's branch (and Taylor
-// order) chosen once for all the sets, by the leave-one-group-out error of MaNo's line when the
-// sets have true accuracies, else by the criterion on the pooled sets.
+// The normalization one family of sets shares (docs/cli.md, "One normalization for a family of
+// sets"): MaNo's branch (and Taylor order) chosen once for all the sets, by the
+// leave-one-group-out error of MaNo's line when the sets have true accuracies, else by the
+// criterion on the pooled sets.
 struct normalization_choice {
     normalization norm = normalization::softmax;  // softmax or taylor
     int taylor_order = 2;

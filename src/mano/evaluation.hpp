@@ -6,7 +6,7 @@
 namespace mano {
 
 // Statistics that compare an accuracy estimator's scores with the true accuracies across many
-// shifted test sets (DESIGN.md section 4, "Evaluation over many shifted sets"). Every function
+// shifted test sets (docs/cli.md, "mano eval: the paper's tables"). Every function
 // takes one score and one accuracy per set, in the same order, and throws mano::error when the
 // lengths differ, there are too few sets, a value is not finite, or the scores or accuracies are
 // all equal (the statistic is then undefined: refused with a message rather than returned as NaN).

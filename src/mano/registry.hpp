@@ -141,7 +141,7 @@ inline constexpr method_info method_table[] = {
     {method::atc_mc, "atc_mc", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
      "ATC-MC: the share of rows whose maximum softmax clears a threshold fitted on the source (Garg et al., 2022)",
      "threshold", &detail::make_atc_mc, nullptr,
-     "(1/N) Σ_i [max_k p_ik ≥ t], t fitted on the labeled source set so that the source's share equals its accuracy",
+     "(1/N) Σ_i [max_k p_ik ≥ t], t the first of the source's distinct scores, ascending, with the smallest |#incorrect above t − #correct at or below t| (the source's share then matches its accuracy)",
      "Trusts the model's confidence as ConfScore does, through the source's threshold: confident collapse fools it."},
     {method::atc_ne, "atc_ne", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
      "ATC-NE: ATC on the negative entropy",

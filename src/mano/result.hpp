@@ -83,7 +83,7 @@ struct result {
     };
     std::vector<method_value> values() const;
 
-    // The JSON result of DESIGN.md section 5: per method an object with its value under "score"
+    // The JSON result (docs/cli.md, "JSON result"): per method an object with its value under "score"
     // or "accuracy" (method_info::returns), its detail and "se" where known; "accuracy" at the
     // top when labels were given.
     nlohmann::json to_json() const;

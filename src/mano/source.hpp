@@ -1,6 +1,6 @@
 #pragma once
 // What the source-based baselines (ATC-MC, ATC-NE, DoC, temperature scaling) learn from labeled
-// source validation logits; DESIGN.md section 4.
+// source validation logits; their definitions are in docs/methods.md (atc_mc, atc_ne, doc).
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 namespace mano {
 
 // Student's t distribution with `dof` degrees of freedom (any real dof > 0), for the prediction
-// intervals of a calibration (DESIGN.md section 4, "From score to accuracy"). Both functions are
+// intervals of a calibration (docs/cli.md, "mano calibrate and mano predict"). Both functions are
 // computed from the regularized incomplete beta function, accurate to about 1e-13 relative over
 // dof in [1, 1e6] and probabilities in [1e-10, 1 - 1e-10], tails included.
 

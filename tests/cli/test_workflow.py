@@ -42,7 +42,7 @@ def same_methods(a, b, tol, what):
     return worst
 
 
-# ---- an independent reference of leave-one-group-out calibration (DESIGN.md section 4) ----
+# ---- an independent reference of leave-one-group-out calibration (docs/cli.md, mano calibrate) ----
 def fold_keys(names, groups):
     keys = [g if g else n for n, g in zip(names, groups)]
     return [f"{n}#{i}" for i, n in enumerate(names)] if len(set(keys)) < 2 else keys

@@ -41,7 +41,7 @@ def fit_temperature(q, y):
 
 
 def atc_walk(s, correct):
-    """DESIGN.md: candidates t = the distinct source scores, ascending; fp = #incorrect above t,
+    """docs/methods.md#atc_mc: candidates t = the distinct source scores, ascending; fp = #incorrect above t,
     fn = #correct at or below t; the first t with the smallest |fp - fn|."""
     best_t, best_gap = None, None
     for t in np.unique(s):

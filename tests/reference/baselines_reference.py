@@ -1,5 +1,5 @@
 """Independent float64 NumPy/SciPy/POT implementations of the baselines MaNo is compared with
-(DESIGN.md section 4), used by the CLI tests as the reference for `mano score --json`."""
+(docs/methods.md), used by the CLI tests as the reference for `mano score --json`."""
 import numpy as np
 import ot
 import scipy.linalg
@@ -18,7 +18,7 @@ def fit_temperature(q, y):
 
 
 def atc_threshold(scores, correct):
-    """DESIGN.md: walk the distinct source scores ascending; fp = incorrect above, fn = correct
+    """docs/methods.md#atc_mc: walk the distinct source scores ascending; fp = incorrect above, fn = correct
     at or below; the first score with the smallest |fp - fn|."""
     best, best_t = None, None
     for t in np.unique(scores):

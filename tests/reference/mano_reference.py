@@ -1,5 +1,5 @@
 """Independent float64 NumPy implementation of MaNo, written from the paper's formulas
-(Xie et al., NeurIPS 2024; DESIGN.md section 4). The C++ core is tested against it."""
+(Xie et al., NeurIPS 2024; docs/methods.md#mano). The C++ core is tested against it."""
 from math import factorial
 
 import numpy as np

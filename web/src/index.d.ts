@@ -78,7 +78,7 @@ export interface ManoMethodResult {
 export interface ScoreResult { score: number; se?: number }
 export interface AccuracyResult { accuracy: number; threshold?: number; error?: number; se?: number }
 
-/** The JSON result of the native CLI (`mano score --json`), DESIGN.md section 5. */
+/** The JSON result of the native CLI (`mano score --json`), docs/cli.md "JSON result". */
 export interface Result {
   n: number;
   k: number;

@@ -373,7 +373,7 @@ export class Accumulator {
     return this;
   }
 
-  // The JSON result of DESIGN.md section 5 (plus "accuracy" when labels were pushed).
+  // The JSON result of docs/cli.md, "JSON result" (plus "accuracy" when labels were pushed).
   result() {
     return JSON.parse(call(() => this.#live().result()));
   }
