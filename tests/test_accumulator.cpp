@@ -527,6 +527,38 @@ TEST_CASE("a state names its shards; merging one shard twice is refused", "[accu
     CHECK(abc.finalize().value(mano::method::mano).value() == Approx(whole.finalize().value(mano::method::mano).value()).epsilon(1e-12));
     CHECK_THROWS_WITH(through_json(abc).merge(through_json(b)),
                       Catch::Contains("shard " + shard_list(b.to_json())[0] + " is already in this accumulator"));
+
+    // own rows keep their name once shards come in: a later merge or push cannot rename them away
+    {
+        auto x = shard(0, 300), y = shard(300, 300);
+        x.merge_as_shard(y);
+        CHECK_THROWS_WITH(y.merge_as_shard(x), Catch::Contains("is already in this accumulator"));
+        CHECK(y.finalize().n == 300);  // y counts its rows once (it would have said 900)
+        auto z = shard(0, 300);
+        const auto z_state = z.to_json();
+        z.merge_as_shard(shard(300, 300));
+        CHECK_THROWS_WITH(z.merge(mano::accumulator::from_json(z_state)), Catch::Contains("is already in this accumulator"));
+        z.push(all.slice(600, 300));  // new own rows after the merge: a shard of their own
+        CHECK(z.shards().size() == 3);
+        CHECK(z.finalize().n == 900);
+    }
+    // a label tells apart shards of identical content; the same label again is the same shard
+    {
+        auto p0 = shard(0, 300), p1 = shard(0, 300), again = shard(0, 300);
+        p0.set_shard_label("partition 0");
+        p1.set_shard_label("partition 1");
+        again.set_shard_label("partition 0");
+        CHECK(p0.shards() != p1.shards());
+        mano::accumulator sum(k, o);
+        sum.merge(through_json(p0));
+        sum.merge(through_json(p1));
+        CHECK(sum.finalize().n == 600);
+        CHECK_THROWS_WITH(sum.merge(through_json(again)), Catch::Contains("is already in this accumulator"));
+        CHECK_THROWS_WITH(p0.set_shard_label(std::string(mano::max_shard_label + 1, 'x')), Catch::Contains("4096"));
+        mano::accumulator unlabeled(k, o);
+        unlabeled.push(all.slice(0, 300));
+        CHECK(unlabeled.shards() == a.shards());  // no label: named by content alone, as before
+    }
 }
 
 TEST_CASE("an empty state names no shard and merges any number of times", "[accumulator][shards]") {

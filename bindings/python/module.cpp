@@ -252,6 +252,10 @@ public:
         const std::scoped_lock lock(mutex_, other.mutex_);
         as_shard ? acc_.merge_as_shard(other.acc_) : acc_.merge(other.acc_);
     }
+    void set_shard_label(const std::string& label) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        acc_.set_shard_label(label);
+    }
     std::string result() const {
         py::gil_scoped_release release;
         const std::lock_guard<std::mutex> lock(mutex_);
@@ -567,6 +571,7 @@ PYBIND11_MODULE(_core, m) {
         .def("push", &py_accumulator::push, py::arg("logits"), py::arg("labels") = py::none(), py::arg("second") = py::none(),
              py::arg("features") = py::none(), py::arg("first_row") = py::none())
         .def("merge", &py_accumulator::merge, py::arg("other"), py::arg("as_shard"))
+        .def("set_shard_label", &py_accumulator::set_shard_label, py::arg("label"))
         .def("result", &py_accumulator::result)
         .def("state", &py_accumulator::state)
         .def("options", &py_accumulator::options)

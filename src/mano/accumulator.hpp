@@ -55,8 +55,15 @@ public:
     nlohmann::json to_json() const;
     static accumulator from_json(const nlohmann::json& state);
     // The shards of this state, sorted, as to_json() lists them: those merged in from states, and
-    // this accumulator's own rows (pushed, in no shard yet), named by a hash of the state's content.
+    // this accumulator's own rows (pushed, in no shard yet), named by a hash of the state's content
+    // (and the shard label). A merge of shards names the own rows first, so that no later push or
+    // merge renames them: a state of them merged back in is then refused.
     std::vector<std::uint64_t> shards() const;
+    // Tells apart shards of identical content, such as two partitions of equal rows: the own
+    // rows' name hashes the label with the state, so equal partitions labeled by their place are
+    // two shards, while one partition scored twice under its label is still one. At most
+    // max_shard_label bytes; empty (the default) names by content alone.
+    void set_shard_label(const std::string& label);
 
     std::size_t rows() const noexcept;
     std::size_t cols() const noexcept;
@@ -71,6 +78,7 @@ private:
 
 // A state names at most this many shards (an input-independent limit on its size).
 inline constexpr std::size_t max_shards = 1000000;
+inline constexpr std::size_t max_shard_label = 4096;
 
 // A shard identity as states write it (16 hexadecimal digits), and the error for a shard merged
 // twice, naming where it is already: "this accumulator", or a file.

@@ -91,22 +91,22 @@ void accumulator::merge_state(const accumulator& other, bool as_shard) {
         ((core.second_rows == core.n) != (o.second_rows == o.n) || (core.feature_rows == core.n) != (o.feature_rows == o.n) ||
          (core.labeled_rows == core.n) != (o.labeled_rows == o.n)))
         throw error("cannot merge shards scored with and without the same extra inputs (second logits, features, labels)");
-    // Shards: the union of both sorted lists, refusing one that both hold.
+    // Shards: the union of both sorted lists, refusing one that both hold. `other`'s own rows
+    // come in as a shard (as_shard) or join this one's own (parts of one shard). Shards coming in
+    // name this one's own rows first: mixed into the sums, they could no longer be told apart,
+    // and a state of them merged back in later (a.merge(b); b.merge(a)) would count them twice.
     std::vector<std::uint64_t> theirs = o.shards;
-    std::size_t own_rows = core.own_rows + o.own_rows;
-    if (as_shard && o.own_rows > 0) {
-        const std::uint64_t id = detail::json_hash(b.state_json());
-        // this one's own rows would get the same name: the same state
-        if (core.own_rows > 0 && detail::json_hash(a.state_json()) == id) throw repeated_shard(id, "this accumulator");
-        detail::add_shard(theirs, id);
-        own_rows = core.own_rows;
-    }
+    if (as_shard && o.own_rows > 0) detail::add_shard(theirs, b.own_rows_id());
+    std::vector<std::uint64_t> held = core.shards;
+    const bool name_own = core.own_rows > 0 && !theirs.empty();
+    if (name_own) detail::add_shard(held, a.own_rows_id());
+    const std::size_t own_rows = (name_own ? 0 : core.own_rows) + (as_shard ? 0 : o.own_rows);
     std::vector<std::uint64_t> shards;
-    shards.reserve(core.shards.size() + theirs.size());
-    for (std::size_t i = 0, j = 0; i < core.shards.size() || j < theirs.size();) {
-        if (j == theirs.size() || (i < core.shards.size() && core.shards[i] < theirs[j])) {
-            shards.push_back(core.shards[i++]);
-        } else if (i == core.shards.size() || theirs[j] < core.shards[i]) {
+    shards.reserve(held.size() + theirs.size());
+    for (std::size_t i = 0, j = 0; i < held.size() || j < theirs.size();) {
+        if (j == theirs.size() || (i < held.size() && held[i] < theirs[j])) {
+            shards.push_back(held[i++]);
+        } else if (i == held.size() || theirs[j] < held[i]) {
             shards.push_back(theirs[j++]);
         } else {
             throw repeated_shard(theirs[j], "this accumulator");
@@ -157,19 +157,27 @@ error repeated_shard(std::uint64_t id, const std::string& holder) {
 
 nlohmann::json accumulator::to_json() const {
     nlohmann::json j = impl_->state_json();
-    if (impl_->core.own_rows > 0) {
-        std::vector<std::uint64_t> ids = impl_->core.shards;
-        detail::add_shard(ids, detail::json_hash(j));
-        j["shards"] = shard_names(ids);
-    }
+    if (impl_->core.own_rows > 0) j["shards"] = shard_names(shards());
     return j;
 }
 
-// The own rows become a shard named by the content of the state that holds them (state_json()).
+std::uint64_t accumulator::impl::own_rows_id() const {
+    nlohmann::json j = state_json();
+    if (!shard_label.empty()) j["shard_label"] = shard_label;
+    return detail::json_hash(j);
+}
+
 std::vector<std::uint64_t> accumulator::shards() const {
     std::vector<std::uint64_t> ids = impl_->core.shards;
-    if (impl_->core.own_rows > 0) detail::add_shard(ids, detail::json_hash(impl_->state_json()));
+    if (impl_->core.own_rows > 0) detail::add_shard(ids, impl_->own_rows_id());
     return ids;
+}
+
+void accumulator::set_shard_label(const std::string& label) {
+    if (label.size() > max_shard_label)
+        throw error("shard label: " + std::to_string(label.size()) + " bytes, over the " +
+                    std::to_string(max_shard_label) + " a label may have");
+    impl_->shard_label = label;
 }
 
 nlohmann::json accumulator::impl::state_json() const {

@@ -636,6 +636,23 @@ def test_accumulator_merge_refuses_the_same_state_twice(target):
         a.merge(c)
 
 
+def test_accumulator_own_rows_cannot_be_renamed_away(target):
+    """a.merge(b); b.merge(a) would count b's rows twice, as would a's own state merged back in."""
+    a = mano.Accumulator(10, LOGIT_METHODS).push(target[:1000])
+    b = mano.Accumulator(10, LOGIT_METHODS).push(target[1000:])
+    a.merge(b)
+    with pytest.raises(mano.InputError, match="twice"):
+        b.merge(a)
+    assert b.rows == len(target) - 1000
+    c = mano.Accumulator(10, LOGIT_METHODS).push(target[:1000])
+    s = c.state()
+    c.merge(mano.Accumulator(10, LOGIT_METHODS).push(target[1000:]))
+    with pytest.raises(mano.InputError, match="twice"):
+        c.merge(mano.Accumulator.from_state(s))
+    assert c.rows == len(target)
+    assert_same(c.result(), mano.score(target, LOGIT_METHODS))
+
+
 @needs_cli
 def test_accumulator_from_state(target, tmp_path):
     path = tmp_path / "state.json"

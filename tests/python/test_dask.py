@@ -118,6 +118,22 @@ def test_predict_of_the_whole_set(client):
     assert_same(got, want)
 
 
+def test_partitions_of_identical_rows_are_all_counted(client, tmp_path):
+    """Constant outputs or duplicated chunks are distinct partitions, as mano.score counts them."""
+    x = np.tile(logits(100, 4, 7)[0], (6, 1))
+    want = mano.score(x)
+    assert_same(mano.dask.score(da.from_array(x, chunks=100), client=client), want)
+    zeros = np.zeros((3000, 5), np.float32)
+    assert_same(mano.dask.score(da.from_array(zeros, chunks=500), client=client), mano.score(zeros))
+    f = tmp_path / "part.npy"
+    np.save(f, x[:100])
+    assert_same(mano.dask.score([str(f)] * 3, client=client), mano.score(x[:300]))
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pd.DataFrame(np.tile(x[:50].astype(np.float64), (4, 1))), npartitions=4)
+    assert_same(mano.dask.score(frame, client=client), mano.score(np.tile(x[:50].astype(np.float64), (4, 1))))
+
+
 def test_a_state_merged_twice_is_refused():
     x, _ = logits(500, 4, 6)
     state = mano.dask._state_of_block(x, 4, mano._core.resolve_options(mano._prepare(), 500, 4, False, False), 0)

@@ -102,6 +102,20 @@ test('merging one shard twice is refused, with the native message', () => {
     twice.stderr);
 });
 
+test('own rows keep their name once shards come in: neither a merge back nor a saved state counts them twice', () => {
+  const q = normalLogits(600, cols, 2, 18);
+  const a = mano.accumulator(cols, { methods }).push(q.subarray(0, 300 * cols));
+  const b = mano.accumulator(cols, { methods }).push(q.subarray(300 * cols));
+  a.merge(b);
+  assert.throws(() => b.merge(a), (e) => e instanceof mano.InputError && /already in this accumulator/.test(e.message));
+  assert.equal(b.rows, 300, 'b counts its rows once');
+  const c = mano.accumulator(cols, { methods }).push(q.subarray(0, 300 * cols));
+  const saved = c.toJSON();
+  c.merge(mano.accumulator(cols, { methods }).push(q.subarray(300 * cols)));
+  assert.throws(() => c.merge(saved), (e) => e instanceof mano.InputError && /already in this accumulator/.test(e.message));
+  assert.equal(c.rows, 600);
+});
+
 test('an empty state names no shard and merges any number of times; scoreSource still merges its chunks', async () => {
   const empty = mano.accumulator(cols, { methods }).toJSON();
   assert.deepEqual(empty.shards, []);

@@ -14,10 +14,11 @@ logit files (one partition per file, read by the native reader on the worker tha
 ``dask.dataframe`` column whose elements are the K logits of a row, or a dask DataFrame of K
 numeric columns. Partitions may be uneven or empty.
 
-Exactness: every partition's state names its rows as a shard, and a merge refuses a shard it
-already holds, so a partition that is recomputed (a lost worker: Dask reruns its tasks) is never
-counted twice; a partition whose tasks keep failing raises :class:`PartitionError` rather than
-giving a partial result.
+Exactness: every partition's state names its rows as a shard (by their content and the
+partition's place, so partitions of identical rows are distinct shards), and a merge refuses a
+shard it already holds, so a partition that is recomputed (a lost worker: Dask reruns its tasks)
+is never counted twice; a partition whose tasks keep failing raises :class:`PartitionError`
+rather than giving a partial result.
 """
 from __future__ import annotations
 
@@ -40,22 +41,31 @@ class PartitionError(RuntimeError):
 
 # --- the tasks (module-level functions: workers import mano.dask to run them) ------------------
 
-def _state_of_block(block: Any, k: int, options_json: str, first_row: int, labels: Any = None) -> Optional[str]:
+# A partition's state names its rows as a shard by their content and the partition's place
+# (`partition`, its index in the collection): a recomputed partition is the shard already held,
+# and two partitions of identical rows (constant outputs, duplicated chunks) are two shards.
+def _state_of(acc: Any, partition: int) -> str:
+    acc.set_shard_label(f"partition {partition}")
+    return acc.state()
+
+
+def _state_of_block(block: Any, k: int, options_json: str, first_row: int, labels: Any = None,
+                    partition: int = 0) -> Optional[str]:
     """One partition's accumulator state (JSON text); None for an empty partition."""
     block = np.asarray(block)
     if block.ndim == 2 and block.shape[0] == 0:
         return None
     acc = _core.Accumulator(k, options_json)
     acc.push(block, None if labels is None else np.asarray(labels), None, None, first_row)
-    return acc.state()
+    return _state_of(acc, partition)
 
 
-def _state_of_file(path: str, options_json: str, labels: Optional[str], key: str) -> Optional[str]:
+def _state_of_file(path: str, options_json: str, labels: Optional[str], key: str, partition: int) -> Optional[str]:
     acc = _core.scan_file(path, options_json, key, None, "", None, labels or "", 1)
-    return None if acc.rows == 0 else acc.state()
+    return None if acc.rows == 0 else _state_of(acc, partition)
 
 
-def _state_of_frame(part: Any, k: int, options_json: str, rows_in_elements: bool) -> Optional[str]:
+def _state_of_frame(part: Any, k: int, options_json: str, rows_in_elements: bool, partition: int) -> Optional[str]:
     """A dask.dataframe partition: a column whose elements are K-element rows, or K numeric columns."""
     if rows_in_elements:
         values = list(part)
@@ -66,7 +76,7 @@ def _state_of_frame(part: Any, k: int, options_json: str, rows_in_elements: bool
         block = part.to_numpy()
     if block.ndim != 2 or block.shape[1] != k:
         raise InputError(f"a partition's rows have shape {block.shape[1:]} where {k} logits per row were expected")
-    return _state_of_block(block, k, options_json, 0)
+    return _state_of_block(block, k, options_json, 0, None, partition)
 
 
 def _merge_states(*states: Optional[str]) -> Optional[str]:
@@ -177,11 +187,14 @@ def _merged(kind: str, k: int, parts: list, options_json: str, key: Optional[str
     if not isinstance(split_every, int) or split_every < 2:
         raise InputError(f"split_every must be a whole number >= 2, got {split_every!r}")
     if kind == "files":
-        states = [delayed(_state_of_file, pure=False)(p, options_json, lab, key or "") for p, lab in parts]
+        states = [delayed(_state_of_file, pure=False)(p, options_json, lab, key or "", i)
+                  for i, (p, lab) in enumerate(parts)]
     elif kind == "array":
-        states = [delayed(_state_of_block, pure=False)(b, k, options_json, first, lab) for b, first, lab in parts]
+        states = [delayed(_state_of_block, pure=False)(b, k, options_json, first, lab, i)
+                  for i, (b, first, lab) in enumerate(parts)]
     else:
-        states = [delayed(_state_of_frame, pure=False)(p, k, options_json, in_elements) for p, in_elements in parts]
+        states = [delayed(_state_of_frame, pure=False)(p, k, options_json, in_elements, i)
+                  for i, (p, in_elements) in enumerate(parts)]
     return _compute(_tree(states, split_every), client)
 
 

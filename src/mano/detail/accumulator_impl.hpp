@@ -41,15 +41,18 @@ struct accumulator::impl {
         std::vector<std::uint64_t> shards;  // the shards merged in from states, sorted
         std::size_t own_rows = 0;  // rows pushed here (or merged from parts) that no shard names yet
     } core;
+    std::string shard_label;  // set_shard_label(): part of the own rows' shard name, not of the state
 
     impl(std::size_t k_, const options& o) : k(k_), opts(o) {}
     impl(const impl& other)
         : k(other.k), opts(other.opts), arch(other.arch), params(other.params), baseline_params(other.baseline_params),
-          kernel(other.kernel), needs(other.needs), core(other.core) {
+          kernel(other.kernel), needs(other.needs), core(other.core), shard_label(other.shard_label) {
         for (const auto& c : other.components) components.push_back(c->clone());
     }
     bool scaled() const { return opts.temperature != 1.0; }
     nlohmann::json state_json() const;
+    // The shard name of the own rows: a hash of the state that holds them and the shard label.
+    std::uint64_t own_rows_id() const;
 };
 
 namespace detail {
