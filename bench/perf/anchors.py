@@ -89,11 +89,13 @@ def nuclear_anchors(torch, probs, cores):
 
 
 def blas_in_use():
-    """What NumPy's BLAS is, as threadpoolctl finds it loaded ("openblas 0.3.21 pthreads ...")."""
+    """What NumPy's BLAS is, as threadpoolctl finds it loaded ("openblas 0.3.21 pthreads, kernel
+    SkylakeX (...)"): the kernel is the core type OpenBLAS chose (or OPENBLAS_CORETYPE forced)."""
     from threadpoolctl import threadpool_info
 
     np.ones((2, 2)) @ np.ones((2, 2))
-    found = [f"{i.get('internal_api')} {i.get('version')} {i.get('threading_layer', '')} ({i.get('filepath')})"
+    found = [f"{i.get('internal_api')} {i.get('version')} {i.get('threading_layer', '')}, kernel "
+             f"{i.get('architecture', 'unknown')} ({i.get('filepath')})"
              for i in threadpool_info() if i.get("user_api") == "blas"]
     return "; ".join(found) or "no BLAS found by threadpoolctl"
 

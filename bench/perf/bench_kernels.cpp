@@ -55,15 +55,18 @@ inline __attribute__((always_inline)) float read_sum(const float* data, std::siz
     return total;
 }
 
-// Eight AVX2 vectors where AVX2 is there; four SSE2 ones (the plain build) where it is missing.
-__attribute__((target("avx2"))) float read_avx2(const float* data, std::size_t n) { return read_sum<8, 8>(data, n); }
+// Eight AVX2 vectors where AVX2 is there; four vectors of the plain build (SSE2, NEON) elsewhere.
 float read_plain(const float* data, std::size_t n) { return read_sum<4, 4>(data, n); }
-
-volatile float sink;
-
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) float read_avx2(const float* data, std::size_t n) { return read_sum<8, 8>(data, n); }
 float read_all(const float* data, std::size_t n) {
     return __builtin_cpu_supports("avx2") ? read_avx2(data, n) : read_plain(data, n);
 }
+#else
+float read_all(const float* data, std::size_t n) { return read_plain(data, n); }
+#endif
+
+volatile float sink;
 
 // Every core reads (or scores) a contiguous share of the rows, as `mano score --threads` does.
 template <class Work>
@@ -136,6 +139,7 @@ int main(int argc, char** argv) {
             out["mano_score"] = score;
         }
         out["mano_1"] = archs;
+        out["kernels"] = mano::available_architectures();  // best first (archs is sorted by name)
         opts.architecture.clear();
         out["best"] = mano::accumulator(cols, opts).architecture();
         out["mano_all"] = median_seconds([&] { score_threads(all, opts, cores); }, repeats);

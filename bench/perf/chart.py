@@ -32,8 +32,9 @@ def bars(header, cells):
             ns = float(value)
         except ValueError:
             continue  # "–": not measured on this machine
-        label = {"memory read (GB/s)": "memory read (the limit)", "sse2": "native SSE2", "sse4.2": "native SSE4.2",
-                 "avx2": "native AVX2", "avx512": "native AVX-512", "WASM": "WebAssembly (Node)"}.get(name, name)
+        label = {"memory read (GB/s)": "memory read (the limit)", "scalar": "native scalar", "sse2": "native SSE2",
+                 "sse4.2": "native SSE4.2", "avx2": "native AVX2", "avx512": "native AVX-512", "neon64": "native NEON",
+                 "WASM": "WebAssembly (Node)"}.get(name, name)
         out.append((label, ns))
     return out
 
