@@ -100,11 +100,20 @@ struct method_info {
 // only, so that the default set stays within 10x MaNo alone (whole `mano score` processes on
 // 2e7 float32 logits, 2 cores, measured: 7x at K = 64, 8.5x at K = 100; docs/benchmarks/speed.md).
 inline constexpr std::size_t nuclear_default_max_k = 100;
-// COT keeps every row and a K-column transport problem: opt-in beyond this many classes.
-inline constexpr std::size_t cot_default_max_k = 4096;
-// COT keeps all N x K rows (and its solver ~100 bytes per pair): for a set of known size it is a
-// default only up to this many logits (asked for by name, it runs at any size).
-inline constexpr std::size_t cot_default_max_logits = 2'000'000;
+// The methods that keep every row solve a transport problem: up to this many classes by
+// successive shortest paths over the classes (transport.cpp), whose time is bounded by N K^2
+// whatever the data (at 2e6 logits on one core, measured: 1.3 s at K = 10 and 2.7 s at K = 100
+// on rows built to be hard, 7.5 s at K = 128); beyond, by LEMON's network simplex, usually fast
+// but data-dependent (minutes on structured rows at small K, where it is no longer used). So they
+// are defaults, and run in predictions, only up to this many classes.
+inline constexpr std::size_t keeps_rows_max_k = 100;
+inline constexpr std::size_t cot_default_max_k = keeps_rows_max_k;
+// The methods that keep every row (COT, COTT: all N x K rows, and a solver of ~100 bytes per
+// pair) run only up to this many logits where nobody asked for them by name for this set: in the
+// default set (for a set of known size) and in predictions from a calibration
+// (calibration.hpp, scoring_options). Asked for by name, they run at any size.
+inline constexpr std::size_t keeps_rows_max_logits = 2'000'000;
+inline constexpr std::size_t cot_default_max_logits = keeps_rows_max_logits;
 
 inline constexpr method_info method_table[] = {
     {method::mano, "mano", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,

@@ -15,7 +15,9 @@
 #include <lemon/network_simplex.h>
 #include <lemon/static_graph.h>
 
+#include "mano/detail/class_paths.hpp"
 #include "mano/error.hpp"
+#include "mano/registry.hpp"
 
 namespace mano {
 namespace {
@@ -119,6 +121,23 @@ std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, s
         const auto class_mass = integer_masses(marginal, row_mass);
         for (const std::size_t c : classes) supplies[c] = class_mass[c] * rows;
     }
+    std::vector<transport_flow> plan;
+    const double unit = 1.0 / (static_cast<double>(n) * static_cast<double>(row_mass));
+    const auto classes_n = classes.size();
+    if (classes_n <= keeps_rows_max_k) {
+        // few classes: successive shortest paths, in time bounded by N and K whatever the data
+        std::vector<double> cost(n * classes_n);
+        std::vector<std::int64_t> class_supply(classes_n);
+        for (std::size_t j = 0; j < classes_n; ++j) {
+            class_supply[j] = supplies[classes[j]];
+            for (std::size_t i = 0; i < n; ++i) cost[i * classes_n + j] = 1 - probs[i * k + classes[j]];
+        }
+        for (const auto& f : detail::class_paths_plan(cost, n, classes_n, std::move(class_supply), row_mass))
+            plan.push_back({f.row, classes[f.cls], static_cast<double>(f.mass) * unit, cost[f.row * classes_n + f.cls]});
+        return plan;
+    }
+    // many classes (COT asked for by name beyond keeps_rows_max_k): LEMON's network simplex, fast
+    // there, though its time depends on the data.
     // Costs 1 - p_ic to the nearest multiple of 2^-b: the plan found is optimal for the true
     // costs to within 2^-b. Potentials then lie in [-2^60, 2^62 + 2^60] (LEMON's artificial cost
     // is 2^62), so reduced costs cannot overflow int64.
@@ -127,7 +146,6 @@ std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, s
 
     // Class j is node j and row i is node classes_n + i; StaticDigraph wants arcs sorted by source
     // and numbers them in that order, so the arc from class j to row i is j * n + i.
-    const auto classes_n = classes.size();
     std::vector<std::pair<int, int>> arcs;
     arcs.reserve(n * classes_n);
     for (std::size_t j = 0; j < classes_n; ++j)
@@ -150,8 +168,6 @@ std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, s
     if (simplex.run(solver::CANDIDATE_LIST) != solver::OPTIMAL)
         throw error("transport_cost: the network simplex found no optimal plan; please report this input");
 
-    std::vector<transport_flow> plan;
-    const double unit = 1.0 / (static_cast<double>(n) * static_cast<double>(row_mass));
     for (std::size_t j = 0; j < classes_n; ++j)
         for (std::size_t i = 0; i < n; ++i) {
             const std::int64_t flow = simplex.flow(graph.arc(static_cast<int>(j * n + i)));
