@@ -276,15 +276,32 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
     if (opts.header) {
         layout->header = *opts.header;
     } else {
-        // A header has a field that is not a number, or is 0, 1, ..., n-1: the column names pandas
-        // writes for a frame made from an unnamed array.
+        // A first line is data when every field is a number, and a header when none is, or when
+        // its numbers are 0, 1, 2, ... in order beside names (the column names pandas writes for
+        // an unnamed array; an empty first field is pandas' index). Anything else is refused: a
+        // line of numbers with a malformed one ("1,,2", "1d3,2") must not pass for a header and
+        // drop a row.
         double value = 0;
-        bool counts_up = fields.size() > 1;
+        std::size_t numbers = 0;
+        bool counts_up = true;
+        std::optional<std::size_t> other, misfit;  // the first field that is not a number; one no header has
         for (std::size_t j = 0; j < fields.size(); ++j) {
-            if (!parse_number(fields[j], value)) layout->header = true;
-            counts_up = counts_up && value == static_cast<double>(j) && inner(fields[j]).find('.') == std::string_view::npos;
+            if (parse_number(fields[j], value)) {
+                counts_up = counts_up && value == static_cast<double>(numbers) && inner(fields[j]).find('.') == std::string_view::npos;
+                ++numbers;
+                continue;
+            }
+            if (!other) other = j;
+            if (!misfit && j > 0 && is_blank(inner(fields[j]))) misfit = j;
         }
-        layout->header = layout->header || counts_up;
+        if (numbers > 0 && other && (!counts_up || misfit)) {
+            const std::size_t j = misfit ? *misfit : *other;
+            fail(path, "line " + std::to_string(first_line) + ", column " + std::to_string(j + 1) + ": " +
+                           (is_blank(inner(fields[j])) ? std::string("an empty field") : shown(fields[j]) + ", not a number,") +
+                           " in a line of numbers: the first line is neither a header (names, or pandas' 0, 1, 2, ...) "
+                           "nor a row of numbers (set the header option if it is a header)");
+        }
+        layout->header = other.has_value() || (counts_up && numbers > 1);
     }
     layout->fields = fields.size();
     std::uint64_t data_offset = scan.line_offset(), data_line = first_line;

@@ -7,6 +7,7 @@
 // block of rows at a time; from a Blob/File only the requested bytes are read.
 import { FormatError, InputError } from './errors.js';
 import { callCore, readerCore } from './core.js';
+import { describeValue, printable, shownField } from './text.js';
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const INT32_MAX = 2147483647;
@@ -26,7 +27,7 @@ export async function openSafetensors(input, opts) {
   opts = checkOpts(opts);
   const name = displayName(input, opts);
   if (opts.key !== undefined && typeof opts.key !== 'string') {
-    throw new InputError(`${name}: opts.key must be a string`);
+    throw new InputError(printable(`${name}: opts.key must be a string`));
   }
   const src = byteSource(input, name);
   return makeSource(src, name, await parseSafetensorsHeader(src, name, opts.key));
@@ -50,7 +51,7 @@ export async function readCsv(input, opts) {
     try {
       return decoder.decode(chunk, { stream });
     } catch {
-      throw new FormatError(`${name}: is not valid UTF-8 text`);
+      throw formatError(`${name}: is not valid UTF-8 text`);
     }
   };
   // Only the unfinished last line of each chunk is carried over, so the whole text is never
@@ -73,7 +74,7 @@ async function formatOf(input, name) {
   if (lower.endsWith('.csv') || lower.endsWith('.tsv')) return 'csv';
   if (lower.endsWith('.npy')) return 'npy';
   if (lower.endsWith('.safetensors')) return 'safetensors';
-  throw new FormatError(
+  throw formatError(
     `${name}: is not a format this package reads; it knows .npy (NumPy), .safetensors, ` +
       `and CSV/TSV text (by the extension .csv or .tsv)`,
   );
@@ -146,25 +147,20 @@ function byteSource(input, name) {
         try {
           buffer = await input.slice(a, b).arrayBuffer();
         } catch (e) {
-          throw new FormatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
+          throw formatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
         }
         if (buffer.byteLength !== b - a) {
-          throw new FormatError(`${name}: changed size while it was being read`);
+          throw formatError(`${name}: changed size while it was being read`);
         }
         return new Uint8Array(buffer);
       },
     };
   }
   throw new InputError(
-    `${name}: expected an ArrayBuffer, a typed array, a Blob or a File, got ${describe(input)}`,
+    printable(`${name}: expected an ArrayBuffer, a typed array, a Blob or a File, got ${describeValue(input)}`),
   );
 }
 
-function describe(x) {
-  if (x === null) return 'null';
-  if (typeof x !== 'object') return typeof x;
-  return x.constructor?.name ?? 'an object';
-}
 
 async function* byteChunks(input, src, name) {
   if (src.bytes) {
@@ -179,7 +175,7 @@ async function* byteChunks(input, src, name) {
   try {
     reader = input.stream().getReader();
   } catch (e) {
-    throw new FormatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
+    throw formatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
   }
   let done = false;
   try {
@@ -189,7 +185,7 @@ async function* byteChunks(input, src, name) {
         step = await reader.read();
       } catch (e) {
         done = true;
-        throw new FormatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
+        throw formatError(`${name}: could not be read (${e?.message ?? e})`, { cause: e });
       }
       done = step.done;
       if (!done) yield step.value;
@@ -232,7 +228,7 @@ function checkRange(name, first, count, rows) {
     first + count <= rows;
   if (!ok) {
     throw new InputError(
-      `${name}: read(${first}, ${count}) asks for rows outside the ${rows} rows [0, ${rows}) it has`,
+      printable(`${name}: read(${first}, ${count}) asks for rows outside the ${rows} rows [0, ${rows}) it has`),
     );
   }
 }
@@ -282,7 +278,7 @@ function decodeIntegers(bytes, layout, name, rowOf) {
   const out = new Int32Array(n);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const tooBig = (i, value) =>
-    new FormatError(`${name}: the value ${value} in row ${rowOf(i)} does not fit in int32`);
+    formatError(`${name}: the value ${value} in row ${rowOf(i)} does not fit in int32`);
   const type = kind + itemsize;
   for (let i = 0; i < n; i++) {
     switch (type) {
@@ -318,15 +314,15 @@ function decodeIntegers(bytes, layout, name, rowOf) {
 // ("logits.npy:" or "model.safetensors: tensor 'logits'"); shown is the shape as NumPy prints it.
 function matrixShape(subject, dims, itemsize, dtypeText, shown) {
   if (dims.length < 1 || dims.length > 2) {
-    throw new FormatError(`${subject} has shape ${shown}; logits and labels must be 1-D or 2-D arrays`);
+    throw formatError(`${subject} has shape ${shown}; logits and labels must be 1-D or 2-D arrays`);
   }
   const rows = dims[0];
   const cols = dims.length === 2 ? dims[1] : 1;
-  if (cols === 0) throw new FormatError(`${subject} has no columns (its shape is ${shown})`);
+  if (cols === 0) throw formatError(`${subject} has no columns (its shape is ${shown})`);
   // Products of integers <= 2^53 that land above MAX_SAFE_INTEGER stay above it when rounded.
   const bytes = rows * cols * itemsize;
   if (!Number.isSafeInteger(rows) || !Number.isSafeInteger(cols) || bytes > Number.MAX_SAFE_INTEGER) {
-    throw new FormatError(`${subject} has shape ${shown} of ${dtypeText}, which is too large`);
+    throw formatError(`${subject} has shape ${shown} of ${dtypeText}, which is too large`);
   }
   return { rows, cols, bytes };
 }
@@ -345,7 +341,7 @@ async function parseNpyHeader(src, name) {
   const header = JSON.parse(callCore(core, () => core.npyHeader(head, src.size, name)));
   const { descr, element } = header;
   if (!element) {
-    throw new FormatError(`${name}: has dtype ${descr}; logits must be float16, float32 or float64 and labels integers`);
+    throw formatError(`${name}: has dtype ${descr}; logits must be float16, float32 or float64 and labels integers`);
   }
   const { rows, cols } = matrixShape(`${name}:`, header.shape, element.itemsize, descr, header.shown);
   return { rows, cols, fortran: header.fortran, dataStart: header.dataOffset, ...element };
@@ -370,7 +366,7 @@ async function parseSafetensorsHeader(src, name, key = '') {
   const tensor = JSON.parse(callCore(core, () => core.safetensorsHeader(header, src.size, name, key)));
   const { where, dtype, element } = tensor;
   if (!element) {
-    throw new FormatError(
+    throw formatError(
       `${where} has dtype ${dtype}; logits must be F16, BF16, F32 or F64 and labels integers (I8 to I64, U8 to U64)`,
     );
   }
@@ -386,11 +382,11 @@ function csvOptions(name, opts) {
   const detectTab = delimiter === undefined && !name.toLowerCase().endsWith('.tsv');
   if (delimiter === undefined) delimiter = detectTab ? ',' : '\t';
   if (typeof delimiter !== 'string' || delimiter.length !== 1 || ' "\r\n'.includes(delimiter)) {
-    throw new InputError(`${name}: opts.delimiter must be one character such as ',' or '\\t'`);
+    throw new InputError(printable(`${name}: opts.delimiter must be one character such as ',' or '\\t'`));
   }
   const header = opts.header;
   if (header !== undefined && typeof header !== 'boolean') {
-    throw new InputError(`${name}: opts.header must be true, false or undefined (detect)`);
+    throw new InputError(printable(`${name}: opts.header must be true, false or undefined (detect)`));
   }
   const labelColumn = opts.labelColumn;
   const validLabel =
@@ -398,7 +394,7 @@ function csvOptions(name, opts) {
     typeof labelColumn === 'string' ||
     (Number.isSafeInteger(labelColumn) && labelColumn >= 0);
   if (!validLabel) {
-    throw new InputError(`${name}: opts.labelColumn must be a column name or a 0-based column index`);
+    throw new InputError(printable(`${name}: opts.labelColumn must be a column name or a 0-based column index`));
   }
   return { delimiter, detectTab, header, labelColumn };
 }
@@ -427,13 +423,38 @@ function parseNumber(field) {
   return NAN_PAYLOAD.test(s) ? NaN : undefined;
 }
 
-// A first line is a header when a field is not a number, or when its fields are 0, 1, ..., n-1:
-// the column names pandas writes for a frame of an unnamed array (pd.DataFrame(a).to_csv()).
-// The native reader's rule (native/io/csv.cpp); tests/readers/spec holds both to it.
-function isHeaderLine(fields) {
-  const values = fields.map(parseNumber);
-  if (values.some((v) => v === undefined)) return true;
-  return fields.length > 1 && values.every((v, j) => v === j && !fields[j].includes('.'));
+// A first line is data when every field is a number, and a header when none is, or when its
+// numbers are 0, 1, 2, ... in order beside names (the column names pandas writes for an unnamed
+// array, pd.DataFrame(a).to_csv(); an empty first field is pandas' index). Anything else is
+// refused: a line of numbers with a malformed one ("1,,2", "1d3,2") must not pass for a header
+// and drop a row. The native reader's rule (native/io/csv.cpp); tests/readers/spec holds both.
+function firstLineIsHeader(fields, name, line) {
+  let numbers = 0;
+  let countsUp = true;
+  let other;
+  let misfit;
+  fields.forEach((field, j) => {
+    const value = parseNumber(field);
+    if (value !== undefined) {
+      countsUp = countsUp && value === numbers && !field.includes('.');
+      numbers += 1;
+      return;
+    }
+    other ??= j;
+    if (misfit === undefined && j > 0 && field.trim() === '') misfit = j;
+  });
+  if (numbers > 0 && other !== undefined && (!countsUp || misfit !== undefined)) {
+    const j = misfit ?? other;
+    const what = fields[j].trim() === '' ? 'an empty field' : `${shownField(fields[j])}, not a number,`;
+    throw formatError(`${name}: line ${line}, column ${j + 1}: ${what} in a line of numbers: the first line is neither a ` +
+      "header (names, or pandas' 0, 1, 2, ...) nor a row of numbers (set the header option if it is a header)");
+  }
+  return other !== undefined || (countsUp && numbers > 1);
+}
+
+// Errors name the file and show its text as the native reader does (text.js).
+function formatError(message) {
+  return new FormatError(printable(message));
 }
 
 class CsvParser {
@@ -534,7 +555,7 @@ class CsvParser {
       fields.push(value);
       if (k >= text.length) return fields;
       if (text[k] !== d) {
-        throw new FormatError(
+        throw formatError(
           `${this.name}: line ${line}, column ${fields.length}: unexpected text after a closing quote`,
         );
       }
@@ -546,13 +567,13 @@ class CsvParser {
     if (this.fieldCount < 0) {
       this.fieldCount = fields.length;
       this.firstLine = line;
-      this.hasHeader = this.header ?? isHeaderLine(fields);
+      this.hasHeader = this.header ?? firstLineIsHeader(fields, this.name, line);
       this.resolveLabelColumn(this.hasHeader ? fields.map((f) => f.trim()) : null);
       if (this.hasHeader) return;
     }
     const { name, labelIndex } = this;
     if (fields.length !== this.fieldCount) {
-      throw new FormatError(
+      throw formatError(
         `${name}: line ${line} has ${plural(fields.length, 'field')} but line ${this.firstLine} has ${this.fieldCount}`,
       );
     }
@@ -565,17 +586,17 @@ class CsvParser {
       const value = parseNumber(field);
       if (j === labelIndex) {
         if (!Number.isInteger(value)) {
-          throw new FormatError(`${name}: line ${line}, column ${j + 1}: ${quoteField(field)} is not an integer class label`);
+          throw formatError(`${name}: line ${line}, column ${j + 1}: ${shownField(field)} is not an integer class label`);
         }
         if (value < INT32_MIN || value > INT32_MAX) {
-          throw new FormatError(`${name}: line ${line}, column ${j + 1}: the label ${quoteField(field)} does not fit in int32`);
+          throw formatError(`${name}: line ${line}, column ${j + 1}: the label ${shownField(field)} does not fit in int32`);
         }
         if (this.labels.length <= this.rows) this.labels = grow(this.labels, this.rows + 1);
         this.labels[this.rows] = value;
       } else {
         if (value === undefined) {
-          const why = field.trim() === '' ? 'the field is empty' : `${quoteField(field)} is not a number`;
-          throw new FormatError(`${name}: line ${line}, column ${j + 1}: ${why}`);
+          const why = field.trim() === '' ? 'the field is empty' : `${shownField(field)} is not a number`;
+          throw formatError(`${name}: line ${line}, column ${j + 1}: ${why}`);
         }
         this.data[p++] = value;
       }
@@ -591,36 +612,36 @@ class CsvParser {
       index = headerNames ? headerNames.indexOf(labelColumn) : -1;
       if (index < 0 && /^[0-9]+$/.test(labelColumn)) index = Number(labelColumn);
       else if (index < 0 && !headerNames) {
-        throw new FormatError(
+        throw formatError(
           `${name}: has no header row, so no column is named '${labelColumn}' (without a header a label column is a 0-based index)`,
         );
       } else if (index < 0) {
-        throw new FormatError(
-          `${name}: has no column named '${labelColumn}' (its columns are ${headerNames.map((h) => `'${h}'`).join(', ')})`,
+        throw formatError(
+          `${name}: has no column named '${labelColumn}' (its columns are ${headerNames.map((h) => shownField(h, 'name')).join(', ')})`,
         );
       }
     }
     if (index !== undefined) {
       if (index >= this.fieldCount) {
-        throw new FormatError(
+        throw formatError(
           `${name}: has no column ${labelColumn} (its ${this.fieldCount} columns are numbered from 0)`,
         );
       }
       this.labelIndex = index;
     }
     this.cols = this.fieldCount - (this.labelIndex >= 0 ? 1 : 0);
-    if (this.cols === 0) throw new FormatError(`${name}: has no columns of logits besides the labels`);
+    if (this.cols === 0) throw formatError(`${name}: has no columns of logits besides the labels`);
   }
 
   end() {
     if (this.pending !== null) {
-      throw new FormatError(`${this.name}: line ${this.pendingLine}: a quoted field is never closed`);
+      throw formatError(`${this.name}: line ${this.pendingLine}: a quoted field is never closed`);
     }
     if (this.fieldCount < 0) {
-      throw new FormatError(`${this.name}: ${this.line === 0 ? 'is empty' : 'has no rows (only blank lines)'}`);
+      throw formatError(`${this.name}: ${this.line === 0 ? 'is empty' : 'has no rows (only blank lines)'}`);
     }
     if (this.hasHeader && this.rows === 0) {
-      throw new FormatError(`${this.name}: has a header (line ${this.firstLine}) but no data rows`);
+      throw formatError(`${this.name}: has a header (line ${this.firstLine}) but no data rows`);
     }
     const matrix = {
       name: this.name,
@@ -642,9 +663,4 @@ function grow(array, atLeast) {
   const bigger = new array.constructor(Math.max(atLeast, array.length * 2));
   bigger.set(array);
   return bigger;
-}
-
-function quoteField(field) {
-  const shown = field.length > 40 ? `${field.slice(0, 40)}…` : field;
-  return `'${shown}'`;
 }

@@ -15,16 +15,20 @@ const OPENERS = { npy: openNpy, safetensors: openSafetensors, csv: readCsv };
 // A File/Blob as something scoreSource streams (openMatrix), or read as the `format` given.
 function openFile(file, { format, ...how } = {}) {
   if (format === undefined) return openMatrix(file, how);
-  if (!(format in OPENERS)) throw new InputError(`${file.name ?? 'input'}: unknown format '${format}' (npy, safetensors or csv)`);
+  if (!Object.hasOwn(OPENERS, format)) throw new InputError(`${file.name ?? 'input'}: unknown format '${format}' (npy, safetensors or csv)`);
   return OPENERS[format](file, how);
 }
 
-const ops = {
+// The operations, looked up as own properties only: 'constructor' or 'valueOf' is no operation.
+const ops = Object.assign(Object.create(null), {
   init: (args) => init(args ?? {}).then(() => true),
   // args: { data, shape: { rows, cols, dtype? , labels? }, options, chunkRows? }
-  score: ({ data, shape, options, chunkRows }, progress, signal) => scoreSource(
-    { rows: shape.rows, cols: shape.cols, dtype: shape.dtype, data, labels: shape.labels },
-    options, { chunkRows, onProgress: progress, signal }),
+  score: ({ data, shape, options, chunkRows }, progress, signal) => {
+    if (shape === null || typeof shape !== 'object')
+      throw new InputError('score: args.shape must be { rows, cols, dtype?, labels? }');
+    return scoreSource({ rows: shape.rows, cols: shape.cols, dtype: shape.dtype, data, labels: shape.labels },
+      options, { chunkRows, onProgress: progress, signal });
+  },
   // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
   scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress, signal) => {
     const source = await openFile(file, how);
@@ -49,7 +53,7 @@ const ops = {
   predict: ({ calibration, result, level }) => predict(calibration, result, { level }),
   predictScores: ({ calibration, method, scores, level }) => predictScores(calibration, method, scores, { level }),
   methods: () => methods(),
-};
+});
 
 function transferables(value) {
   const out = [];
@@ -70,7 +74,8 @@ export async function handleMessage(message, post) {
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    if (!(op in ops)) throw new InputError(`unknown operation '${op}'; the operations are ${Object.keys(ops).join(', ')}`);
+    if (typeof op !== 'string' || !Object.hasOwn(ops, op))
+      throw new InputError(`unknown operation '${String(op).slice(0, 60)}'; the operations are ${Object.keys(ops).join(', ')}`);
     if (op !== 'init') await init();
     let last = 0;
     const progress = (done, total) => {

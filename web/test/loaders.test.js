@@ -536,6 +536,21 @@ describe('readCsv', () => {
     assert.ok(Number.isNaN(nanHeader.data[0]));
   });
 
+  test('text from the file or the name reaches a message escaped, as natively', async () => {
+    const hostile = '\x1b]0;pwn\x07\u202e\x9b';
+    for (const [csv, opts] of [
+      [`a,b\n1,${hostile}\n`, { name: 'h.csv' }],
+      [`a${hostile},b\n1,2\n`, { name: 'h.csv', labelColumn: 'zz' }],
+      ['a,b\n1,x\n', { name: `h${hostile}.csv` }],
+      ['a,b\n1,2\n', { name: `h${hostile}.csv`, header: 'yes' }],
+    ]) {
+      const error = await readCsv(text(csv), opts).then(() => null, (e) => e);
+      assert.ok(error instanceof FormatError || error instanceof InputError, String(error));
+      assert.doesNotMatch(error.message, /[\x00-\x1f\x7f-\x9f\u202e]/u, JSON.stringify(error.message));
+      assert.match(error.message, /\\x1b/);
+    }
+  });
+
   test('a big file streams from a Blob', async () => {
     const rows = 40000;
     const cols = 6;

@@ -198,6 +198,25 @@ case("csv/no_header.csv", "matrix", text_matrix(spelled[1:]), options={"header":
      note="header=true takes the first line as names, whatever it holds")
 case(csv("csv/nan_header.csv", "nan,inf,-inf\n1,2,3\n"), "matrix", text_matrix([["nan", "inf", "-inf"], ["1", "2", "3"]]),
      note="nan and inf spell numbers, so that line is data")
+# A first line with numbers in it is data, or pandas' 0, 1, 2, ... names: a malformed number
+# there must not turn the line into a header and drop a row
+neither = "neither a header"
+for rel, text in [("csv/first_line_empty_field.csv", "1,,2\n3,4,5\n"), ("csv/first_line_1d3.csv", "1d3,2\n3,4\n"),
+                  ("csv/first_line_hex.csv", "0x1p3,2\n3,4\n"), ("csv/first_line_underscore.csv", "1_0,2\n3,4\n"),
+                  ("csv/first_line_tab.csv", "1,5\t2\n3,4\n"), ("csv/first_line_counts_gap.csv", "0,,1\n3,4,5\n")]:
+    case(csv(rel, text), "matrix", error(neither), note="a line of numbers with one that is not: refused, naming it")
+case("csv/first_line_1d3.csv", "matrix", text_matrix([["3", "4"]]), options={"header": True},
+     note="header=true says the line is names")
+case(csv("csv/pandas_index_header.csv", ",0,1\n0,1.5,2\n1,3,4\n"), "matrix",
+     text_matrix([["0", "1.5", "2"], ["1", "3", "4"]]),
+     note="pd.DataFrame(a).to_csv(): an empty index name, then the column names 0, 1")
+case(csv("csv/pandas_index_one_column.csv", ",0\n0,1.5\n1,3\n"), "matrix", text_matrix([["0", "1.5"], ["1", "3"]]))
+# Text from the file is escaped in messages, as natively: no escape sequence or bidirectional
+# override reaches the terminal
+case(csv("csv/control_field.csv", "a,b\n1,\x1b]0;pwn\x07\u202e\n"), "matrix",
+     error("'\\x1b]0;pwn\\x07\\xe2\\x80\\xae' is not a number"))
+case(csv("csv/control_header.csv", "a\x1b[2J,b\n1,2\n"), "matrix", error("\\x1b[2J"),
+     options={"label_column": "zz"}, note="the header's names, listed when the label column is not among them")
 case(csv("csv/quoted_names.csv", '"class, 0","class, 1",label\n1.5,2,1\n3,4,0\n'), "matrix",
      text_matrix([["1.5", "2"], ["3", "4"]]), options={"label_column": "label"})
 case("csv/quoted_names.csv", "matrix", text_matrix([["1.5", "1"], ["3", "0"]]), options={"label_column": "class, 1"},
