@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 #include <limits>
 #include <set>
@@ -664,9 +665,75 @@ TEST_CASE("whole numbers in a state must be JSON integers in range", "[accumulat
     refused(ptr("/version"), 4294967302ULL, "unsupported version");  // 6 modulo 2^32
     refused(ptr("/taylor_overflow_row"), 2.5, "\"taylor_overflow_row\" must be a whole number");
     refused(ptr("/taylor_overflow_row"), -7, "\"taylor_overflow_row\" must be a whole number from -1");
-    refused(ptr("/options/taylor_order"), 1e300, "\"taylor_order\" must be a whole number from 1 to 1000");
+    refused(ptr("/options/taylor_order"), 1e300, "\"taylor_order\" must be a whole number from 1 to 170");
     refused(ptr("/options/batch_size"), 1e300, "\"batch_size\" must be a whole number");
     refused(ptr("/predicted/0"), 1e300, "\"predicted\" must be a whole number");
     refused(ptr("/predicted/0"), -1, "\"predicted\" must be a whole number");
+    refused(ptr("/n"), 40.5, "\"n\" must be a whole number >= 0 (got 40.5)");
+    refused(ptr("/phi_sum"), "12", "\"phi_sum\" must be a number (got \"12\")");
     CHECK_NOTHROW(mano::accumulator::from_json(good));
+    // whole numbers written as floats (Python's json, JavaScript) are those numbers
+    auto floats = good;
+    floats["version"] = 7.0;
+    floats["n"] = 40.0;
+    floats["k"] = 4.0;
+    floats["options"]["taylor_order"] = 2.0;
+    CHECK(mano::accumulator::from_json(floats).to_json() == good);
+}
+
+TEST_CASE("states that no rows can give are refused", "[accumulator][validation]") {
+    const std::size_t n = 60, k = 5;
+    const auto q = random_logits(n, k, 2.0, 64);
+    mano::options o;
+    o.methods = {mano::method::mano, mano::method::nuclear, mano::method::mde, mano::method::cot};
+    mano::accumulator acc(k, o);
+    acc.push(mano::logits_view(q.data(), n, k));
+    const auto good = acc.to_json();
+    REQUIRE_NOTHROW(mano::accumulator::from_json(good));
+    using ptr = nlohmann::json::json_pointer;
+    const auto refused = [&](const std::function<void(nlohmann::json&)>& tamper, const std::string& needle) {
+        auto j = good;
+        tamper(j);
+        CHECK_THROWS_WITH(mano::accumulator::from_json(j), Catch::Contains(needle));
+    };
+    // the criterion's sum below n log K flips MaNo's branch
+    refused([](nlohmann::json& j) { j["phi_sum"] = 0.0; }, "inconsistent sums");
+    refused([&](nlohmann::json& j) { j["phi_sum"] = 0.99 * n * std::log(5.0); }, "inconsistent sums");
+    // sum_k p^p is at least K^(1-p) on every softmax row
+    refused([](nlohmann::json& j) { j["methods"]["mano"]["sum_softmax"] = {0.0, 0.0}; }, "below n K^(1-p)");
+    // COT's rows are softmax rows
+    refused([](nlohmann::json& j) {
+        for (auto& x : j["methods"]["cot"]) x = 0.0;
+    }, "softmax rows");
+    // the Gram matrix keeps its upper triangle and sums to n
+    refused([&](nlohmann::json& j) {
+        auto& g = j["methods"]["nuclear"]["gram"];
+        for (std::size_t a = 0; a < k; ++a)
+            for (std::size_t b = a + 1; b < k; ++b) std::swap(g[a * k + b], g[b * k + a]);
+    }, "below its diagonal");
+    refused([](nlohmann::json& j) { j["methods"]["nuclear"]["gram"][0] = 1e308; }, "outside [0, n]");
+    refused([](nlohmann::json& j) { j["methods"]["nuclear"]["gram"][0] = j["methods"]["nuclear"]["gram"][0].get<double>() + 5; },
+            "\"gram\" sums to");
+    // MDE's energies: a spread that overflows
+    refused([](nlohmann::json& j) {
+        j["methods"]["mde"]["max"] = 1e308;
+        j["methods"]["mde"]["shift"] = -1e308;
+    }, "energies' sums are inconsistent");
+    // no message prints a number as 309 digits
+    auto j = good;
+    j["methods"]["nuclear"]["gram"][0] = 1e308;
+    try {
+        mano::accumulator::from_json(j);
+    } catch (const mano::error& e) {
+        CHECK(std::string(e.what()).size() < 200);
+        CHECK_THAT(e.what(), Catch::Contains("1e+308"));
+    }
+}
+
+TEST_CASE("a K beyond the limit is refused before anything is allocated", "[accumulator][validation]") {
+    mano::options o;
+    o.methods = {mano::method::cot};
+    CHECK_THROWS_WITH(mano::accumulator(std::numeric_limits<std::size_t>::max(), o), Catch::Contains("more than the 1048576"));
+    CHECK_THROWS_WITH(mano::accumulator(mano::max_classes + 1, o), Catch::Contains("more than the 1048576"));
+    CHECK_NOTHROW(mano::accumulator(mano::max_classes, mano::options{}));
 }

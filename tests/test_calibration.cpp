@@ -159,6 +159,35 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
     CHECK(far.extrapolated);
     CHECK(far.accuracy == 1.0);  // clipped
     CHECK(far.upper == 1.0);
+    // the interval lies wholly above 1: it keeps its width at the top rather than become [1, 1]
+    {
+        const double dx = 5.0 - xbar;
+        const double far_half = mano::student_t_quantile(0.95, 4) * mc.fit.residual_se * std::sqrt(1 + 1.0 / 6 + dx * dx / sxx);
+        CHECK(far.out_of_range == 1);
+        CHECK(far.lower == Approx(1 - 2 * far_half).epsilon(1e-12));
+        CHECK(far.to_json().at("out_of_range") == "above");
+        const auto low = mano::predict(mc_whole, -5.0, std::nullopt, 0.9);
+        CHECK(low.out_of_range == -1);
+        CHECK(low.accuracy == 0.0);
+        CHECK(low.lower == 0.0);
+        const double low_dx = -5.0 - xbar;
+        const double low_half =
+            mano::student_t_quantile(0.95, 4) * mc.fit.residual_se * std::sqrt(1 + 1.0 / 6 + low_dx * low_dx / sxx);
+        CHECK(low.upper == Approx(2 * low_half).epsilon(1e-12));
+        // a score of 1e308 (the line at +inf): the whole of [0, 1], not a point
+        const auto huge = mano::predict(mc_whole, 1e308, std::nullopt, 0.9);
+        CHECK(huge.lower == 0.0);
+        CHECK(huge.upper == 1.0);
+        CHECK(huge.out_of_range == 1);
+        // within [0, 1] nothing changes, and the JSON has no out_of_range
+        CHECK(p.out_of_range == 0);
+        CHECK_FALSE(p.to_json().contains("out_of_range"));
+        // the leave-one-out (t) path and jackknife+ keep their widths too
+        const auto folds_far = mano::predict(mc, 50.0, std::nullopt, 0.9);
+        CHECK(folds_far.upper == 1.0);
+        CHECK(folds_far.upper - folds_far.lower == Approx(held_out.upper - held_out.lower).epsilon(1e-12));
+        CHECK(folds_far.out_of_range == 1);
+    }
     CHECK_THROWS_WITH(mano::predict(mc, 0.5, std::nullopt, 1.0), Catch::Contains("level"));
 
     SECTION("JSON round trip and validation") {
@@ -174,6 +203,44 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
         j.erase("k");
         CHECK_THROWS_AS(mano::calibration::from_json(j), mano::error);
         CHECK_THROWS_WITH(mano::calibration::from_json(nlohmann::json::array()), Catch::Contains("not a mano calibration"));
+    }
+    SECTION("a calibration must agree with itself") {
+        auto j = cal.to_json();
+        j["k"] = 10.0;  // a whole number written as a float (Python's json) is that number
+        j["version"] = j["version"].get<int>() * 1.0;
+        CHECK(mano::calibration::from_json(j).to_json() == cal.to_json());
+        j = cal.to_json();
+        j["k"] = 10.5;
+        CHECK_THROWS_WITH(mano::calibration::from_json(j), Catch::Contains("\"k\" must be a whole number >= 0 (got 10.5)"));
+        j = cal.to_json();
+        j["methods"]["confscore"]["slope"] = "steep";
+        CHECK_THROWS_WITH(mano::calibration::from_json(j),
+                          Catch::Contains("calibration: method 'confscore': \"slope\" must be a number (got \"steep\")"));
+        j = cal.to_json();
+        j["options"]["p"] = "4";
+        CHECK_THROWS_WITH(mano::calibration::from_json(j), Catch::Contains("options: \"p\" must be a number"));
+        j = cal.to_json();
+        j["options"]["methods"] = nlohmann::json::array({"mano"});
+        CHECK_THROWS_WITH(mano::calibration::from_json(j), Catch::Contains("'confscore' is calibrated but \"options\" do not score it"));
+        j = cal.to_json();
+        j["options"]["methods"].push_back("atc_mc");
+        CHECK_THROWS_WITH(mano::calibration::from_json(j), Catch::Contains("'atc_mc' needs the source model"));
+        j = cal.to_json();
+        j["options"]["taylor_order"] = 171;
+        CHECK_THROWS_WITH(mano::calibration::from_json(j), Catch::Contains("from 1 to 170"));
+    }
+    SECTION("scoring options for predictions: K checked, methods that keep every row bounded") {
+        auto wide = cal;
+        wide.opts.methods = {mano::method::confscore, mano::method::cot};
+        std::vector<mano::method> left;
+        CHECK(mano::scoring_options(wide, 1000, 10, &left).methods == wide.opts.methods);
+        CHECK(left.empty());
+        CHECK(mano::scoring_options(wide, 200001, 10, &left).methods == std::vector<mano::method>{mano::method::confscore});
+        CHECK(left == std::vector<mano::method>{mano::method::cot});
+        left.clear();
+        CHECK(mano::scoring_options(wide, 0, 10, &left).methods == std::vector<mano::method>{mano::method::confscore});
+        CHECK(left == std::vector<mano::method>{mano::method::cot});
+        CHECK_THROWS_WITH(mano::scoring_options(wide, 1000, 11), Catch::Contains("the logits have 11 classes but the calibration"));
     }
     SECTION("a result with another K is refused") {
         mano::result r;

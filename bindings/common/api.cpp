@@ -124,10 +124,17 @@ std::string predict_scores(const std::string& calibration_json, const std::strin
     if (found == c.methods.end()) throw error("the calibration has no method '" + method_name + "'");
     json out = json::array();
     for (const auto& score : parse_input(scores, "scores")) {
-        const auto p = mano::predict(*found, score.get<double>(), std::nullopt, level);
-        out.push_back({{"accuracy", p.accuracy}, {"interval", {p.lower, p.upper}}, {"extrapolated", p.extrapolated}});
+        out.push_back(mano::predict(*found, score.get<double>(), std::nullopt, level).to_json());
     }
     return out.dump();
+}
+
+std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k) {
+    std::vector<method> left_out;
+    const options o = mano::scoring_options(calibration::from_json(parse_calibration(calibration_json)), n, k, &left_out);
+    json names = json::array();
+    for (const method m : left_out) names.push_back(method_name(m));
+    return json{{"options", o.to_json()}, {"left_out", names}}.dump();
 }
 
 std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json) {

@@ -62,10 +62,15 @@ std::string choose_normalization(const std::string& sets, const std::string& opt
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level);
 
 // The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
-// [{"accuracy", "interval", "extrapolated"}], the calibration's own uncertainty only (e.g. to
+// [prediction::to_json()], the calibration's own uncertainty only (e.g. to
 // draw its prediction band).
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level);
+
+// The options to score n x k logits with for a calibration's predictions (calibration.hpp,
+// scoring_options; n = 0: unknown): {"options", "left_out": [the methods left out by size]}.
+// Refuses an inconsistent calibration and another k, before any row is scored.
+std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k);
 
 // The methods computed when none are named, for n rows of k classes and the inputs named in
 // `inputs_json` (a JSON list of the table's input names: "source", "second", ...).

@@ -590,6 +590,9 @@ PYBIND11_MODULE(_core, m) {
     m.def("choose_normalization", &api::choose_normalization);
     m.def("predict", &api::predict);
     m.def("predict_scores", &api::predict_scores);
+    m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"));
+    m.attr("keeps_rows_max_logits") = mano::keeps_rows_max_logits;
+    m.attr("keeps_rows_max_k") = mano::keeps_rows_max_k;
     m.def("default_methods", &api::default_methods);
     m.def("methods", &api::methods);
     m.def("architectures", &mano::available_architectures);

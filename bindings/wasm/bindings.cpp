@@ -206,6 +206,12 @@ std::string calibrate(const std::string& sets, const std::string& options_json) 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
     return guarded([&] { return api::predict(calibration_json, result_json, level); });
 }
+std::string scoring_options(const std::string& calibration_json, double rows, double cols) {
+    return guarded([&] {
+        return api::scoring_options(calibration_json, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+    });
+}
+
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level) {
     return guarded([&] { return api::predict_scores(calibration_json, method_name, scores, level); });
@@ -304,6 +310,7 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("calibrate", &calibrate);
     emscripten::function("predict", &predict);
     emscripten::function("predictScores", &predict_scores);
+    emscripten::function("scoringOptions", &scoring_options);
     emscripten::function("defaultMethods", &default_methods);
     emscripten::function("methods", &methods);
     emscripten::function("npyHeader", &npy_header);

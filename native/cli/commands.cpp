@@ -43,6 +43,26 @@ void note_left_out(const std::string& path, const options& opts, std::size_t n, 
     }
 }
 
+// The calibration's options for scoring n x k logits of `path` (calibration.hpp,
+// scoring_options: K checked before any row is read), naming on stderr the methods that keep
+// every row and were left out for this size.
+options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet) {
+    std::vector<method> left_out;
+    options o;
+    try {
+        o = scoring_options(cal, n, k, &left_out);
+    } catch (const error& e) {
+        throw file_error(path, e);
+    }
+    if (!quiet)
+        for (const method m : left_out)
+            warn(path + ": " + method_name(m) + " left out of this prediction: it keeps every row, which a prediction does " +
+                 "only up to " + std::to_string(keeps_rows_max_logits) + " logits and " + std::to_string(keeps_rows_max_k) +
+                 " classes (this file: " + std::to_string(n) + " x " + std::to_string(k) + "); mano predict --methods " +
+                 method_name(m) + " runs it anyway");
+    return o;
+}
+
 }  // namespace
 
 int run_score(score_command& c) {
@@ -91,10 +111,7 @@ int run_score(score_command& c) {
         const std::size_t n = c.chunk_size > 0 ? std::min(c.chunk_size, end - first) : end - first;
         options opts;
         if (cal) {
-            opts = cal->opts;
-            if (cal->k != reader->cols())
-                throw error(path + ": the logits have " + std::to_string(reader->cols()) +
-                            " classes but the calibration was fitted on logits with " + std::to_string(cal->k));
+            opts = prediction_options(*cal, path, n, reader->cols(), c.input.quiet);
         } else {
             opts = resolver.resolve(n, reader->cols());
         }
@@ -284,7 +301,15 @@ int run_predict(predict_command& c) {
     std::vector<std::string> names;
     std::vector<set_prediction> predictions;
     for (const auto& s : sets) {
-        const result r = score_set(s, resolver, c.input, &cal.opts);
+        // the calibration's options for this set's size (K checked first); methods named with
+        // --methods run at any size
+        const auto shape = io::open_matrix(s.logits, c.input.read);
+        if (shape->cols() != cal.k)
+            throw file_error(s.logits, error("the logits have " + std::to_string(shape->cols()) +
+                                             " classes but the calibration was fitted on logits with " + std::to_string(cal.k)));
+        const options opts = c.methods.empty() ? prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input.quiet)
+                                               : cal.opts;
+        const result r = score_set(s, resolver, c.input, &opts);
         names.push_back(s.name);
         try {
             predictions.push_back(predict(cal, r, c.level));

@@ -109,7 +109,7 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
              ->check(real_number("", [](double) { return true; })));
     keep(app->add_option("--taylor-order", opts.taylor_order, "order n >= 1 of the Taylor normalization")
              ->capture_default_str()
-             ->check(whole_number(true, max_taylor_order)));
+             ->check(whole_number(true, mano::max_taylor_order)));
     if (families) {
         normalization = "family";
         taylor_orders = {2};
@@ -122,7 +122,7 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
                              "with --normalization family: the Taylor orders to choose among (comma-separated)")
                  ->delimiter(',')
                  ->capture_default_str()
-                 ->check(whole_number(true, max_taylor_order)));
+                 ->check(whole_number(true, mano::max_taylor_order)));
     } else {
         keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
                  ->capture_default_str()

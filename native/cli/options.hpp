@@ -21,8 +21,6 @@ namespace cli {
 inline constexpr std::uint64_t whole_number_max = 999999999999999999ULL;
 // More threads than this only cost memory (each keeps its own accumulator) and thread creation.
 inline constexpr std::uint64_t max_threads = 1024;
-// 1/n! underflows a double beyond n = 170 (options::validate refuses it too).
-inline constexpr std::uint64_t max_taylor_order = 170;
 
 // For unsigned options: the text must be a plain whole number (no sign, no exponent), at least 1
 // when `positive`, and at most `most` (below 10^18 by default, so it fits in 64 bits); CLI11

@@ -177,6 +177,13 @@ void warn_extrapolation(const std::vector<std::string>& names, const std::vector
         return;
     }
     for (const auto& [set, methods] : outside) warn(set + ": the scores of " + methods + tail);
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        const auto& e = predictions[i].estimate;
+        if (!e || !e->value.out_of_range) continue;
+        warn(names[i] + ": " + method_name(e->m) + "'s line gives an accuracy " + (e->value.out_of_range < 0 ? "below 0" : "above 1") +
+             " for this set (shown clipped, its interval kept at its width): the set is unlike every calibration set; "
+             "label a sample of it before trusting the estimate");
+    }
 }
 
 void print_coverage(const coverage_report& coverage) {

@@ -41,11 +41,9 @@ detail::kernel_params make_params(const options& o, std::size_t k) {
         if (j > 0) factorial *= j;
         kp.taylor_coeffs.push_back(1.0 / factorial);
     }
-    // With a fixed criterion the softrun branch is known now: skip the other one.
-    const bool fixed_softmax = o.criterion && o.norm == normalization::softrun && *o.criterion > o.eta;
-    const bool fixed_taylor = o.criterion && o.norm == normalization::softrun && *o.criterion <= o.eta;
-    kp.want_softmax = o.norm != normalization::taylor && !fixed_taylor;
-    kp.want_taylor = o.norm != normalization::softmax && !fixed_softmax;
+    // With a fixed criterion the softrun branch is known now: the other one is skipped.
+    kp.want_softmax = o.scores_softmax_branch();
+    kp.want_taylor = o.scores_taylor_branch();
     return kp;
 }
 
@@ -61,6 +59,9 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
     o.validate();
     if (k < 2)
         throw error("logits need at least 2 columns (classes); got " + std::to_string(k));
+    if (k > max_classes)
+        throw error(std::to_string(k) + " classes are more than the " + std::to_string(max_classes) +
+                    " an accumulator takes (each method keeps numbers per class)");
     if (!o.label_marginal.empty() && o.label_marginal.size() != k)
         throw error("the label marginal has " + std::to_string(o.label_marginal.size()) +
                     " entries but the logits have " + std::to_string(k) + " classes");
@@ -71,7 +72,7 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
     for (const method m : o.methods) {
         const double gib = static_cast<double>(k) * static_cast<double>(k) * 8.0 / (1 << 30);
         if (info_of(m).cost == method_cost::quadratic && !(info_of(m).needs & needs_features) && gib > 4.0)
-            throw error(std::string(method_name(m)) + " keeps a K x K matrix: " + std::to_string(gib) +
+            throw error(std::string(method_name(m)) + " keeps a K x K matrix: " + number_text(gib) +
                         " GiB for K = " + std::to_string(k) + "; leave it out of the methods for this many classes");
     }
     impl_->arch = resolve_architecture(o.architecture);

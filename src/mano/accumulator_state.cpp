@@ -43,7 +43,13 @@ void row_store::from_json(const nlohmann::json& j, std::size_t n) {
     rows = j.get<std::vector<double>>();
     bool ok = rows.size() == n * k_;
     for (std::size_t i = 0; ok && i < rows.size(); ++i) ok = rows[i] >= 0 && rows[i] <= 1;
-    check_state(ok, "the rows must be n x K softmax values, each in [0, 1]");
+    // each a softmax row: its K values sum to 1 (to the float lanes' rounding)
+    for (std::size_t r = 0; ok && r < n; ++r) {
+        double sum = 0;
+        for (std::size_t c = 0; c < k_; ++c) sum += rows[r * k_ + c];
+        ok = std::abs(sum - 1) <= 1e-5;
+    }
+    check_state(ok, "the rows must be n x K softmax rows: values in [0, 1] that sum to 1 per row");
 }
 
 }  // namespace detail
@@ -215,7 +221,7 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         auto& s = a.core;
         s.n = detail::count_of(j, "n", what);
         const double n = static_cast<double>(s.n);
-        s.phi_sum = j.at("phi_sum").get<double>();
+        s.phi_sum = detail::number_of(j, "phi_sum", what);
         s.taylor_overflow_row = detail::integer_of(j.at("taylor_overflow_row"), what, "taylor_overflow_row", -1,
                                                    std::numeric_limits<std::int64_t>::max());
         s.max_prob = detail::moments::from_json(j.at("max_prob"), n, 1, "accumulator state: \"max_prob\"");
@@ -253,8 +259,11 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         if ((s.n == 0) != s.shards.empty() || s.shards.size() > s.n)
             throw error("accumulator state: \"shards\" names " + std::to_string(s.shards.size()) + " shards for " +
                         std::to_string(s.n) + " rows; a state of n rows names 1 to n shards (none when n = 0)");
-        // Phi_i >= log K > 0; the extra inputs came with no rows or with all of them
-        const bool sane = std::isfinite(s.phi_sum) && s.phi_sum >= 0 && s.correct <= s.labeled_rows &&
+        // Phi_i >= log K (a uniform row; 1e-6 for the float lanes' rounding), so that a state
+        // cannot move the softrun criterion below what n rows give; the extra inputs came with
+        // no rows or with all of them
+        const double least_phi = n * std::log(static_cast<double>(k)) * (1 - 1e-6);
+        const bool sane = std::isfinite(s.phi_sum) && s.phi_sum >= least_phi && s.correct <= s.labeled_rows &&
                           s.labeled_rows <= s.n && (s.second_rows == 0 || s.second_rows == s.n) &&
                           (s.feature_rows == 0 || s.feature_rows == s.n) &&
                           s.taylor_overflow_row < static_cast<std::int64_t>(s.n);

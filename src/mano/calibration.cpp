@@ -72,16 +72,25 @@ nlohmann::json summaries_json(const std::map<method, evaluation_summary>& summar
     return out;
 }
 
-nlohmann::json prediction_json(const prediction& p) {
-    nlohmann::json j = {{"score", p.score}};
-    if (p.score_se) j["se"] = *p.score_se;
-    j["accuracy"] = p.accuracy;
-    j["interval"] = {p.lower, p.upper};
-    j["extrapolated"] = p.extrapolated;
-    return j;
-}
 
 double clip01(double x) { return std::min(1.0, std::max(0.0, x)); }
+
+// The estimate and its interval [lower, upper] (unclipped) within [0, 1], where the truth lies.
+// An interval that overlaps [0, 1] is clipped; one wholly outside it (the line far beyond the
+// scores it was fitted on: a score of 1e308, uniform logits) would clip to a single point, a
+// 90% interval of width 0, so it keeps its width at the nearer end instead.
+void bound(prediction& p, double fitted, double lower, double upper) {
+    p.accuracy = clip01(fitted);
+    p.out_of_range = fitted < 0 ? -1 : fitted > 1 ? 1 : 0;
+    const double width = std::min(1.0, upper - lower);
+    if (upper < 0) {
+        p.lower = 0, p.upper = width;
+    } else if (lower > 1) {
+        p.lower = 1 - width, p.upper = 1;
+    } else {
+        p.lower = clip01(lower), p.upper = clip01(upper);
+    }
+}
 
 // Each set's group for leave-one-group-out: its group, or its own name when it has none; with
 // fewer than two groups every set is its own group (leave-one-out).
@@ -189,12 +198,16 @@ normalization_choice normalization_choice::from_json(const nlohmann::json& j) {
     normalization_choice c;
     const auto [norm, order] = parse_variant(j.at("variant").get<std::string>());
     c.norm = norm;
-    c.taylor_order = norm == normalization::taylor ? order : static_cast<int>(detail::integer_of(j.at("taylor_order"), "calibration", "taylor_order", 1, 1000));
+    c.taylor_order = static_cast<int>(detail::integer_of(j.at("taylor_order"), "calibration", "taylor_order", 1, max_taylor_order));
+    if (norm == normalization::taylor && c.taylor_order != order)
+        throw error("calibration: the chosen normalization is not the one in \"options\" (its variant " +
+                    printable(j.at("variant").get<std::string>(), 20) + " has Taylor order " + std::to_string(order) +
+                    ", its \"taylor_order\" is " + std::to_string(c.taylor_order) + ")");
     c.by = j.at("by").get<std::string>();
     if (c.by != "leave-one-group-out" && c.by != "pooled criterion")
         throw error("calibration: the normalization was chosen by \"" + printable(c.by, 60) + "\", which this build does not know");
-    c.pooled_criterion = j.at("pooled_criterion").get<double>();
-    c.eta = j.at("eta").get<double>();
+    c.pooled_criterion = detail::number_of(j, "pooled_criterion", "calibration: \"normalization\"");
+    c.eta = detail::number_of(j, "eta", "calibration: \"normalization\"");
     if (j.contains("errors")) c.errors = j.at("errors").get<std::map<std::string, double>>();
     return c;
 }
@@ -374,6 +387,16 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     return c;
 }
 
+nlohmann::json prediction::to_json() const {
+    nlohmann::json j = {{"score", score}};
+    if (score_se) j["se"] = *score_se;
+    j["accuracy"] = accuracy;
+    j["interval"] = {lower, upper};
+    j["extrapolated"] = extrapolated;
+    if (out_of_range) j["out_of_range"] = out_of_range < 0 ? "below" : "above";
+    return j;
+}
+
 prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level) {
     if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
     if (!std::isfinite(score)) throw error(std::string(method_name(c.m)) + ": the score is not a finite number");
@@ -385,7 +408,6 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     const double fitted = f.slope * score + f.intercept;
     const double n = static_cast<double>(f.n);
     const double t = student_t_quantile(0.5 + level / 2, n - 2);
-    p.accuracy = clip01(fitted);
     p.extrapolated = score < f.x_min || score > f.x_max;
     std::size_t residual_count = 0;
     double residual_sq = 0;
@@ -402,8 +424,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
         double variance = residual_sq / m;
         if (p.score_se) variance += f.slope * f.slope * *p.score_se * *p.score_se;
         const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
-        p.lower = clip01(fitted - half);
-        p.upper = clip01(fitted + half);
+        bound(p, fitted, fitted - half, fitted + half);
         return p;
     }
     if (!c.folds.empty()) {
@@ -427,8 +448,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
             lower = fitted - std::hypot(fitted - lower, noise);
             upper = fitted + std::hypot(upper - fitted, noise);
         }
-        p.lower = clip01(lower);
-        p.upper = clip01(upper);
+        bound(p, fitted, lower, upper);
         return p;
     }
     const double dx = score - c.score_mean;
@@ -436,9 +456,24 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     double variance = f.residual_se * f.residual_se * (1.0 + 1.0 / n + (c.score_sxx > 0 ? dx * dx / c.score_sxx : 0.0));
     if (p.score_se) variance += f.slope * f.slope * *p.score_se * *p.score_se;
     const double half = t * std::sqrt(variance);
-    p.lower = clip01(fitted - half);
-    p.upper = clip01(fitted + half);
+    bound(p, fitted, fitted - half, fitted + half);
     return p;
+}
+
+options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out) {
+    if (k != c.k)
+        throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
+                    std::to_string(c.k));
+    options o = c.opts;
+    o.methods.clear();
+    for (const method m : c.opts.methods) {
+        const bool bounded = info_of(m).cost != method_cost::keeps_rows ||
+                             (n > 0 && k <= keeps_rows_max_k &&
+                              static_cast<double>(n) * static_cast<double>(k) <= static_cast<double>(keeps_rows_max_logits));
+        if (bounded) o.methods.push_back(m);
+        else if (left_out) left_out->push_back(m);
+    }
+    return o;
 }
 
 set_prediction predict(const calibration& c, const result& r, double level) {
@@ -459,7 +494,7 @@ set_prediction predict(const calibration& c, const result& r, double level) {
             mano_value = m.variants.at(want);
         } else {
             throw error("MaNo was scored with normalization " + variant_name(m.used, m.taylor_order) + " (p = " +
-                        std::to_string(m.p) + ") but the calibration uses " + want + " (p = " + std::to_string(c.opts.p) +
+                        number_text(m.p) + ") but the calibration uses " + want + " (p = " + number_text(c.opts.p) +
                         "); score the set with the calibration's options");
         }
     }
@@ -502,18 +537,20 @@ set_prediction predict(const calibration& c, const result& r, double level) {
 
 nlohmann::json set_prediction::to_json() const {
     nlohmann::json by_method = nlohmann::json::object();
-    for (const auto& [m, p] : methods) by_method[method_name(m)] = prediction_json(p);
+    for (const auto& [m, p] : methods) by_method[method_name(m)] = p.to_json();
     nlohmann::json out = {{"n", n}, {"k", k}, {"level", level}, {"methods", by_method}};
     if (accuracy) out["accuracy"] = *accuracy;
     if (shift)
         out["shift"] = {{"distance", shift->distance}, {"range", shift->range}, {"allowance", shift->allowance},
                         {"outside", shift->outside}};
-    if (estimate)
+    if (estimate) {
         out["estimate"] = {{"method", method_name(estimate->m)},
                            {"accuracy", estimate->value.accuracy},
                            {"interval", {estimate->value.lower, estimate->value.upper}},
                            {"extrapolated", estimate->value.extrapolated},
                            {"fallback", estimate->fallback}};
+        if (estimate->value.out_of_range) out["estimate"]["out_of_range"] = estimate->value.out_of_range < 0 ? "below" : "above";
+    }
     return out;
 }
 
@@ -613,6 +650,9 @@ calibration calibration::from_json(const nlohmann::json& j) {
         c.opts = options::from_json(j.at("options"));
         c.k = detail::count_of(j, "k", "calibration");
         if (c.k < 2) throw error("calibration: \"k\" must be at least 2");
+        if (c.opts.source && c.opts.source->k != c.k)
+            throw error("calibration: the source model in \"options\" has " + std::to_string(c.opts.source->k) +
+                        " classes but the calibration " + std::to_string(c.k));
         c.sets = j.at("sets").get<std::vector<std::string>>();
         for (const auto& [name, f] : j.at("methods").items()) {
             method_calibration mc;
@@ -621,14 +661,14 @@ calibration calibration::from_json(const nlohmann::json& j) {
             detail::check_known_keys(f, {"slope", "intercept", "residual_se", "n", "score_min", "score_max", "score_mean",
                                          "score_sxx", "logo_mae", "folds"},
                                      where);
-            mc.fit.slope = f.at("slope").get<double>();
-            mc.fit.intercept = f.at("intercept").get<double>();
-            mc.fit.residual_se = f.at("residual_se").get<double>();
+            mc.fit.slope = detail::number_of(f, "slope", where);
+            mc.fit.intercept = detail::number_of(f, "intercept", where);
+            mc.fit.residual_se = detail::number_of(f, "residual_se", where);
             mc.fit.n = detail::count_of(f, "n", where);
-            mc.fit.x_min = f.at("score_min").get<double>();
-            mc.fit.x_max = f.at("score_max").get<double>();
-            mc.score_mean = f.at("score_mean").get<double>();
-            mc.score_sxx = f.at("score_sxx").get<double>();
+            mc.fit.x_min = detail::number_of(f, "score_min", where);
+            mc.fit.x_max = detail::number_of(f, "score_max", where);
+            mc.score_mean = detail::number_of(f, "score_mean", where);
+            mc.score_sxx = detail::number_of(f, "score_sxx", where);
             bool sane = std::isfinite(mc.fit.slope) && std::isfinite(mc.fit.intercept) &&
                         std::isfinite(mc.fit.residual_se) && mc.fit.residual_se >= 0 && mc.fit.n >= min_sets &&
                         mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx) &&
@@ -639,21 +679,34 @@ calibration calibration::from_json(const nlohmann::json& j) {
                 for (const auto& fold : f.at("folds")) {
                     group_fold g;
                     g.group = fold.at("group").get<std::string>();
-                    g.slope = fold.at("slope").get<double>();
-                    g.intercept = fold.at("intercept").get<double>();
+                    g.slope = detail::number_of(fold, "slope", where + " fold");
+                    g.intercept = detail::number_of(fold, "intercept", where + " fold");
                     g.residuals = fold.at("residuals").get<std::vector<double>>();
                     for (const double r : g.residuals) sane = sane && std::isfinite(r) && std::abs(r) <= 1;
                     sane = sane && std::isfinite(g.slope) && std::isfinite(g.intercept) && !g.residuals.empty();
                     residuals += g.residuals.size();
                     mc.folds.push_back(std::move(g));
                 }
-                mc.logo_mae = f.at("logo_mae").get<double>();
+                mc.logo_mae = detail::number_of(f, "logo_mae", where);
                 sane = sane && mc.folds.size() >= 2 && residuals == mc.fit.n && std::abs(mc.logo_mae - mean_abs_residual(mc.folds)) <= 1e-9;
             }
             if (!sane) throw error("calibration: the fit of method '" + printable(name, 60) + "' is inconsistent");
             c.methods.push_back(mc);
         }
         if (c.methods.empty()) throw error("calibration: no calibrated methods");
+        // every calibrated method is one the options score, with the inputs it needs recorded
+        for (const auto& mc : c.methods) {
+            if (!c.opts.wants(mc.m))
+                throw error(std::string("calibration: method '") + method_name(mc.m) + "' is calibrated but \"options\" do not score it");
+        }
+        for (const method m : c.opts.methods) {
+            if ((info_of(m).needs & needs_source) && !c.opts.source)
+                throw error(std::string("calibration: method '") + method_name(m) +
+                            "' needs the source model, but \"options\" have none (\"source\" is null)");
+            if ((info_of(m).needs & needs_source_features) && !c.opts.source_features)
+                throw error(std::string("calibration: method '") + method_name(m) +
+                            "' needs the source features, but \"options\" have none (\"source_features\" is null)");
+        }
         const auto calibrated = [&](const char* key) -> std::optional<method> {
             if (!j.contains(key)) return std::nullopt;
             const method m = parse_method(j.at(key).get<std::string>());
@@ -666,17 +719,18 @@ calibration calibration::from_json(const nlohmann::json& j) {
         c.fallback = calibrated("fallback");
         if (j.contains("normalization")) {
             c.normalization = normalization_choice::from_json(j.at("normalization"));
-            if (c.opts.norm != c.normalization->norm ||
-                (c.opts.norm == normalization::taylor && c.opts.taylor_order != c.normalization->taylor_order))
+            if (c.opts.norm != c.normalization->norm || c.opts.taylor_order != c.normalization->taylor_order)
                 throw error("calibration: the chosen normalization is not the one in \"options\"");
         }
         if (j.contains("shift")) {
             shift_reference ref;
             ref.proportions = j.at("shift").at("proportions").get<std::vector<double>>();
             for (const auto& s : j.at("shift").at("sets"))
-                ref.sets.emplace_back(s.at("confidence").get<double>(), s.at("distance").get<double>());
+                ref.sets.emplace_back(detail::number_of(s, "confidence", "calibration: \"shift\" set"),
+                                      detail::number_of(s, "distance", "calibration: \"shift\" set"));
             double total = 0;
-            bool sane = ref.proportions.size() == c.k && !ref.sets.empty();
+            // one entry per calibration set
+            bool sane = ref.proportions.size() == c.k && ref.sets.size() == c.sets.size();
             for (const double x : ref.proportions) sane = sane && x >= 0 && x <= 1, total += x;
             for (const auto& [conf, d] : ref.sets) sane = sane && conf >= 0 && conf <= 1 && d >= 0 && d <= 1;
             if (!sane || std::abs(total - 1) > 1e-6) throw error("calibration: the class-shift reference is inconsistent");

@@ -118,6 +118,13 @@ struct calibration {
     static calibration from_json(const nlohmann::json& j);
 };
 
+// The options to score a set of n x k logits with, for predictions from `c`: the calibration's
+// own, less the methods that keep every row (COT, COTT) where n * k is above their default limit
+// in the method table (or n is unknown, 0), so that a prediction takes bounded time and memory
+// on any file; predict() then estimates with the best method left. The methods left out go to
+// `left_out`. Throws when k is not the calibration's number of classes, before any row is read.
+options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out = nullptr);
+
 // Fits every method present in all sets (>= 3 sets with true accuracies). A method whose
 // scores are all equal cannot be fitted: it is left out and a line saying so goes to `notes`.
 // With `family` and softrun options without a fixed criterion, MaNo's branch is chosen once for
@@ -131,8 +138,16 @@ struct prediction {
     double score = 0;
     std::optional<double> score_se;  // the score's own sampling standard error, when known
     double accuracy = 0;             // the fitted line at score, clipped to [0, 1]
-    double lower = 0, upper = 0;     // the prediction interval, clipped to [0, 1]
+    // The prediction interval within [0, 1]: clipped where it overlaps [0, 1]; one wholly outside
+    // keeps its width at the nearer end rather than shrink to a point that claims certainty.
+    double lower = 0, upper = 0;
     bool extrapolated = false;       // score outside the range the line was fitted on
+    // The fitted line at score lies below 0 (-1) or above 1 (+1): the accuracy is clipped, and
+    // the line says only that the set is far from the calibration sets; 0 within [0, 1].
+    int out_of_range = 0;
+
+    // {"score", "se"?, "accuracy", "interval", "extrapolated", "out_of_range"?: "below" | "above"}
+    nlohmann::json to_json() const;
 };
 
 // The estimate of the whole fit at `score`, with a prediction interval at `level` (in (0, 1),

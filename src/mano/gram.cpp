@@ -7,6 +7,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "mano/error.hpp"
+#include "mano/text.hpp"
 
 namespace mano {
 namespace detail {
@@ -73,7 +74,7 @@ nlohmann::json gram_sum::to_json() const {
 }
 
 gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what,
-                             gram_kernel kernel) {
+                             gram_kernel kernel, bool zero_rows) {
     gram_sum g(k, kernel);
     g.rows_ = n;
     if (j.contains("gram")) {
@@ -81,10 +82,23 @@ gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t
         if (g.gram_.size() != k * k)
             throw error(what + "\"gram\" has " + std::to_string(g.gram_.size()) + " values; K = " + std::to_string(k) +
                         " needs " + std::to_string(k * k));
-        // sums of products of probabilities: each in [0, n]
+        // sums of products of probabilities: each in [0, n]; only the upper triangle is kept
+        // (row-major, as the Gram kernel writes it), and since each row sums to 1 the whole
+        // symmetric matrix sums to n
         const double top = static_cast<double>(n) * (1 + 1e-9) + 1e-9;
-        for (const double x : g.gram_)
-            if (!(x >= 0 && x <= top)) throw error(what + "\"gram\" holds " + std::to_string(x) + ", outside [0, n]");
+        double total = 0;
+        for (std::size_t a = 0; a < k; ++a)
+            for (std::size_t b = 0; b < k; ++b) {
+                const double x = g.gram_[a * k + b];
+                if (!(x >= 0 && x <= top)) throw error(what + "\"gram\" holds " + number_text(x) + ", outside [0, n]");
+                if (b < a && x != 0)
+                    throw error(what + "\"gram\" has values below its diagonal, where mano keeps none (a transposed matrix?)");
+                total += b == a ? x : 2 * x;
+            }
+        const double rows = static_cast<double>(n);
+        if (!(total <= rows * (1 + 1e-5) && (zero_rows || total >= rows * (1 - 1e-5))))
+            throw error(what + "\"gram\" sums to " + number_text(total) + " where n = " + std::to_string(n) +
+                        " probability rows give n");
     } else {
         g.kept_ = j.at("rows").get<std::vector<double>>();
         if (g.kept_.size() != n * k || n > k)
@@ -92,7 +106,13 @@ gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t
                         " rows of K = " + std::to_string(k) + " need " + std::to_string(n * k) +
                         (n > k ? ", and more rows than K are kept as a Gram matrix" : ""));
         for (const double x : g.kept_)
-            if (!(x >= 0 && x <= 1)) throw error(what + "\"rows\" holds " + std::to_string(x) + ", not a probability");
+            if (!(x >= 0 && x <= 1)) throw error(what + "\"rows\" holds " + number_text(x) + ", not a probability");
+        for (std::size_t r = 0; r < n; ++r) {
+            double sum = 0;
+            for (std::size_t c = 0; c < k; ++c) sum += g.kept_[r * k + c];
+            if (!(std::abs(sum - 1) <= 1e-5 || (zero_rows && sum == 0)))
+                throw error(what + "\"rows\" holds a row that sums to " + number_text(sum) + ", not a probability row");
+        }
     }
     return g;
 }

@@ -34,10 +34,11 @@ public:
     double nuclear(std::size_t n) const;
 
     nlohmann::json to_json() const;  // {"rows": N x K values} or {"gram": K x K values}
-    // Checks the sizes against k and n, and the values' ranges; throws mano::error starting with
-    // `what` (a prefix naming where j is).
+    // Checks the sizes against k and n, the values' ranges and that the rows were probability
+    // rows (each sums to 1; with `zero_rows`, a row of zeros too: a softrun branch's rows where it
+    // was not computed); throws mano::error starting with `what` (a prefix naming where j is).
     static gram_sum from_json(const nlohmann::json& j, std::size_t k, std::size_t n, const std::string& what,
-                              gram_kernel kernel);
+                              gram_kernel kernel, bool zero_rows = false);
 
 private:
     void to_gram(std::vector<double> buffer = {});

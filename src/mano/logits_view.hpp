@@ -7,6 +7,11 @@
 
 namespace mano {
 
+// The most classes (columns) mano takes: every method keeps O(K) numbers per accumulator (the
+// nuclear norms O(K^2), refused above 4 GiB), so an accumulator refuses a larger K by name before
+// it allocates anything, and the file readers read no wider rows (native/io/reader.hpp).
+inline constexpr std::size_t max_classes = std::size_t{1} << 20;
+
 enum class dtype { float32, float64, float16, bfloat16 };
 
 inline const char* dtype_name(dtype t) noexcept {

@@ -26,6 +26,14 @@ bool options::wants(method m) const {
     return false;
 }
 
+bool options::scores_softmax_branch() const {
+    return norm == normalization::softmax || (norm == normalization::softrun && (!criterion || *criterion > eta));
+}
+
+bool options::scores_taylor_branch() const {
+    return norm == normalization::taylor || (norm == normalization::softrun && (!criterion || *criterion <= eta));
+}
+
 normalization parse_normalization(const std::string& name) {
     if (name == "softrun") return normalization::softrun;
     if (name == "softmax") return normalization::softmax;
@@ -39,8 +47,8 @@ void options::validate() const {
     if (!std::isfinite(eta)) throw error("eta must be a finite number");
     if (taylor_order < 1)
         throw error("taylor_order must be at least 1 (got " + std::to_string(taylor_order) + ")");
-    if (taylor_order > 170)
-        throw error("taylor_order must be at most 170 (1/n! underflows double beyond; got " +
+    if (taylor_order > max_taylor_order)
+        throw error("taylor_order must be at most " + std::to_string(max_taylor_order) + " (1/n! underflows double beyond; got " +
                     std::to_string(taylor_order) + ")");
     if (batch_size < 0)
         throw error("batch_size must be 0 (whole set) or a positive number of rows (got " +
@@ -58,7 +66,7 @@ void options::validate() const {
             total += m;
         }
         if (std::abs(total - 1.0) > 1e-9)
-            throw error("label marginal must sum to 1 (it sums to " + std::to_string(total) + ")");
+            throw error("label marginal must sum to 1 (it sums to " + number_text(total) + ")");
     }
 }
 
@@ -80,15 +88,15 @@ nlohmann::json options::to_json() const {
 
 options options::from_json(const nlohmann::json& j) {
     options o;
-    o.p = j.at("p").get<double>();
-    o.eta = j.at("eta").get<double>();
-    o.taylor_order = static_cast<int>(detail::integer_of(j.at("taylor_order"), "options", "taylor_order", 1, 1000));
+    o.p = detail::number_of(j, "p", "options");
+    o.eta = detail::number_of(j, "eta", "options");
+    o.taylor_order = static_cast<int>(detail::integer_of(j.at("taylor_order"), "options", "taylor_order", 1, max_taylor_order));
     o.norm = parse_normalization(j.at("normalization").get<std::string>());
     o.batch_size = detail::integer_of(j.at("batch_size"), "options", "batch_size", std::numeric_limits<std::int64_t>::min(),
                                       std::numeric_limits<std::int64_t>::max());
-    if (!j.at("criterion").is_null()) o.criterion = j.at("criterion").get<double>();
+    if (!j.at("criterion").is_null()) o.criterion = detail::number_of(j, "criterion", "options");
     for (const auto& m : j.at("methods")) o.methods.push_back(parse_method(m.get<std::string>()));
-    o.temperature = j.at("temperature").get<double>();
+    o.temperature = detail::number_of(j, "temperature", "options");
     o.label_marginal = j.at("label_marginal").get<std::vector<double>>();
     if (!j.at("source").is_null()) o.source = source_model::from_json(j.at("source"));
     if (!j.at("source_features").is_null())

@@ -20,6 +20,9 @@ enum class normalization { softrun, softmax, taylor };
 const char* normalization_name(normalization n) noexcept;
 normalization parse_normalization(const std::string& name);  // throws mano::error
 
+// 1/n! underflows a double beyond n = 170: the largest Taylor order.
+inline constexpr int max_taylor_order = 170;
+
 struct options {
     double p = 4.0;            // the L_p norm; any p > 1
     double eta = 5.0;          // softrun threshold on the criterion
@@ -50,6 +53,10 @@ struct options {
 
     // Whether `methods` lists m (an accumulator resolves an empty list to default_methods(K)).
     bool wants(method m) const;
+    // Which of MaNo's branches are accumulated: both for softrun, unless a fixed criterion has
+    // decided the branch already; one when the normalization is forced.
+    bool scores_softmax_branch() const;
+    bool scores_taylor_branch() const;
 
     // Throws mano::error naming the first invalid option.
     void validate() const;

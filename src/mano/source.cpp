@@ -238,11 +238,11 @@ source_model source_model::from_json(const nlohmann::json& j) {
         source_model m;
         m.n = detail::count_of(j, "n", "source model");
         m.k = detail::count_of(j, "k", "source model");
-        m.temperature = j.at("temperature").get<double>();
-        m.accuracy = j.at("accuracy").get<double>();
-        m.confscore = j.at("confscore").get<double>();
-        m.atc_mc_threshold = j.at("atc_mc_threshold").get<double>();
-        m.atc_ne_threshold = j.at("atc_ne_threshold").get<double>();
+        m.temperature = detail::number_of(j, "temperature", "source model");
+        m.accuracy = detail::number_of(j, "accuracy", "source model");
+        m.confscore = detail::number_of(j, "confscore", "source model");
+        m.atc_mc_threshold = detail::number_of(j, "atc_mc_threshold", "source model");
+        m.atc_ne_threshold = detail::number_of(j, "atc_ne_threshold", "source model");
         const bool sane = m.n > 0 && m.k >= 2 && std::isfinite(m.temperature) && m.temperature > 0 &&
                           m.accuracy >= 0 && m.accuracy <= 1 && m.confscore > 0 && m.confscore <= 1 &&
                           m.atc_mc_threshold > 0 && m.atc_mc_threshold <= 1 && m.atc_ne_threshold <= 0 &&

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 import zlib
 
 import numpy as np
@@ -22,6 +23,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"
 from harness import check, finish  # noqa: E402
 
 MANO = sys.argv[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 GB = 1 << 30
 SLACK_MB = 64  # peak memory allowed above the tiny file's
 results = []   # (case, peak MB, seconds), printed at the end
@@ -327,6 +329,53 @@ def test_raw_and_labels(tmp, tiny):
     expect("labels .npy with a 1 GB header", [tiny, "--source-logits", tiny, "--source-labels", path], path, "65536")
 
 
+def test_bounded_scoring(tmp):
+    """Default scoring and predictions stay under 256 MB on small files that hold many logits: the
+    methods that keep every row (COT) run only up to 2e6 logits and K = 100 unasked, with a time
+    bounded by N K^2 whatever the rows are (rows on one curve, or few distinct rows, once took the
+    network simplex minutes), and a prediction checks K before it scores a row."""
+    cal = tmp / "cal.json"
+    subprocess.run([MANO, "calibrate", REPO / "tests" / "data" / "example" / "manifest.json", "-o", cal, "--quiet"],
+                   check=True, capture_output=True)
+    check("cot" in json.loads(cal.read_text())["options"]["methods"], "the example calibration has COT")
+    limit_mb = 256
+
+    def zeros_npz(path, rows, cols):
+        """An .npz of a float32 zero matrix, deflated as it is written (never whole in memory)."""
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z, z.open("arr_0.npy", "w", force_zip64=True) as f:
+            f.write(npy_header("<f4", (rows, cols)))
+            block = bytes(4 * cols * 100_000)
+            for first in range(0, rows, 100_000):
+                f.write(block[:4 * cols * min(100_000, rows - first)])
+        return path
+
+    zeros = zeros_npz(tmp / "zeros.npz", 2_000_000, 10)
+    for case, args in (("predict", ["predict", "--calibration", cal, zeros, "--json"]),
+                       ("score --calibration", ["score", zeros, "--calibration", cal, "--json"])):
+        rc, out, err, peak, seconds = measure(args, timeout=120)
+        results.append((f"{case} on 2e7 zero logits in a {zeros.stat().st_size // 1024} KB .npz", peak, seconds))
+        check(rc == 0 and "cot left out of this prediction" in err, f"{case} on the zeros .npz: exit {rc}, {err.strip()!r}")
+        check(peak <= limit_mb, f"{case} on the zeros .npz: peak memory {peak:.0f} MB, over {limit_mb} MB")
+        if rc == 0:
+            check("cot" not in json.loads(out)["methods"], f"{case}: COT left out")
+    eleven = zeros_npz(tmp / "eleven.npz", 5_000_000, 11)
+    rc, out, err, peak, seconds = measure(["predict", "--calibration", cal, eleven], timeout=120)
+    results.append((f"predict on 11-class logits (5.5e7 in a {eleven.stat().st_size // 1024} KB .npz)", peak, seconds))
+    check(rc == 2 and "the logits have 11 classes but the calibration was fitted on logits with 10" in err
+          and peak <= BASE_MB + SLACK_MB, f"an 11-class file refused before scoring: exit {rc}, {peak:.0f} MB, {err!r}")
+    # rows that stalled the network simplex: on one curve, and 100 distinct rows repeated
+    rng = np.random.default_rng(4)
+    curve = tmp / "curve.npy"
+    np.save(curve, (np.sin(0.37 * np.arange(2_000_000)).reshape(200_000, 10) * 3).astype(np.float32))
+    repeated = tmp / "repeated.npy"
+    np.save(repeated, (rng.standard_normal((100, 10)) * 2).astype(np.float32)[rng.integers(0, 100, 200_000)])
+    for path in (curve, repeated):
+        rc, out, err, peak, seconds = measure(["score", path, "--json"], timeout=300)
+        results.append((f"default score of {path.name} (200000 x 10, COT included)", peak, seconds))
+        check(rc == 0 and "cot" in json.loads(out or "{}").get("methods", {}), f"{path.name}: exit {rc}, {err!r}")
+        check(peak <= limit_mb, f"{path.name}: peak memory {peak:.0f} MB, over {limit_mb} MB")
+
+
 def main():
     global BASE_MB
     with tempfile.TemporaryDirectory() as name:
@@ -342,6 +391,7 @@ def main():
         test_npz(tmp, tiny)
         test_safetensors(tmp, tiny)
         test_raw_and_labels(tmp, tiny)
+        test_bounded_scoring(tmp)
     if os.environ.get("MANO_READERS_VERBOSE"):
         for case, peak, seconds in results:
             print(f"{peak:7.1f} MB {seconds:6.2f} s  {case}")

@@ -76,6 +76,17 @@ def logo_mae(folds):
     return float(np.mean(np.abs(np.concatenate([f[4] for f in folds]))))
 
 
+def within_unit(lo, hi):
+    """An interval within [0, 1]: clipped where it overlaps it; wholly outside, its width kept at
+    the nearer end (docs/cli.md, mano predict)."""
+    width = min(1.0, hi - lo)
+    if hi < 0:
+        return np.array([0.0, width])
+    if lo > 1:
+        return np.array([1 - width, 1.0])
+    return np.clip([lo, hi], 0, 1)
+
+
 def reference_interval(fit, folds, x, se, level):
     """Jackknife+ over groups, or a t interval on the held-out residuals when the sets are too few."""
     yhat = fit["slope"] * x + fit["intercept"]
@@ -86,11 +97,11 @@ def reference_interval(fit, folds, x, se, level):
     t = stats.t.ppf(0.5 + level / 2, fit["n"] - 2)
     if hi_rank > m or lo_rank < 1:
         half = stats.t.ppf(0.5 + level / 2, len(folds) - 1) * np.sqrt(np.mean(r ** 2) + (fit["slope"] * se) ** 2)
-        return np.clip([yhat - half, yhat + half], 0, 1)
+        return within_unit(yhat - half, yhat + half)
     lo = min(np.sort(at - np.abs(r))[lo_rank - 1], yhat)
     hi = max(np.sort(at + np.abs(r))[hi_rank - 1], yhat)
     noise = t * abs(fit["slope"]) * se
-    return np.clip([yhat - np.hypot(yhat - lo, noise), yhat + np.hypot(hi - yhat, noise)], 0, 1)
+    return within_unit(yhat - np.hypot(yhat - lo, noise), yhat + np.hypot(hi - yhat, noise))
 
 
 def test_threads_chunks_shards(tmp):
@@ -307,6 +318,8 @@ def test_eval_calibrate_predict(tmp):
                 check(abs(e["accuracy"] - np.clip(yhat, 0, 1)) < 1e-12 and abs(e["interval"][0] - lo) < 1e-9 and
                       abs(e["interval"][1] - hi) < 1e-9, f"predict {entry['name']} {m}: {e} vs [{lo}, {hi}]")
                 check(e["extrapolated"] == (x < fit["score_min"] or x > fit["score_max"]), f"{m}: extrapolated flag")
+                check(e.get("out_of_range") == ("below" if yhat < 0 else "above" if yhat > 1 else None),
+                      f"{m}: out_of_range flag {e.get('out_of_range')} for a line value of {yhat}")
                 check(e["interval"][0] <= e["accuracy"] <= e["interval"][1], f"{m}: estimate inside its interval")
         if level == 0.9:
             wide = pred

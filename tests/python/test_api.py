@@ -789,7 +789,7 @@ BAD_INPUTS = [
     ("batch-size-negative", lambda t: mano.score(X, batch_size=-1), r"batch_size must be 0 .* \(got -1\)"),
     ("batch-size-fraction", lambda t: mano.score(X, batch_size=1.5), r"batch_size.*whole number.*1\.5"),
     ("taylor-order-0", lambda t: mano.score(X, taylor_order=0), r"taylor_order.*\(got 0\)"),
-    ("taylor-order-171", lambda t: mano.score(X, taylor_order=171), r"taylor_order must be at most 170"),
+    ("taylor-order-171", lambda t: mano.score(X, taylor_order=171), r"taylor_order\" must be a whole number from 1 to 170"),
     ("normalization-foo", lambda t: mano.score(X, normalization="foo"), r"normalization 'foo' is not one of softrun"),
     ("normalization-family", lambda t: mano.score(X, normalization="family"), r"normalization 'family'"),
     ("temperature-abc", lambda t: mano.score(X, temperature="abc"), r"temperature must be a number > 0 or 'fit'.*abc"),
@@ -1149,3 +1149,57 @@ def test_the_gil_is_released_while_scoring():
     assert during >= 0.25 * rate * spent, (
         f"the other thread advanced {during:.0f} times in {spent:.2f} s of scoring; "
         f"it runs {rate:.0f} times a second when the GIL is free")
+
+
+# --- bounds and honest intervals (the second adversarial pass) ---------------------------------
+
+def test_accumulator_of_too_many_classes_is_an_input_error():
+    with pytest.raises(mano.InputError, match="more than the 1048576 an accumulator takes"):
+        mano.Accumulator(2 ** 40, "cot")
+
+
+def test_predict_checks_the_class_count_before_reading_rows(tmp_path):
+    """An 11-class file against a 10-class calibration is refused from its header: the process
+    does not grow by the file's 220 MB (it once read the whole file to name K)."""
+    import zipfile
+    path = tmp_path / "eleven.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z, z.open("arr_0.npy", "w", force_zip64=True) as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (5_000_000, 11)})
+        block = bytes(4 * 11 * 100_000)
+        for _ in range(50):
+            f.write(block)
+    script = ("import resource, sys, mano\n"
+              "cal = mano.calibrate(sys.argv[2])\n"
+              "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+              "try:\n    mano.predict(cal, sys.argv[1])\nexcept mano.InputError as e:\n    print(e)\n"
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(path), str(EXAMPLE / "manifest.json")],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    message, grown_kb = proc.stdout.strip().splitlines()
+    assert message == f"{path}: the logits have 11 classes but the calibration was fitted on logits with 10", proc.stderr
+    assert int(grown_kb) < 64 * 1024
+
+
+def test_predict_leaves_out_cot_where_it_would_keep_too_many_rows(tmp_path):
+    cal = mano.calibrate(EXAMPLE / "manifest.json")
+    assert "cot" in cal["options"]["methods"]
+    big = np.zeros((250_000, 10), np.float32)
+    with pytest.warns(UserWarning, match="cot left out of this prediction"):
+        out = mano.predict(cal, big)
+    assert "cot" not in out["methods"] and "mano" in out["methods"]
+    small = mano.predict(cal, np.load(EXAMPLE / "blend_0_logits.npy"))
+    assert "cot" in small["methods"]
+
+
+def test_an_interval_outside_zero_one_keeps_its_width():
+    """Uniform logits score far below every calibration set: the estimate is clipped to 0 and
+    says so, and its 90% interval is not the single point [0, 0]."""
+    cal = mano.calibrate(EXAMPLE / "manifest.json", methods="mano")
+    out = mano.predict(cal, np.zeros((2000, 10), np.float32))
+    est = out["estimate"]
+    assert est["accuracy"] == 0.0 and est["out_of_range"] == "below"
+    assert est["interval"][0] == 0.0 and est["interval"][1] > 0.05
+    [huge] = mano.predict_scores(cal, "mano", [1e308])
+    assert huge["interval"] == [0.0, 1.0] and huge["out_of_range"] == "above"
+    [inside] = mano.predict_scores(cal, "mano", [cal["methods"]["mano"]["score_mean"]])
+    assert "out_of_range" not in inside

@@ -248,6 +248,8 @@ export interface Prediction {
     accuracy: number;
     interval: [number, number];
     extrapolated: boolean;
+    /** The line's value lies below 0 or above 1 here: the accuracy is clipped, the interval keeps its width. */
+    out_of_range?: 'below' | 'above';
   }>>;
   /** The calibration's recommended estimate (its fallback when the set's class proportions are out of range). */
   estimate?: {
@@ -257,6 +259,7 @@ export interface Prediction {
     extrapolated: boolean;
     /** true when another method than the recommended one backs it. */
     fallback: boolean;
+    out_of_range?: 'below' | 'above';
   };
   /** Total variation distance of the set's predicted class proportions from the calibration sets' mean. */
   /** Total variation of the set's predicted class proportions from the calibration sets' mean; outside when
@@ -353,7 +356,14 @@ export function accumulatorFromJSON(state: AccumulatorState | string): Accumulat
 export function evaluate(sets: LabeledSet[]): Evaluation;
 export function calibrate(sets: LabeledSet[], options?: CalibrateOptions): Calibration;
 export function predict(calibration: Calibration, result: Result, options?: { level?: number }): Prediction;
-export interface ScorePrediction { accuracy: number; interval: [number, number]; extrapolated: boolean }
+export interface ScorePrediction {
+  score: number;
+  accuracy: number;
+  interval: [number, number];
+  extrapolated: boolean;
+  /** The line's value lies below 0 or above 1 at this score: the accuracy is clipped, the interval keeps its width. */
+  out_of_range?: 'below' | 'above';
+}
 /** The accuracy a calibration implies for each score of one method (its prediction band). */
 export function predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
   options?: { level?: number }): ScorePrediction[];

@@ -3,6 +3,7 @@
 import { InputError, LoadError, ManoError } from './errors.js';
 import { callCore, setReaderCore } from './core.js';
 import { jsonForCore } from './json.js';
+import { describeValue } from './text.js';
 
 export { ManoError, InputError, FormatError, LoadError } from './errors.js';
 export { openMatrix, openNpy, openSafetensors, readCsv, readMatrix, readNpy, readSafetensors } from './loaders.js';
@@ -262,7 +263,10 @@ function coreOptions(options, cols) {
 }
 
 // { calibration }: every option exactly as the calibration's sets were scored (its fitted source
-// model included), so that predict() reads the result on the calibration's own scale.
+// model included), so that predict() reads the result on the calibration's own scale; the core
+// checks the calibration and the class count, and leaves out the methods that keep every row
+// where the row count is unknown or too large for them (calibration.hpp, scoring_options).
+const calibrationRows = Symbol('calibrationRows');
 function calibrationOptions(options, cols) {
   const others = Object.keys(options).filter((k) => k !== 'calibration' && options[k] !== undefined);
   if (others.length)
@@ -270,9 +274,8 @@ function calibrationOptions(options, cols) {
   const cal = options.calibration;
   if (cal === null || typeof cal !== 'object' || cal.format !== 'mano-calibration' || cal.options === null || typeof cal.options !== 'object')
     throw new InputError("options.calibration must be a calibration: what calibrate() returns or `mano calibrate` writes (format 'mano-calibration')");
-  if (cal.k !== cols)
-    throw new InputError(`options.calibration was fitted on logits of ${cal.k} classes; these have ${cols}`);
-  return JSON.stringify(cal.options);
+  const scoring = JSON.parse(call(() => core.scoringOptions(jsonForCore(cal, 'calibration'), options[calibrationRows] ?? 0, cols)));
+  return JSON.stringify(scoring.options);
 }
 
 const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((raw) => raw.delete()) : null;
@@ -396,7 +399,8 @@ export class Accumulator {
 // method table: every method whose inputs were given (source set, second model, features), within
 // its size limits (COT only up to 2e6 logits when the row count is known).
 function withDefaultMethods(options, cols, rows, extras = {}) {
-  if (options?.methods !== undefined || options?.calibration !== undefined || !Number.isSafeInteger(cols) || cols < 2) return options;
+  if (options?.calibration !== undefined) return rows === undefined ? options : { ...options, [calibrationRows]: rows };
+  if (options?.methods !== undefined || !Number.isSafeInteger(cols) || cols < 2) return options;
   const inputs = [];
   if (options.source) inputs.push('source');
   if (extras.second) inputs.push('second');
@@ -469,14 +473,17 @@ export async function scoreSource(source, options = {}, { chunkRows, labels, onP
   if (signal?.aborted) throw signal.reason;
   const rows = wholeNumber(source?.rows, 'source.rows');
   const cols = wholeNumber(source?.cols, 'source.cols');
-  if (typeof source.read !== 'function' && source.data?.length !== rows * cols)
-    throw new InputError(`data has ${source.data?.length} values but rows x cols = ${rows} x ${cols} = ${rows * cols}`);
+  if (typeof source.read !== 'function' && !(ArrayBuffer.isView(source.data) && !(source.data instanceof DataView)))
+    throw new InputError('data must be a typed array of the logits (Float32Array, Float64Array, or Uint16Array with ' +
+      `a dtype), or the source must have read(first, count); got ${describeValue(source.data)}`);
+  if (typeof source.read !== 'function' && source.data.length !== rows * cols)
+    throw new InputError(`data has ${source.data.length} values but rows x cols = ${rows} x ${cols} = ${rows * cols}`);
   const read = typeof source.read === 'function' ? (first, count) => source.read(first, count)
     : async (first, count) => source.data.subarray(first * cols, (first + count) * cols);
   const labelsAll = labels ?? source.labels;
   if (labelsAll && labelsAll.length !== rows) throw new InputError(`labels: ${labelsAll.length} labels for ${rows} rows`);
-  const step = chunkResults ? wholeNumber(chunkResults, 'chunkResults')
-    : chunkRows ? wholeNumber(chunkRows, 'chunkRows') : Math.max(1, Math.floor(CHUNK_BYTES / (cols * 4)));
+  const step = chunkResults != null ? wholeNumber(chunkResults, 'chunkResults')
+    : chunkRows != null ? wholeNumber(chunkRows, 'chunkRows') : Math.max(1, Math.floor(CHUNK_BYTES / (cols * 4)));
   if (step < 1) throw new InputError('chunk rows must be at least 1');
   options = withDefaultMethods(options, cols, rows);
   const total = accumulator(cols, options);

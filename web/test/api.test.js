@@ -263,7 +263,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal, p: 3 }),
       (e) => e instanceof mano.InputError && /give no other option \(got p\)/.test(e.message));
     assert.throws(() => mano.score(m.data.subarray(0, 20 * 5), { rows: 20, cols: 5 }, { calibration: cal }),
-      (e) => e instanceof mano.InputError && /fitted on logits of 10 classes; these have 5/.test(e.message));
+      (e) => e instanceof mano.InputError && e.message === 'the logits have 5 classes but the calibration was fitted on logits with 10');
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: { format: 'other' } }),
       (e) => e instanceof mano.InputError && /must be a calibration/.test(e.message));
   });
@@ -341,8 +341,15 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const noSe = JSON.parse(JSON.stringify(blend[0].result, (key, value) => (key === 'se' ? undefined : value)));
     const byScore = mano.predictScores(calibration, 'mano', [noSe.methods.mano.score], { level: 0.8 })[0];
     const full = mano.predict(calibration, noSe, { level: 0.8 }).methods.mano;
-    assert.deepEqual(compareDeep(byScore, { accuracy: full.accuracy, interval: full.interval, extrapolated: full.extrapolated }, 1e-15), []);
+    assert.deepEqual(compareDeep(byScore, { score: full.score, accuracy: full.accuracy, interval: full.interval, extrapolated: full.extrapolated }, 1e-15), []);
     assert.throws(() => mano.predictScores(calibration, 'frechet', [1]), (e) => e instanceof mano.InputError && /no method 'frechet'/.test(e.message));
+    // a line far outside [0, 1] keeps an honest interval and says so (the CLI's rule, from the core)
+    const [huge] = mano.predictScores(calibration, 'mano', [1e308]);
+    assert.deepEqual([huge.interval, huge.out_of_range], [[0, 1], 'above']);
+    const uniform = mano.predict(calibration, mano.score(new Float32Array(2000 * 10), { rows: 2000, cols: 10 }, { calibration }));
+    assert.equal(uniform.methods.mano.accuracy, 0);
+    assert.equal(uniform.methods.mano.out_of_range, 'below');
+    assert.ok(uniform.methods.mano.interval[1] > 0.05, String(uniform.methods.mano.interval));
     // the JS calibration files are ones the CLI reads, the one-pass one included
     for (const [name, cal] of [['js_cal.json', calibration], ['js_once.json', once]]) {
       fs.writeFileSync(path.join(tmp, name), JSON.stringify(cal));
@@ -474,6 +481,36 @@ describe('worker protocol (handleMessage, as the Worker runs it)', () => {
     assert.ok(value.result.accuracy > 0.5);
     const want = runNative(['score', '--json', '--quiet', path.join(root, 'tests/data/example/blend_0_logits.npy')]);
     assert.deepEqual(compareDeep(value.result.methods, want.methods, 1e-6), []);
+  });
+
+  test('operations are own properties; malformed arguments are InputErrors, not internal errors', async () => {
+    const { handleMessage } = await import(path.join(root, 'dist/worker.js'));
+    const reply = async (message) => {
+      const replies = [];
+      await handleMessage(message, (m) => replies.push(m));
+      return replies.at(-1);
+    };
+    for (const op of ['constructor', 'valueOf', 'toString', '__proto__', 'hasOwnProperty', 42, undefined]) {
+      const r = await reply({ id: 1, op, args: { x: 1 } });
+      assert.equal(r.type, 'error', `${String(op)}: ${JSON.stringify(r)}`);
+      assert.equal(r.name, 'InputError');
+      assert.match(r.message, /^unknown operation/);
+    }
+    const q = normalLogits(10, 4, 2, 5);
+    const cases = [
+      [{ data: Array.from(q), shape: { rows: 10, cols: 4 }, options: {} }, /data must be a typed array.*got Array/],
+      [{ data: q, options: {} }, /args\.shape must be/],
+      [{ data: q, shape: null, options: {} }, /args\.shape must be/],
+      [{ data: q, shape: { rows: 10, cols: 4 }, options: {}, chunkRows: NaN }, /chunkRows must be a whole number/],
+      [{ data: q, shape: { rows: 10, cols: 4 }, options: {}, chunkRows: 0.5 }, /chunkRows must be a whole number/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await reply({ id: 2, op: 'score', args });
+      assert.equal(r.type, 'error', JSON.stringify(r));
+      assert.equal(r.name, 'InputError', r.message);
+      assert.match(r.message, message);
+      assert.doesNotMatch(r.message, /internal error/);
+    }
   });
 });
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -525,28 +526,30 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     cal_text = json.dumps(cal)
     if not (isinstance(level, (int, float)) and 0 < level < 1):
         raise InputError(f"level must lie strictly between 0 and 1, e.g. 0.9 (got {level!r})")
-    if cal.get("format") != "mano-calibration":
-        raise InputError('calibration: not a mano calibration ("format" is not "mano-calibration")')
-    if not isinstance(cal.get("options"), Mapping):
-        raise InputError('calibration: "options" is missing or not an object')
 
     def one(result: Mapping) -> dict:
         return json.loads(_core.predict(cal_text, json.dumps(result), float(level)))
 
     def scored(logits: Any, lab: Any) -> dict:
+        # the calibration's options for this size, checked (and K with them) before any row is
+        # scored: a file's shape comes from its header alone
+        if _is_path(logits):
+            rows, cols = _core.matrix_shape(os.fspath(logits), "", None, "", None)
+        else:
+            logits = _logits(logits)
+            rows, cols = logits.shape if logits.ndim == 2 else (0, 0)
         try:
-            return _score_any(logits, json.dumps(cal["options"]), lab, _threads(threads))
-        except InputError:
-            # logits of another K fail on the calibration's source model first; say what the CLI says
-            try:
-                k = (read(logits) if _is_path(logits) else _array(logits, "logits")).shape[-1]
-            except (InputError, IndexError):
-                k = cal.get("k")
-            if k != cal.get("k"):
-                where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
-                raise InputError(f"{where}the logits have {k} classes but the calibration was fitted on logits "
-                                 f"with {cal.get('k')}") from None
+            scoring = json.loads(_core.scoring_options(cal_text, rows, cols))
+        except InputError as e:
+            if _is_path(logits) and str(e).startswith("the logits have"):
+                raise InputError(f"{os.fspath(logits)}: {e}") from None
             raise
+        for name in scoring["left_out"]:
+            warnings.warn(f"{name} left out of this prediction: it keeps every row, which a prediction does only up to "
+                          f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
+                          f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
+                          stacklevel=3)
+        return _score_any(logits, json.dumps(scoring["options"]), lab, _threads(threads))
 
     if isinstance(x, Mapping) and "methods" in x and "n" in x:
         return one(x)

@@ -225,7 +225,8 @@ def predict(calibration: Any, data: Any, *, client: Any = None, labels: Any = No
     """:func:`mano.predict` of the whole set: scored on Dask with the calibration's options."""
     cal = mano.read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else dict(calibration)
     kind, rows, k, parts = _inputs(data, labels, key, column)
-    options_json = json.dumps(cal["options"])
+    # the calibration's options for the whole set's size (checked, K included, before any work)
+    options_json = json.dumps(json.loads(_core.scoring_options(json.dumps(cal), rows, k))["options"])
     final = _merged(kind, k, parts, options_json, key, client, split_every)
     acc = _core.Accumulator(k, options_json) if final is None else _core.Accumulator.from_state(final)
     return mano.predict(cal, json.loads(acc.result()), level=level)

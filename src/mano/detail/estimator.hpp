@@ -184,9 +184,9 @@ public:
         end();
     }
     void rollback() { end(); }
-    // whole = a state's section (gram_sum::from_json)
-    void load(const nlohmann::json& j, std::size_t n, const std::string& what) {
-        whole = gram_sum::from_json(j, k_, n, what, kernel_);
+    // whole = a state's section (gram_sum::from_json; zero_rows: rows of a softrun branch)
+    void load(const nlohmann::json& j, std::size_t n, const std::string& what, bool zero_rows = false) {
+        whole = gram_sum::from_json(j, k_, n, what, kernel_, zero_rows);
     }
     gram_sum whole;
     gram_sum part;

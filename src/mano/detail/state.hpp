@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -15,38 +16,71 @@
 namespace mano {
 namespace detail {
 
+// A JSON number that is a whole number within [low, high]: an integer, or a float of whole value
+// such as 10.0 (Python's json writes floats so, and JavaScript cannot tell 10.0 from 10), taken up
+// to 2^53 where a double holds every whole number. Not 2.5, which nlohmann's get<int>()
+// truncates, nor 1e300, which it converts with undefined behaviour.
+inline std::optional<std::int64_t> whole_number(const nlohmann::json& value, std::int64_t low, std::int64_t high) {
+    if (value.is_number_unsigned()) {
+        const auto u = value.get<std::uint64_t>();
+        if (high < 0 || u > static_cast<std::uint64_t>(high) || (low > 0 && u < static_cast<std::uint64_t>(low))) return std::nullopt;
+        return static_cast<std::int64_t>(u);
+    }
+    if (value.is_number_integer()) {
+        const auto i = value.get<std::int64_t>();
+        if (i < low || i > high) return std::nullopt;
+        return i;
+    }
+    if (value.is_number_float()) {
+        const double x = value.get<double>();
+        constexpr double exact = 9007199254740992.0;  // 2^53
+        if (!(x >= -exact && x <= exact) || x != static_cast<double>(static_cast<std::int64_t>(x))) return std::nullopt;
+        const auto i = static_cast<std::int64_t>(x);
+        if (i < low || i > high) return std::nullopt;
+        return i;
+    }
+    return std::nullopt;
+}
+
 // Every serialized state names its format and version; refuse anything else before reading it.
 // `remedy` says how to get a state of this version, e.g. "emit it again with this mano".
 inline void check_state_header(const nlohmann::json& j, const std::string& format, const std::string& what,
                                int version = 1, const std::string& remedy = "") {
     if (!j.is_object() || j.value("format", "") != format)
         throw error(what + ": not a mano " + what + " (\"format\" is not \"" + format + "\")");
-    const nlohmann::json& given = j.at("version");
-    if (!given.is_number_integer() || given != version)
-        throw error(what + ": unsupported version " + j.at("version").dump() + " (this build reads " +
+    if (whole_number(j.at("version"), version, version) != version)
+        throw error(what + ": unsupported version " + printable(j.at("version").dump(), 40) + " (this build reads " +
                     std::to_string(version) + (remedy.empty() ? "" : "; " + remedy) + ")");
 }
 
-// A whole number in a serialized state: a JSON integer (not 2.5, which nlohmann's get<int>()
-// truncates, nor 1e300, which it converts with undefined behaviour) within [low, high].
+// A whole number in a serialized state (whole_number), within [low, high].
 inline std::int64_t integer_of(const nlohmann::json& value, const std::string& what, const std::string& key,
                                std::int64_t low, std::int64_t high) {
-    const bool ok = value.is_number_unsigned()
-                        ? high >= 0 && value.get<std::uint64_t>() <= static_cast<std::uint64_t>(high) &&
-                              (low <= 0 || value.get<std::uint64_t>() >= static_cast<std::uint64_t>(low))
-                        : value.is_number_integer() && value.get<std::int64_t>() >= low && value.get<std::int64_t>() <= high;
-    if (!ok)
+    const auto got = whole_number(value, low, high);
+    if (!got)
         throw error(what + ": \"" + printable(key, 60) + "\" must be a whole number from " + std::to_string(low) + " to " +
                     std::to_string(high) + " (got " + printable(value.dump(), 40) + ")");
-    return value.get<std::int64_t>();
+    return *got;
 }
 
-// A count in a serialized state: a JSON integer >= 0 (a plain get<size_t>() wraps -5 to 2^64 - 5).
+// A count in a serialized state: a whole number >= 0 (a plain get<size_t>() wraps -5 to 2^64 - 5).
 inline std::size_t count_of(const nlohmann::json& object, const char* key, const std::string& what) {
     const nlohmann::json& value = object.at(key);
-    if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
-        throw error(what + ": \"" + key + "\" must be a whole number >= 0 (got " + value.dump().substr(0, 40) + ")");
-    return value.get<std::size_t>();
+    if (value.is_number_unsigned()) return value.get<std::size_t>();
+    const auto got = whole_number(value, 0, std::numeric_limits<std::int64_t>::max());
+    if (!got)
+        throw error(what + ": \"" + key + "\" must be a whole number >= 0 (got " + printable(value.dump(), 40) + ")");
+    return static_cast<std::size_t>(*got);
+}
+
+// The number under `key` of `object`, refused naming the key when it is missing or not a number
+// (nlohmann's own message says only "type must be number").
+inline double number_of(const nlohmann::json& object, const char* key, const std::string& what) {
+    if (!object.is_object() || !object.contains(key)) throw error(what + ": missing \"" + key + "\"");
+    const nlohmann::json& value = object.at(key);
+    if (!value.is_number())
+        throw error(what + ": \"" + key + "\" must be a number (got " + printable(value.dump(), 40) + ")");
+    return value.get<double>();
 }
 
 // Every key of `object` is one of `known`: a misspelled or foreign key is refused, not ignored.

@@ -32,7 +32,8 @@ struct mano_state {
 
 class mano_estimator : public component<mano_estimator, mano_state> {
 public:
-    mano_estimator(std::size_t k, const options& o) : k_(k), p_(o.p), batch_size_(static_cast<std::size_t>(o.batch_size)) {}
+    mano_estimator(std::size_t k, const options& o)
+        : k_(k), p_(o.p), batch_size_(static_cast<std::size_t>(o.batch_size)), softmax_branch_(o.scores_softmax_branch()) {}
 
     block_needs needs() const override {
         block_needs n;
@@ -74,14 +75,19 @@ public:
         const double rows = static_cast<double>(n);
         // per row, sum_k sigma^p lies in [K^(1-p), 1]; a batch score in [0, 1]
         s.sums.softmax = moments::from_json(j.at("sum_softmax"), rows, 1, "\"sum_softmax\"");
+        // every softmax row's sum_k p^p is at least K^(1-p) (a uniform row), and the kernel
+        // keeps it so: fewer would be rows that are not softmax rows
+        const double floor = rows * std::pow(static_cast<double>(k_), 1 - p_) * (1 - 1e-9);
+        check_state(softmax_branch_ ? s.sums.softmax.sum >= floor : s.sums.softmax.sum == 0,
+                    "\"sum_softmax\": below n K^(1-p), the least n softmax rows give");
         s.sums.taylor = moments::from_json(j.at("sum_taylor"), rows, 1, "\"sum_taylor\"");
         const auto& b = j.at("batch");
         s.batches = count_of(b, "batches", "accumulator state");
         s.batch_rows = count_of(b, "rows", "accumulator state");
         s.batch_scores.softmax = moments::from_json(b.at("scores_softmax"), static_cast<double>(s.batches), 1, "\"scores_softmax\"");
         s.batch_scores.taylor = moments::from_json(b.at("scores_taylor"), static_cast<double>(s.batches), 1, "\"scores_taylor\"");
-        s.batch_softmax = b.at("sum_softmax").get<double>();
-        s.batch_taylor = b.at("sum_taylor").get<double>();
+        s.batch_softmax = number_of(b, "sum_softmax", "\"batch\"");
+        s.batch_taylor = number_of(b, "sum_taylor", "\"batch\"");
         const double open = static_cast<double>(s.batch_rows) * (1 + 1e-9) + 1e-9;
         check_state(batch_size_ == 0 ? s.batches == 0 && s.batch_rows == 0 && s.batch_softmax == 0 && s.batch_taylor == 0
                                      : s.batch_rows < batch_size_ && s.batches * batch_size_ + s.batch_rows == n &&
@@ -163,6 +169,7 @@ private:
     std::size_t k_;
     double p_;
     std::size_t batch_size_;
+    bool softmax_branch_;  // the softmax branch is accumulated (options::scores_softmax_branch)
 };
 
 }  // namespace

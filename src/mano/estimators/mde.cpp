@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "mano/detail/estimator.hpp"
+#include "mano/detail/state.hpp"
 
 namespace mano {
 namespace detail {
@@ -38,15 +39,18 @@ public:
         return {{"max", s.max}, {"exp_sum", s.exp_sum}, {"shift", s.shift}, {"deviation_sum", s.deviation_sum}};
     }
     void from_json(const nlohmann::json& j, std::size_t n) override {
-        s.max = j.at("max").get<double>();
-        s.exp_sum = j.at("exp_sum").get<double>();
-        s.shift = j.at("shift").get<double>();
-        s.deviation_sum = j.at("deviation_sum").get<double>();
+        s.max = number_of(j, "max", "MDE");
+        s.exp_sum = number_of(j, "exp_sum", "MDE");
+        s.shift = number_of(j, "shift", "MDE");
+        s.deviation_sum = number_of(j, "deviation_sum", "MDE");
+        const double rows = static_cast<double>(n);
+        const double spread = s.max - s.shift;  // the largest energy above the first
         const bool finite = std::isfinite(s.max) && std::isfinite(s.shift) && std::isfinite(s.deviation_sum) &&
-                            std::isfinite(s.exp_sum);
-        // every energy is at most the maximum, and exp(E - max) of the maximum's row is 1
-        check_state(finite && (n > 0 ? s.exp_sum >= 1 && s.exp_sum <= static_cast<double>(n) * (1 + 1e-9) &&
-                                           s.shift <= s.max
+                            std::isfinite(s.exp_sum) && std::isfinite(spread);
+        // every energy is at most the maximum (so each deviation from the first is at most the
+        // spread), and exp(E - max) of the maximum's row is 1
+        check_state(finite && (n > 0 ? s.exp_sum >= 1 && s.exp_sum <= rows * (1 + 1e-9) && spread >= 0 &&
+                                           s.deviation_sum <= rows * spread * (1 + 1e-9) + 1e-9 * rows
                                      : s.exp_sum == 0),
                     "the energies' sums are inconsistent");
     }

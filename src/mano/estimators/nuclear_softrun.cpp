@@ -46,8 +46,8 @@ public:
         check_state(j.at("softmax").is_null() != softmax_.has_value(),
                     std::string("\"softmax\" is ") + (softmax_ ? "missing but these options need it (the temperature is not 1 or nuclear is not computed)"
                                                               : "present but these options share Nuclear's matrix"));
-        if (softmax_) softmax_->load(j.at("softmax"), n, "\"softmax\": ");
-        taylor_.load(j.at("taylor"), n, "\"taylor\": ");
+        if (softmax_) softmax_->load(j.at("softmax"), n, "\"softmax\": ", true);
+        taylor_.load(j.at("taylor"), n, "\"taylor\": ", true);
     }
     void finalize(const final_context& c, result& r) const override {
         double value;
