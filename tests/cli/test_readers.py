@@ -338,7 +338,11 @@ def test_bounded_scoring(tmp):
     subprocess.run([MANO, "calibrate", REPO / "tests" / "data" / "example" / "manifest.json", "-o", cal, "--quiet"],
                    check=True, capture_output=True)
     check("cot" in json.loads(cal.read_text())["options"]["methods"], "the example calibration has COT")
-    limit_mb = 256
+    # under AddressSanitizer (.ci/sanitize) every allocation carries shadow memory and a
+    # quarantine: the absolute bound is checked natively only
+    limit_mb = float("inf") if os.environ.get("MANO_SANITIZED") else 256
+    if os.environ.get("MANO_SANITIZED"):
+        print("bounded scoring: the 256 MB peak-memory bound is not checked under the sanitizers")
 
     def zeros_npz(path, rows, cols):
         """An .npz of a float32 zero matrix, deflated as it is written (never whole in memory)."""
