@@ -24,7 +24,7 @@ double moments::mean_se(double n) const {
 }
 
 moments moments::from_json(const nlohmann::json& j, double n, double top, const std::string& what) {
-    const auto pair = j.get<std::vector<double>>();
+    const auto pair = detail::numbers_in(j, what + ": a [sum, sum of squares] pair");
     if (pair.size() != 2) throw error(what + ": a [sum, sum of squares] pair has " + std::to_string(pair.size()) + " values");
     const double rows = n * (1 + 1e-9) + 1e-9;
     const moments m{pair[0], pair[1]};
@@ -40,7 +40,7 @@ void check_state(bool ok, const std::string& what) {
 }
 
 void row_store::from_json(const nlohmann::json& j, std::size_t n) {
-    rows = j.get<std::vector<double>>();
+    rows = detail::numbers_in(j, "COT \"rows\"");
     bool ok = rows.size() == n * k_;
     for (std::size_t i = 0; ok && i < rows.size(); ++i) ok = rows[i] >= 0 && rows[i] <= 1;
     // each a softmax row: its K values sum to 1 (to the float lanes' rounding)
@@ -285,7 +285,7 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
             throw error("accumulator state: \"methods\" holds sections for methods its options do not list");
         return acc;
     } catch (const nlohmann::json::exception& e) {
-        throw error(std::string("accumulator state: ") + e.what());
+        throw error("accumulator state: " + detail::json_error_text(e));
     }
 }
 

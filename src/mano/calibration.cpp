@@ -196,19 +196,27 @@ nlohmann::json normalization_choice::to_json() const {
 
 normalization_choice normalization_choice::from_json(const nlohmann::json& j) {
     normalization_choice c;
-    const auto [norm, order] = parse_variant(j.at("variant").get<std::string>());
+    const std::string variant = detail::text_of(j, "variant", "calibration: \"normalization\"");
+    const auto [norm, order] = parse_variant(variant);
     c.norm = norm;
+    if (j.contains("normalization") && j.at("normalization") != normalization_name(norm))
+        throw error("calibration: \"normalization\" names " + printable(j.at("normalization").dump(), 40) +
+                    " where its variant is " + normalization_name(norm));
     c.taylor_order = static_cast<int>(detail::integer_of(j.at("taylor_order"), "calibration", "taylor_order", 1, max_taylor_order));
     if (norm == normalization::taylor && c.taylor_order != order)
         throw error("calibration: the chosen normalization is not the one in \"options\" (its variant " +
-                    printable(j.at("variant").get<std::string>(), 20) + " has Taylor order " + std::to_string(order) +
+                    printable(variant, 20) + " has Taylor order " + std::to_string(order) +
                     ", its \"taylor_order\" is " + std::to_string(c.taylor_order) + ")");
-    c.by = j.at("by").get<std::string>();
+    c.by = detail::text_of(j, "by", "calibration: \"normalization\"");
     if (c.by != "leave-one-group-out" && c.by != "pooled criterion")
         throw error("calibration: the normalization was chosen by \"" + printable(c.by, 60) + "\", which this build does not know");
     c.pooled_criterion = detail::number_of(j, "pooled_criterion", "calibration: \"normalization\"");
     c.eta = detail::number_of(j, "eta", "calibration: \"normalization\"");
-    if (j.contains("errors")) c.errors = j.at("errors").get<std::map<std::string, double>>();
+    if (j.contains("errors")) {
+        if (!j.at("errors").is_object()) throw error("calibration: \"normalization\": \"errors\" must be an object");
+        for (const auto& [name, value] : j.at("errors").items())
+            c.errors[name] = detail::number_of(j.at("errors"), name.c_str(), "calibration: \"normalization\" errors");
+    }
     return c;
 }
 
@@ -638,7 +646,7 @@ nlohmann::json calibration::to_json() const {
 
 calibration calibration::from_json(const nlohmann::json& j) {
     try {
-        if (j.is_object() && j.value("format", "") == "mano-calibration" && j.contains("version") && j.at("version") == 1)
+        if (j.is_object() && j.contains("format") && j.at("format") == "mano-calibration" && j.contains("version") && j.at("version") == 1)
             throw error("calibration: written by an older mano (version 1, without leave-one-group-out folds); run mano "
                         "calibrate again");
         detail::check_state_header(j, "mano-calibration", "calibration", calibration_version);
@@ -678,10 +686,10 @@ calibration calibration::from_json(const nlohmann::json& j) {
                 std::size_t residuals = 0;
                 for (const auto& fold : f.at("folds")) {
                     group_fold g;
-                    g.group = fold.at("group").get<std::string>();
+                    g.group = detail::text_of(fold, "group", where + " fold");
                     g.slope = detail::number_of(fold, "slope", where + " fold");
                     g.intercept = detail::number_of(fold, "intercept", where + " fold");
-                    g.residuals = fold.at("residuals").get<std::vector<double>>();
+                    g.residuals = detail::numbers_of(fold, "residuals", where + " fold");
                     for (const double r : g.residuals) sane = sane && std::isfinite(r) && std::abs(r) <= 1;
                     sane = sane && std::isfinite(g.slope) && std::isfinite(g.intercept) && !g.residuals.empty();
                     residuals += g.residuals.size();
@@ -709,7 +717,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
         }
         const auto calibrated = [&](const char* key) -> std::optional<method> {
             if (!j.contains(key)) return std::nullopt;
-            const method m = parse_method(j.at(key).get<std::string>());
+            const method m = parse_method(detail::text_of(j, key, "calibration"));
             const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& mc) { return mc.m == m; });
             if (found == c.methods.end() || found->folds.empty())
                 throw error(std::string("calibration: the ") + key + " method '" + method_name(m) + "' has no leave-one-group-out fit");
@@ -724,7 +732,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
         }
         if (j.contains("shift")) {
             shift_reference ref;
-            ref.proportions = j.at("shift").at("proportions").get<std::vector<double>>();
+            ref.proportions = detail::numbers_of(j.at("shift"), "proportions", "calibration: \"shift\"");
             for (const auto& s : j.at("shift").at("sets"))
                 ref.sets.emplace_back(detail::number_of(s, "confidence", "calibration: \"shift\" set"),
                                       detail::number_of(s, "distance", "calibration: \"shift\" set"));
@@ -738,7 +746,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
         }
         return c;
     } catch (const nlohmann::json::exception& e) {
-        throw error(std::string("calibration: ") + e.what());
+        throw error("calibration: " + detail::json_error_text(e));
     }
 }
 

@@ -133,8 +133,8 @@ feature_moments feature_moments::from_json(const nlohmann::json& j) {
         feature_moments m(detail::count_of(j, "d", "feature moments"));
         const std::size_t d = m.d_;
         m.n_ = detail::count_of(j, "n", "feature moments");
-        m.mean_ = j.at("mean").get<std::vector<double>>();
-        const auto upper = j.at("scatter_upper").get<std::vector<double>>();
+        m.mean_ = detail::numbers_of(j, "mean", "feature moments state");
+        const auto upper = detail::numbers_of(j, "scatter_upper", "feature moments state");
         if (m.mean_.size() != d || upper.size() != d * (d + 1) / 2)
             throw error("feature moments state: \"mean\" needs " + std::to_string(d) + " values and \"scatter_upper\" " +
                         std::to_string(d * (d + 1) / 2) + " for D = " + std::to_string(d));
@@ -145,7 +145,7 @@ feature_moments feature_moments::from_json(const nlohmann::json& j) {
         if (!sane) throw error("feature moments state: non-finite values or a negative variance");
         return m;
     } catch (const nlohmann::json::exception& e) {
-        throw error(std::string("feature moments state: ") + e.what());
+        throw error("feature moments state: " + detail::json_error_text(e));
     }
 }
 
@@ -250,7 +250,7 @@ class_dispersion class_dispersion::from_json(const nlohmann::json& j) {
             const auto label = detail::integer_of(jc.at("class"), "class dispersion", "class",
                                                   std::numeric_limits<std::int64_t>::min(),
                                                   std::numeric_limits<std::int64_t>::max());
-            class_stats c{detail::count_of(jc, "n", "class dispersion"), jc.at("mean").get<std::vector<double>>()};
+            class_stats c{detail::count_of(jc, "n", "class dispersion"), detail::numbers_of(jc, "mean", "class dispersion")};
             if (label < 0 || c.n == 0 || c.mean.size() != state.d_ || !all_finite(c.mean) ||
                 !state.classes_.emplace(label, std::move(c)).second)
                 throw error("Dispersion state: class " + std::to_string(label) +
@@ -260,7 +260,7 @@ class_dispersion class_dispersion::from_json(const nlohmann::json& j) {
         }
         return state;
     } catch (const nlohmann::json::exception& e) {
-        throw error(std::string("Dispersion state: ") + e.what());
+        throw error("Dispersion state: " + detail::json_error_text(e));
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/text.hpp"
 
@@ -78,7 +79,7 @@ gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t
     gram_sum g(k, kernel);
     g.rows_ = n;
     if (j.contains("gram")) {
-        g.gram_ = j.at("gram").get<std::vector<double>>();
+        g.gram_ = detail::numbers_in(j.at("gram"), what + "\"gram\"");
         if (g.gram_.size() != k * k)
             throw error(what + "\"gram\" has " + std::to_string(g.gram_.size()) + " values; K = " + std::to_string(k) +
                         " needs " + std::to_string(k * k));
@@ -100,7 +101,7 @@ gram_sum gram_sum::from_json(const nlohmann::json& j, std::size_t k, std::size_t
             throw error(what + "\"gram\" sums to " + number_text(total) + " where n = " + std::to_string(n) +
                         " probability rows give n");
     } else {
-        g.kept_ = j.at("rows").get<std::vector<double>>();
+        g.kept_ = detail::numbers_of(j, "rows", what);
         if (g.kept_.size() != n * k || n > k)
             throw error(what + "\"rows\" keeps " + std::to_string(g.kept_.size()) + " values; " + std::to_string(n) +
                         " rows of K = " + std::to_string(k) + " need " + std::to_string(n * k) +

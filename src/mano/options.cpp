@@ -91,13 +91,13 @@ options options::from_json(const nlohmann::json& j) {
     o.p = detail::number_of(j, "p", "options");
     o.eta = detail::number_of(j, "eta", "options");
     o.taylor_order = static_cast<int>(detail::integer_of(j.at("taylor_order"), "options", "taylor_order", 1, max_taylor_order));
-    o.norm = parse_normalization(j.at("normalization").get<std::string>());
+    o.norm = parse_normalization(detail::text_of(j, "normalization", "options"));
     o.batch_size = detail::integer_of(j.at("batch_size"), "options", "batch_size", std::numeric_limits<std::int64_t>::min(),
                                       std::numeric_limits<std::int64_t>::max());
     if (!j.at("criterion").is_null()) o.criterion = detail::number_of(j, "criterion", "options");
-    for (const auto& m : j.at("methods")) o.methods.push_back(parse_method(m.get<std::string>()));
+    for (const auto& m : j.at("methods")) o.methods.push_back(parse_method(detail::name_in(m, "options: \"methods\"")));
     o.temperature = detail::number_of(j, "temperature", "options");
-    o.label_marginal = j.at("label_marginal").get<std::vector<double>>();
+    o.label_marginal = detail::numbers_of(j, "label_marginal", "options");
     if (!j.at("source").is_null()) o.source = source_model::from_json(j.at("source"));
     if (!j.at("source_features").is_null())
         o.source_features = std::make_shared<const feature_moments>(feature_moments::from_json(j.at("source_features")));

@@ -262,7 +262,7 @@ source_model source_model::from_json(const nlohmann::json& j) {
         }
         return m;
     } catch (const nlohmann::json::exception& e) {
-        throw error(std::string("source model: ") + e.what());
+        throw error("source model: " + detail::json_error_text(e));
     }
 }
 

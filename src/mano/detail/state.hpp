@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,7 +47,7 @@ inline std::optional<std::int64_t> whole_number(const nlohmann::json& value, std
 // `remedy` says how to get a state of this version, e.g. "emit it again with this mano".
 inline void check_state_header(const nlohmann::json& j, const std::string& format, const std::string& what,
                                int version = 1, const std::string& remedy = "") {
-    if (!j.is_object() || j.value("format", "") != format)
+    if (!j.is_object() || !j.contains("format") || j.at("format") != format)
         throw error(what + ": not a mano " + what + " (\"format\" is not \"" + format + "\")");
     if (whole_number(j.at("version"), version, version) != version)
         throw error(what + ": unsupported version " + printable(j.at("version").dump(), 40) + " (this build reads " +
@@ -81,6 +82,52 @@ inline double number_of(const nlohmann::json& object, const char* key, const std
     if (!value.is_number())
         throw error(what + ": \"" + key + "\" must be a number (got " + printable(value.dump(), 40) + ")");
     return value.get<double>();
+}
+
+// The text under `key` of `object`, refused naming the key when it is missing or not a string.
+inline std::string text_of(const nlohmann::json& object, const char* key, const std::string& what) {
+    if (!object.is_object() || !object.contains(key)) throw error(what + ": missing \"" + key + "\"");
+    const nlohmann::json& value = object.at(key);
+    if (!value.is_string()) throw error(what + ": \"" + key + "\" must be a string (got " + printable(value.dump(), 40) + ")");
+    return value.get<std::string>();
+}
+
+// A method's or a normalization's name in a list: text, or refused naming the list.
+inline std::string name_in(const nlohmann::json& value, const std::string& what) {
+    if (!value.is_string()) throw error(what + " must hold names (got " + printable(value.dump(), 40) + ")");
+    return value.get<std::string>();
+}
+
+// A JSON list of numbers, refused naming `what` (e.g. `calibration: "residuals"`) when it is not
+// one; nlohmann's get<std::vector<double>>() would say only "type must be number".
+inline std::vector<double> numbers_in(const nlohmann::json& value, const std::string& what) {
+    if (!value.is_array()) throw error(what + " must be a list of numbers (got " + printable(value.dump(), 40) + ")");
+    std::vector<double> out;
+    out.reserve(value.size());
+    for (const auto& x : value) {
+        if (!x.is_number()) throw error(what + " must hold numbers only (got " + printable(x.dump(), 40) + ")");
+        out.push_back(x.get<double>());
+    }
+    return out;
+}
+
+// The list of numbers under `key` of `object` (numbers_in), refused naming the key when missing.
+inline std::vector<double> numbers_of(const nlohmann::json& object, const char* key, const std::string& what) {
+    if (!object.is_object() || !object.contains(key)) throw error(what + ": missing \"" + key + "\"");
+    return numbers_in(object.at(key), what + ": \"" + key + "\"");
+}
+
+// What a JSON library error says, for a user: without nlohmann's "[json.exception.type_error.302]"
+// tag, a missing key named as such.
+inline std::string json_error_text(const nlohmann::json::exception& e) {
+    std::string text = e.what();
+    if (text.rfind("[json.exception.", 0) == 0) {
+        const auto end = text.find("] ");
+        if (end != std::string::npos) text = text.substr(end + 2);
+    }
+    if (text.rfind("key '", 0) == 0 && text.size() > 15 && text.compare(text.size() - 11, 11, "' not found") == 0)
+        return "missing \"" + text.substr(5, text.size() - 16) + "\"";
+    return "a value of the wrong kind (" + text + ")";
 }
 
 // Every key of `object` is one of `known`: a misspelled or foreign key is refused, not ignored.
