@@ -1,4 +1,4 @@
-// The nuclear norms' Gram update (detail/gram_impl.hpp), each compiled architecture against
+// The nuclear norms' Gram update (kernel/gram_impl.hpp), each compiled architecture against
 // plain double sums of double products: every entry of the upper triangle to double rounding,
 // nothing else written.
 #include <catch2/catch.hpp>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "mano/detail/kernel.hpp"
+#include "mano/kernel/kernel.hpp"
 #include "support.hpp"
 
 TEST_CASE("each architecture's Gram update adds P^T P's upper triangle to double rounding", "[gram]") {

@@ -2,7 +2,7 @@
 // where they lie (any float16/32/64 array whose rows are contiguous, any row stride: no copy;
 // other layouts, such as Fortran order, a chunk of rows at a time), with the GIL released while
 // the core runs. Options, results, states and calibrations cross as JSON text through the calls
-// the WebAssembly binding uses too (bindings/common/api.hpp); mano/__init__.py gives them their
+// the WebAssembly binding uses too (bindings/common/json_calls.hpp); mano/__init__.py gives them their
 // Python shape. A mano::error becomes mano.InputError (a ValueError) with the CLI's message.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -20,8 +20,8 @@
 
 #include <mano/mano.hpp>
 
-#include "api.hpp"
-#include "cli/scan.hpp"
+#include "json_calls.hpp"
+#include "host/scan.hpp"
 #include "io/json.hpp"
 #include "io/manifest.hpp"
 #include "io/reader.hpp"
@@ -55,7 +55,7 @@ mano::dtype float_type(const py::array& a, const std::string& what) {
 
 // A 2-D float array in memory, read as a matrix_reader: rows come as views of the array when each
 // row is contiguous (any row stride), else copied a chunk at a time into C order. The CLI's
-// threaded scan (cli/scan.hpp) then reads it as it reads a file. It does not own the array (its
+// threaded scan (host/scan.hpp) then reads it as it reads a file. It does not own the array (its
 // clones are made on threads without the GIL): the caller keeps the array alive.
 class array_reader : public mano::io::matrix_reader {
 public:
@@ -194,16 +194,16 @@ struct extras {
 // Scans every row of `logits` (with the extras) into an accumulator with `opts`, on `threads`
 // threads (0: every core) as `mano score` does.
 mano::accumulator scan_array(array_reader& logits, extras& ex, const mano::options& opts, unsigned threads) {
-    mano::cli::scan_inputs in;
+    mano::host::scan_inputs in;
     in.logits = &logits;
     if (ex.second) in.second = &*ex.second;
     if (ex.features) in.features = &*ex.features;
     if (ex.has_labels) in.labels = &ex.labels;
     py::gil_scoped_release release;
     try {
-        return mano::cli::scan(in, 0, logits.rows(), opts, mano::cli::thread_count(threads), nullptr);
+        return mano::host::scan(in, 0, logits.rows(), opts, mano::host::thread_count(threads), nullptr);
     } catch (const mano::error& e) {
-        throw mano::cli::file_error("logits", e);
+        throw mano::host::file_error("logits", e);
     }
 }
 
@@ -243,7 +243,7 @@ public:
         } catch (const mano::row_input_error& e) {
             throw mano::error(std::string(e.which == mano::row_input_error::input::second ? "second: " : "features: ") + e.what());
         } catch (const mano::error& e) {
-            throw mano::cli::file_error("logits", e);
+            throw mano::host::file_error("logits", e);
         }
     }
     void merge(const py_accumulator& other, bool as_shard) {
@@ -537,13 +537,13 @@ py_accumulator scan_file(const std::string& path, const std::string& options_jso
                               std::to_string(reader->rows()) + " rows of " + path);
     }
     const mano::options o = resolve(options_json, reader->rows(), reader->cols(), 0);
-    mano::cli::scan_inputs in;
+    mano::host::scan_inputs in;
     in.logits = reader.get();
     if (has_labels) in.labels = &labels;
     try {
-        return py_accumulator(mano::cli::scan(in, 0, reader->rows(), o, mano::cli::thread_count(threads), nullptr));
+        return py_accumulator(mano::host::scan(in, 0, reader->rows(), o, mano::host::thread_count(threads), nullptr));
     } catch (const mano::error& e) {
-        throw mano::cli::file_error(path, e);
+        throw mano::host::file_error(path, e);
     }
 }
 
@@ -585,9 +585,27 @@ PYBIND11_MODULE(_core, m) {
           py::arg("features"), py::arg("threads"));
     m.def("prepare_options", &prepare_options);
     m.def("resolve_options", &resolve_options);
-    m.def("evaluate", [](const std::string& sets) { py::gil_scoped_release r; return api::evaluate(sets); });
-    m.def("calibrate", [](const std::string& sets, const std::string& o) { py::gil_scoped_release r; return api::calibrate(sets, o); });
-    m.def("choose_normalization", &api::choose_normalization);
+    // The family workflow (mano/workflow.hpp): `score(index, pass_json)` is the package's scorer
+    // (None, or the result's and the options' JSON); an InputError it raises is a mano::error to
+    // the workflow, which leaves an extra Taylor order out of that set's choice.
+    m.def("score_family", [](const std::string& sets, const std::string& family, const py::function& score) {
+        std::vector<std::string> warnings;
+        const auto scorer = [&](std::size_t i, const std::string& pass) -> std::optional<std::pair<std::string, std::string>> {
+            py::object got;
+            try {
+                got = score(i, pass);
+            } catch (py::error_already_set& e) {
+                if (e.matches(input_error)) throw mano::error(py::str(e.value()).cast<std::string>());
+                throw;
+            }
+            if (got.is_none()) return std::nullopt;
+            return got.cast<std::pair<std::string, std::string>>();
+        };
+        std::string scored = api::score_family(sets, family, scorer, &warnings);
+        return py::make_tuple(scored, warnings);
+    });
+    m.def("evaluate_family", [](const std::string& scored) { py::gil_scoped_release r; return api::evaluate_family(scored); });
+    m.def("calibrate_family", [](const std::string& scored) { py::gil_scoped_release r; return api::calibrate_family(scored); });
     m.def("predict", &api::predict);
     m.def("predict_scores", &api::predict_scores);
     m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"));

@@ -6,6 +6,7 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <cstdint>
 #include <limits>
@@ -17,7 +18,7 @@
 
 #include <mano/mano.hpp>
 
-#include "api.hpp"
+#include "json_calls.hpp"
 #include "io/header.hpp"
 
 namespace {
@@ -200,6 +201,33 @@ std::string prepare_options(const std::string& partial, const val& source_logits
 }
 
 std::string evaluate(const std::string& sets) { return guarded([&] { return api::evaluate(sets); }); }
+
+// The family workflow (api::score_family). `scorer(index, passJson)` is the package's: it returns
+// [resultJson, optionsJson], null when the set cannot be scored (given as a result), or
+// {error: message}: it never throws, since a JS exception would cross these frames without
+// running their destructors. Returns {"scored": the scored family, "warnings": [...]}.
+std::string score_family(const std::string& sets, const std::string& family, val scorer) {
+    return guarded([&] {
+        std::vector<std::string> warnings;
+        const auto score = [&](std::size_t i, const std::string& pass) -> std::optional<std::pair<std::string, std::string>> {
+            const val got = scorer(static_cast<double>(i), pass);
+            if (got.isNull() || got.isUndefined()) return std::nullopt;
+            if (!got.isArray()) throw mano::error(got["error"].as<std::string>());
+            return std::make_pair(got[0].as<std::string>(), got[1].as<std::string>());
+        };
+        const std::string scored = api::score_family(sets, family, score, &warnings);
+        return json{{"scored", json::parse(scored)}, {"warnings", warnings}}.dump();
+    });
+}
+std::string evaluate_family(const std::string& scored) { return guarded([&] { return api::evaluate_family(scored); }); }
+std::string calibrate_family(const std::string& scored) { return guarded([&] { return api::calibrate_family(scored); }); }
+std::string monitor(const std::string& points, double reference, double threshold, const std::string& slope) {
+    return guarded([&] {
+        if (!(reference >= 0 && reference <= 9007199254740992.0 && reference == std::floor(reference)))
+            throw mano::error("the reference period must be a whole number of points >= 0");
+        return api::monitor(points, static_cast<std::size_t>(reference), threshold, slope);
+    });
+}
 std::string calibrate(const std::string& sets, const std::string& options_json) {
     return guarded([&] { return api::calibrate(sets, options_json); });
 }
@@ -220,7 +248,7 @@ std::string default_methods(std::size_t k, double n, const std::string& inputs_j
     return guarded([&] { return api::default_methods(k, static_cast<std::size_t>(n), inputs_json); });
 }
 
-// The header rules of .npy and .safetensors, shared with the native readers (native/io/header.cpp):
+// The header rules of .npy and .safetensors, shared with the native readers (native/io/header.hpp):
 // web/src/loaders.js reads a file's first bytes and hands them over. Their errors are the file's
 // (kind "format").
 
@@ -308,6 +336,10 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("prepareOptions", &prepare_options);
     emscripten::function("evaluate", &evaluate);
     emscripten::function("calibrate", &calibrate);
+    emscripten::function("scoreFamily", &score_family);
+    emscripten::function("evaluateFamily", &evaluate_family);
+    emscripten::function("calibrateFamily", &calibrate_family);
+    emscripten::function("monitor", &monitor);
     emscripten::function("predict", &predict);
     emscripten::function("predictScores", &predict_scores);
     emscripten::function("scoringOptions", &scoring_options);

@@ -11,7 +11,7 @@
 #include "cli/manifest.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
-#include "cli/scan.hpp"
+#include "host/scan.hpp"
 #include "io/json.hpp"
 #include "io/manifest.hpp"
 
@@ -52,7 +52,7 @@ options prediction_options(const calibration& cal, const std::string& path, std:
     try {
         o = scoring_options(cal, n, k, &left_out);
     } catch (const error& e) {
-        throw file_error(path, e);
+        throw host::file_error(path, e);
     }
     if (!quiet)
         for (const method m : left_out)
@@ -90,7 +90,7 @@ int run_score(score_command& c) {
         refuse_overwriting_inputs(c.emit_state, inputs, "--emit-state");
     }
     option_resolver resolver(c.methods, c.input);
-    const unsigned threads = thread_count(c.input.threads);
+    const unsigned threads = host::thread_count(c.input.threads);
 
     std::vector<std::string> names;  // table rows
     std::vector<json> where;         // what each result covers, for JSON
@@ -116,11 +116,11 @@ int run_score(score_command& c) {
             opts = resolver.resolve(n, reader->cols());
         }
         if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet) note_left_out(path, opts, n, reader->cols());
-        scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
-        progress bar(path, end - first, c.input.quiet);
+        host::scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
+        host::progress bar(path, end - first, c.input.quiet);
         try {
             if (c.chunk_size > 0) {
-                auto chunks = scan_chunks(in, first, end, c.chunk_size, opts, threads, &bar);
+                auto chunks = host::scan_chunks(in, first, end, c.chunk_size, opts, threads, &bar);
                 for (std::size_t i = 0; i < chunks.size(); ++i) {
                     const std::size_t a = first + i * c.chunk_size;
                     names.push_back(path + "[" + std::to_string(a) + ":" + std::to_string(a + chunks[i].n) + "]");
@@ -128,7 +128,7 @@ int run_score(score_command& c) {
                     results.push_back(std::move(chunks[i]));
                 }
             } else {
-                auto acc = scan(in, first, end, opts, threads, &bar);
+                auto acc = host::scan(in, first, end, opts, threads, &bar);
                 if (!c.emit_state.empty()) write_json(c.emit_state, acc.to_json());
                 names.push_back(path);
                 where.push_back({{"file", path}});
@@ -136,7 +136,7 @@ int run_score(score_command& c) {
                 results.push_back(acc.finalize());
             }
         } catch (const error& e) {
-            throw file_error(path, e);
+            throw host::file_error(path, e);
         }
     }
 
@@ -195,7 +195,7 @@ int run_merge(merge_command& c) {
         } catch (const json::exception& e) {
             throw error(path + ": not an accumulator state written by mano score --emit-state (" + e.what() + ")");
         } catch (const error& e) {
-            throw file_error(path, e);
+            throw host::file_error(path, e);
         }
     }
     if (!c.emit_state.empty()) write_json(c.emit_state, total->to_json());
@@ -214,30 +214,17 @@ int run_eval(eval_command& c) {
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest, outside(c.allow_outside_paths));
     const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
-    const evaluation_report report = evaluate(scored.sets);
+    std::vector<std::string> notes;
+    const auto evaluation = workflow::evaluate(scored, &notes);
+    const evaluation_report& report = evaluation.report;
     for (const auto& note : report.notes) warn(note);
-    // MaNo with each set's own softrun branch, for comparison (the paper's literal rule)
-    std::optional<evaluation_summary> per_set_criterion;
-    if (scored.choice) {
-        std::vector<double> per_set, acc;
-        for (const auto& s : scored.per_set) per_set.push_back(s.scores.value(mano::method::mano).value()), acc.push_back(*s.scores.accuracy);
-        try {
-            per_set_criterion = summarize(per_set, acc);
-        } catch (const error& e) {
-            warn(std::string("mano with each set's own softrun branch: no summary: ") + e.what());
-        }
-    }
+    for (const auto& note : notes) warn(note);
     if (!c.plots.empty()) write_plots(c.plots, report);
     if (c.json) {
-        json j = report.to_json();
-        if (scored.choice) {
-            j["normalization"] = scored.choice->to_json();
-            if (per_set_criterion) j["normalization"]["per_set"] = summary_json(*per_set_criterion);
-        }
-        std::cout << j.dump() << '\n';
+        std::cout << evaluation.to_json().dump() << '\n';
         return 0;
     }
-    print_evaluation(report, scored.choice, per_set_criterion, c.markdown);
+    print_evaluation(report, evaluation.choice, evaluation.per_set, c.markdown);
     return 0;
 }
 
@@ -260,8 +247,7 @@ int run_calibrate(calibrate_command& c) {
     }
     const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
     std::vector<std::string> notes;
-    calibration cal = calibrate(scored.sets, scored.used, &notes, false);
-    cal.normalization = scored.choice;
+    const calibration cal = workflow::calibrate(scored, &notes);
     for (const auto& note : notes) warn(note);
     report_calibration(cal, c.output);
     return 0;
@@ -296,8 +282,6 @@ int run_predict(predict_command& c) {
         if (!c.groups.empty()) throw error("--group selects sets of a --manifest");
         for (const auto& f : c.files) sets.push_back({f, "", f, ""});
     }
-    method_args unused;
-    option_resolver resolver(unused, c.input);
     std::vector<std::string> names;
     std::vector<set_prediction> predictions;
     for (const auto& s : sets) {
@@ -305,16 +289,16 @@ int run_predict(predict_command& c) {
         // --methods run at any size
         const auto shape = io::open_matrix(s.logits, c.input.read);
         if (shape->cols() != cal.k)
-            throw file_error(s.logits, error("the logits have " + std::to_string(shape->cols()) +
+            throw host::file_error(s.logits, error("the logits have " + std::to_string(shape->cols()) +
                                              " classes but the calibration was fitted on logits with " + std::to_string(cal.k)));
         const options opts = c.methods.empty() ? prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input.quiet)
                                                : cal.opts;
-        const result r = score_set(s, resolver, c.input, &opts);
+        const result r = score_set(s, c.input, [&](std::size_t, std::size_t) { return opts; }).scores;
         names.push_back(s.name);
         try {
             predictions.push_back(predict(cal, r, c.level));
         } catch (const error& e) {
-            throw file_error(s.logits, e);
+            throw host::file_error(s.logits, e);
         }
     }
     warn_extrapolation(names, predictions);

@@ -5,15 +5,14 @@
 
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
-#include "cli/scan.hpp"
+#include "host/scan.hpp"
 
 namespace mano {
 namespace cli {
 
 io::outside_paths outside(bool allow) { return allow ? io::outside_paths::allow : io::outside_paths::refuse; }
 
-result score_set(const io::manifest_set& set, option_resolver& resolver, const input_args& input,
-                 const options* fixed_options) {
+workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose) {
     auto reader = io::open_matrix(set.logits, input.read);
     std::vector<std::int64_t> labels;
     if (!set.labels.empty()) {
@@ -28,15 +27,15 @@ result score_set(const io::manifest_set& set, option_resolver& resolver, const i
             throw error(set.labels + ": " + std::to_string(labels.size()) + " labels for the " +
                         std::to_string(reader->rows()) + " rows of " + set.logits + " (set \"" + set.name + "\")");
     }
-    const options& opts = fixed_options ? *fixed_options : resolver.resolve(reader->rows(), reader->cols());
-    scan_inputs in;
+    options opts = choose(reader->rows(), reader->cols());
+    host::scan_inputs in;
     in.logits = reader.get();
     if (!labels.empty()) in.labels = &labels;
-    progress bar(set.name, reader->rows(), input.quiet);
+    host::progress bar(set.name, reader->rows(), input.quiet);
     try {
-        return scan(in, 0, reader->rows(), opts, thread_count(input.threads), &bar).finalize();
+        return {host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize(), std::move(opts)};
     } catch (const error& e) {
-        throw file_error(set.logits, e);
+        throw host::file_error(set.logits, e);
     }
 }
 
@@ -51,8 +50,8 @@ std::vector<io::manifest_set> selected_sets(const io::manifest& m, const std::ve
     return out;
 }
 
-scored_sets score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
-                           const input_args& input) {
+workflow::scored_family score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
+                                       const input_args& input) {
     if (m.source) {
         if (!methods.source_logits.empty())
             throw error(m.path + ": the manifest has a \"source\" and --source-logits was given too; keep one");
@@ -62,39 +61,20 @@ scored_sets score_manifest(const io::manifest& m, const std::vector<std::string>
     methods.finish();
     option_resolver resolver(methods, input);
     const auto selected = selected_sets(m, groups);
-    scored_sets out;
+    std::vector<std::string> names, set_groups;
     for (const auto& s : selected) {
         if (s.labels.empty()) throw error(m.path + ": set \"" + s.name + "\" has no \"labels\"; every set needs them here");
-        out.sets.push_back({s.name, s.group, score_set(s, resolver, input, nullptr)});
-        if (out.sets.size() == 1) out.used = resolver.resolve(out.sets.back().scores.n, out.sets.back().scores.k);
+        names.push_back(s.name);
+        set_groups.push_back(s.group);
     }
-    if (!methods.family || !out.used.wants(method::mano)) return out;
-    for (const int order : methods.taylor_orders) {
-        if (order == out.used.taylor_order) continue;
-        for (std::size_t i = 0; i < selected.size(); ++i) {
-            options taylor = resolver.resolve(out.sets[i].scores.n, out.sets[i].scores.k);
-            taylor.methods = {method::mano};
-            taylor.norm = normalization::taylor;
-            taylor.taylor_order = order;
-            auto& variants = out.sets[i].scores.mano->variants;
-            try {
-                variants[variant_name(normalization::taylor, order)] = score_set(selected[i], resolver, input, &taylor).value(mano::method::mano).value();
-            } catch (const error& e) {
-                warn(selected[i].logits + ": Taylor order " + std::to_string(order) + " left out of the choice (" + e.what() + ")");
-            }
-        }
-    }
-    out.choice = choose_normalization(out.sets, out.used);
-    out.per_set = std::move(out.sets);
-    out.sets.clear();
-    for (std::size_t i = 0; i < selected.size(); ++i) {
-        options on_branch = resolver.resolve(out.per_set[i].scores.n, out.per_set[i].scores.k);
-        on_branch.norm = out.choice->norm;
-        on_branch.taylor_order = out.choice->taylor_order;
-        out.sets.push_back({selected[i].name, selected[i].group, score_set(selected[i], resolver, input, &on_branch)});
-        if (i == 0) out.used = on_branch;
-    }
-    return out;
+    workflow::family_options family;
+    family.family = methods.family;
+    family.taylor_orders = methods.taylor_orders;
+    const auto score = [&](std::size_t i, const workflow::pass& p) -> std::optional<workflow::scored_set> {
+        return score_set(selected[i], input, [&](std::size_t rows, std::size_t cols) { return p.apply(resolver.resolve(rows, cols)); });
+    };
+    const auto warn_set = [&](std::size_t i, const std::string& message) { warn(selected[i].logits + ": " + message); };
+    return workflow::score_family(names, set_groups, family, score, warn_set);
 }
 
 void write_plots(const std::string& folder, const evaluation_report& report) {

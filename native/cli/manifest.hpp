@@ -2,6 +2,8 @@
 // The CLI side of manifests (eval, calibrate, predict --manifest): the sets a run selects, their
 // scores, and eval's plots.
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,24 +22,16 @@ io::outside_paths outside(bool allow);
 // set has.
 std::vector<io::manifest_set> selected_sets(const io::manifest& m, const std::vector<std::string>& groups);
 
-// Scores one labeled (or unlabeled) set of a manifest, with `fixed_options` when given, else with
-// the resolver's options for its shape.
-result score_set(const io::manifest_set& set, option_resolver& resolver, const input_args& input,
-                 const options* fixed_options);
+// The options to score a set of rows x cols logits with.
+using options_for_shape = std::function<options(std::size_t rows, std::size_t cols)>;
 
-// The labeled sets of a manifest scored for eval and calibrate.
-struct scored_sets {
-    std::vector<labeled_set> sets;  // on the family's branch when one was chosen
-    options used;                   // the options of the first set (the family's branch included)
-    std::optional<normalization_choice> choice;
-    std::vector<labeled_set> per_set;  // with --normalization family: MaNo on each set's own criterion
-};
+// Scores one labeled (or unlabeled) set of a manifest with the options `choose` gives for its shape.
+workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose);
 
-// Scores every selected set of a manifest, with labels. With --normalization family, a first
-// pass scores each set with softrun (both branches at once) and MaNo alone at the other Taylor
-// orders, the branch is chosen over all sets, and a second pass scores every method on it.
-scored_sets score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
-                           const input_args& input);
+// Every selected set of a manifest, with labels, scored for eval and calibrate by the core's
+// workflow (mano/workflow.hpp): with --normalization family, the branch chosen for all the sets.
+workflow::scored_family score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
+                                       const input_args& input);
 
 // eval --plots: one SVG per summarized method in `folder`, the report's sets against the line and
 // 90% band fitted on them.

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/scan.hpp"
+#include "host/scan.hpp"
 #include "io/json.hpp"
 
 namespace mano {
@@ -283,7 +283,7 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
         if (args_.temperature == "fit") o.temperature = fit_temperature(source_view, labels.data());
         if (has_source) o.source = fit_source(source_view, labels.data(), o.temperature, methods);
     } catch (const error& e) {
-        throw file_error(args_.source_logits, e);
+        throw host::file_error(args_.source_logits, e);
     }
     o.label_marginal = read_marginal(args_.label_marginal, k, labels);
     if (!args_.source_features.empty()) {
@@ -301,7 +301,7 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
                 moments->push(rows.data(), count);
             }
         } catch (const error& e) {
-            throw file_error(args_.source_features, e);
+            throw host::file_error(args_.source_features, e);
         }
         o.source_features = moments;
     }
@@ -361,7 +361,7 @@ calibration read_calibration(const std::string& path) {
     } catch (const nlohmann::json::exception& e) {
         throw error(path + ": not a calibration file written by mano calibrate (" + e.what() + ")");
     } catch (const error& e) {
-        throw file_error(path, e);
+        throw host::file_error(path, e);
     }
 }
 

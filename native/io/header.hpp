@@ -1,9 +1,9 @@
 #pragma once
 // The header rules of .npy and .safetensors, bytes in and a checked description out, with no
 // file access of their own. The native readers (npy.cpp, npz.cpp, safetensors.cpp) hand them a
-// file's bytes; bindings/wasm compiles header.cpp into the npm package, whose readers
-// (web/src/loaders.js) hand them the bytes of a Blob or ArrayBuffer. One implementation of each
-// format's rules, limits and messages serves both targets.
+// file's bytes; the npm package links them (the mano_formats library, native/io/CMakeLists.txt),
+// and its readers (web/src/loaders.js) hand them the bytes of a Blob or ArrayBuffer. One
+// implementation of each format's rules, limits and messages serves both targets.
 // Not part of the io API: only native/io/*.cpp and bindings/wasm include it.
 
 #include <cstddef>

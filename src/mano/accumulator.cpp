@@ -6,13 +6,13 @@
 #include <string>
 
 #include "mano/architecture.hpp"
-#include "mano/detail/kernel.hpp"
+#include "mano/kernel/kernel.hpp"
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/half.hpp"
 #include "mano/text.hpp"
 #include "mano/detail/accumulator_impl.hpp"
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/features.hpp"
 
 namespace mano {

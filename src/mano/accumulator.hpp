@@ -31,7 +31,7 @@ struct row_inputs {
 // (threads, shards, workers), serialize the state to JSON, and finalize into a result. Memory is
 // O(K) per method, O(K^2) for the nuclear norms, and O(NK) only for COT, which needs every row.
 // push() and merge() are all-or-nothing: on an error the state is left as it was. Each method is
-// a component of its own (detail/estimator.hpp, made from the method table); this class runs
+// a component of its own (estimators/estimator.hpp, made from the method table); this class runs
 // the kernel once per block of rows and drives them.
 class accumulator {
 public:

@@ -1,5 +1,5 @@
 // The accumulator's merge, its JSON state (format "mano-accumulator") and shard names, and the
-// parts of the components' sections they share (detail/estimator.hpp): code that runs once per
+// parts of the components' sections they share (estimators/estimator.hpp): code that runs once per
 // state, not once per row.
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 
 namespace mano {
 
-// ---- shared pieces of the components (detail/estimator.hpp) ----
+// ---- shared pieces of the components (estimators/estimator.hpp) ----
 
 namespace detail {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "mano/detail/kernel.hpp"
+#include "mano/kernel/kernel.hpp"
 #include "mano/error.hpp"
 #include "mano/text.hpp"
 

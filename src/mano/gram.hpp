@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mano/detail/kernel.hpp"
+#include "mano/kernel/kernel.hpp"
 
 namespace mano {
 namespace detail {
@@ -44,7 +44,7 @@ private:
     void to_gram(std::vector<double> buffer = {});
 
     std::size_t k_ = 0;
-    gram_kernel kernel_ = nullptr;  // the architecture's Gram update (detail/kernel.hpp)
+    gram_kernel kernel_ = nullptr;  // the architecture's Gram update (kernel/kernel.hpp)
     std::size_t rows_ = 0;      // rows added
     std::vector<double> kept_;  // the rows, rows_ x k_, while rows_ <= k_ (and no Gram yet)
     std::vector<double> gram_;  // k_ x k_, lower triangle; empty while the rows are kept

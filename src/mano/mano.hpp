@@ -9,6 +9,7 @@
 #include "mano/features.hpp"
 #include "mano/half.hpp"
 #include "mano/logits_view.hpp"
+#include "mano/monitoring.hpp"
 #include "mano/options.hpp"
 #include "mano/registry.hpp"
 #include "mano/result.hpp"
@@ -17,3 +18,4 @@
 #include "mano/text.hpp"
 #include "mano/transport.hpp"
 #include "mano/version.hpp"
+#include "mano/workflow.hpp"

@@ -4,6 +4,7 @@
 // bindings' methods(), the TypeScript names and the dashboard, the report scripts) reads it.
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -15,11 +16,18 @@ namespace mano {
 
 namespace detail {
 // An estimator's implementation: its state, how a block of rows adds to it, merge, its JSON
-// section of a state, finalize (detail/estimator.hpp). Each lives in src/mano/estimators/, made
+// section of a state, finalize (estimators/estimator.hpp). Each lives in src/mano/estimators/, made
 // by the factory its table row names.
 class estimator;
 struct estimator_setup;
-struct source_sample;
+// The labeled source set, for the estimators that fit something on it (method_info::fit_source).
+struct source_sample {
+    const double* probs;  // softmax(q / T), n x k
+    std::size_t n;
+    std::size_t k;
+    const std::int64_t* labels;  // in [0, k)
+};
+
 using estimator_factory = std::unique_ptr<estimator> (*)(const estimator_setup&);
 // What an estimator learns from the labeled source set, as JSON kept in source_model::fitted.
 using source_fitter = nlohmann::json (*)(const source_sample&);

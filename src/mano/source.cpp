@@ -6,8 +6,8 @@
 #include <limits>
 #include <string>
 
-#include "mano/detail/estimator.hpp"
 #include "mano/detail/state.hpp"
+#include "mano/registry.hpp"
 #include "mano/error.hpp"
 #include "mano/text.hpp"
 

@@ -469,6 +469,39 @@ def test_calibrate_equals_cli(calibration_file, tmp_path):
 
 
 @needs_cli
+def test_taylor_orders_equal_cli(tmp_path):
+    """The family workflow (src/mano/workflow.hpp) with extra Taylor orders, as mano eval/calibrate."""
+    want = cli_json("eval", MANIFEST, "--json", "--quiet", "--taylor-orders", "1,3")
+    got = mano.evaluate(MANIFEST, taylor_orders=[1, 3])
+    assert sorted(got["normalization"]["errors"]) == ["softmax", "taylor1", "taylor2", "taylor3"]
+    assert_same(got, want)
+    out = tmp_path / "orders.json"
+    cli("calibrate", MANIFEST, "-o", out, "--quiet", "--taylor-orders", "1,3")
+    assert_same(mano.calibrate(MANIFEST, taylor_orders=[1, 3]), json.loads(out.read_text()))
+
+
+def test_family_of_results_moves_each_set_onto_the_branch():
+    """Sets given as results cannot be scored again: MaNo takes each one's variant of the branch
+    chosen for all, and the softrun baselines leave when a set was on the other branch."""
+    manifest = mano.read_manifest(MANIFEST)
+    base = MANIFEST.parent
+    sets = [{"name": s["name"], "group": s["group"],
+             "result": mano.score(base / s["logits"], "mano,confscore_softrun", labels=base / s["labels"])}
+            for s in manifest["sets"]]
+    notes = []
+    cal = mano.calibrate(sets, notes=notes)
+    variant = cal["normalization"]["variant"]
+    branches = {s["result"]["methods"]["mano"]["normalization"] for s in sets}
+    # the example's sets are on softmax one by one, and the family takes the Taylor branch
+    assert branches == {"softmax"} and variant != "softmax"
+    assert "confscore_softrun" not in cal["methods"] and any("confscore_softrun" in n for n in notes)
+    with pytest.warns(UserWarning, match="confscore_softrun, nuclear_softrun: not calibrated"):
+        report = mano.evaluate(sets)
+    for s, row in zip(sets, report["sets"]):
+        assert row["methods"]["mano"]["score"] == s["result"]["methods"]["mano"]["variants"][variant]
+
+
+@needs_cli
 def test_predict_equals_cli(calibration_file):
     want = cli_json("predict", "--calibration", calibration_file, "--manifest", MANIFEST, "--json", "--quiet")
     got = mano.predict(calibration_file, MANIFEST)

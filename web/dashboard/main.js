@@ -10,9 +10,6 @@ import { scatterChart, timelineChart } from './charts.js';
 const LEVEL = 0.9;
 // The timeline of every set in order, one point per set (the other choices are one file in chunks).
 const ALL_SETS = '\u0000all sets';
-// A chunk is too small for a method when its score's sampling noise alone moves the estimate by
-// more than this (90% half-width, in accuracy).
-const CHUNK_NOISE_LIMIT = 0.05;
 // A recommended method whose held-out error is above this is a poor fit, and the page says so.
 const POOR_FIT = 0.1;
 // The package's method table gives the order of columns and rows (filled once the worker is up).
@@ -661,37 +658,17 @@ function timelinePoints(t, m, withBand) {
     c.result, c.prediction));
 }
 
-// The alert threshold: from the reference period (its first `count` points: mean - 3 sd, as
-// NannyML's default), else the value given. Returns { value, text } or throws a message.
-function alertThreshold(points, count) {
-  if (!(count > 0)) {
-    const value = Number($('threshold').value);
-    return { value, text: `alert below ${pct(value)} (the value given)` };
-  }
-  const ref = points.slice(0, count).map((p) => p.y).filter((y) => y !== null);
-  if (ref.length < 2) throw new Error(`a reference period needs at least 2 points with a value (it has ${ref.length})`);
-  if (count >= points.length) throw new Error(`the reference period (${count} points) leaves no point to monitor (${points.length} in all)`);
-  const mean = ref.reduce((a, b) => a + b, 0) / ref.length;
-  const sd = Math.sqrt(ref.reduce((a, b) => a + (b - mean) ** 2, 0) / (ref.length - 1));
-  return { value: mean - 3 * sd, text: `reference: the first ${count} points, mean ${pct(mean)}, standard deviation ${pct(sd)}; ` +
-    `alert below ${pct(mean - 3 * sd)} (mean − 3 sd)` };
+// The words for the core's too-small warning (src/mano/monitoring.hpp, monitor().noise).
+function noiseText(noise, m) {
+  return `${state.timeline.kind === 'sets' ? 'these sets are' : `chunks of ${noise.rows.toLocaleString()} rows are`} small for ${m}: ` +
+    `the score's sampling noise alone moves the estimate by ±${pct(noise.half_width)} (90%); about ${noise.rows_needed.toLocaleString()} ` +
+    `rows per point bring it to ±${pct(noise.limit)}`;
 }
 
-// Points whose score's sampling noise alone moves the estimate by more than CHUNK_NOISE_LIMIT.
-function noiseWarning(points, m) {
-  const slope = state.calibration?.methods?.[m]?.slope;
-  const noise = points.filter((p) => p.se !== undefined && slope !== undefined).map((p) => 1.645 * Math.abs(slope) * p.se);
-  if (!noise.length) return null;
-  const median = [...noise].sort((a, b) => a - b)[Math.floor(noise.length / 2)];
-  if (median <= CHUNK_NOISE_LIMIT) return null;
-  const rows = points[0].rows;
-  const needed = Math.ceil(rows * (median / CHUNK_NOISE_LIMIT) ** 2);
-  return `${state.timeline.kind === 'sets' ? 'these sets are' : `chunks of ${rows.toLocaleString()} rows are`} small for ${m}: ` +
-    `the score's sampling noise alone moves the estimate by ±${pct(median)} (90%); about ${needed.toLocaleString()} rows per point ` +
-    `bring it to ±${pct(CHUNK_NOISE_LIMIT)}`;
-}
-
-function drawTimeline() {
+// The alert line (from the reference period, else the value given), the points below it and the
+// too-small warning are the core's monitoring rules (src/mano/monitoring.hpp, run in the Worker);
+// the page draws them and says them in words.
+async function drawTimeline() {
   const t = state.timeline;
   const m = state.method;
   const withBand = Boolean(state.calibration?.methods?.[m]);
@@ -702,19 +679,28 @@ function drawTimeline() {
   let threshold = null;
   let thresholdText = 'no alert line: a score is not an accuracy (add three or more labeled sets, or a calibration file, to calibrate it)';
   if (withBand) {
+    const slope = state.calibration.methods[m].slope;
+    let assessment;
     try {
-      ({ value: threshold, text: thresholdText } = alertThreshold(points, reference));
+      assessment = await worker.monitor(points.map((p) => ({ estimate: p.y, se: p.se, rows: p.rows })),
+        reference > 0 ? { reference, slope } : { threshold: Number($('threshold').value), slope });
     } catch (e) {
       showError(`timeline: ${e.message}`);
       return;
     }
-    const below = points.filter((p, i) => i >= (reference || 0) && p.y !== null && p.y < threshold);
+    if (state.timeline !== t || state.method !== m) return;  // drawn again meanwhile
+    const line = assessment.threshold;
+    threshold = line.value;
+    thresholdText = line.reference > 0
+      ? `reference: the first ${line.reference} points, mean ${pct(line.mean)}, standard deviation ${pct(line.sd)}; ` +
+        `alert below ${pct(line.value)} (mean − 3 sd)`
+      : `alert below ${pct(line.value)} (the value given)`;
+    const below = assessment.alerts.map((i) => points[i]);
     alerts.push({ alert: below.length > 0,
       text: below.length ? `${below.length} ${unit}${below.length === 1 ? '' : 's'} below ${pct(threshold)}: ` +
         `${below.slice(0, 8).map((p) => `${p.label} (${pct(p.y)})`).join(', ')}${below.length > 8 ? ', …' : ''}`
         : `no ${unit} below ${pct(threshold)}` });
-    const warning = noiseWarning(points.slice(reference), m);
-    if (warning) alerts.push({ alert: false, text: `⚠ ${warning}` });
+    if (assessment.noise) alerts.push({ alert: false, text: `⚠ ${noiseText(assessment.noise, m)}` });
   }
   const what = t.kind === 'sets' ? `all ${points.length} sets in order` : `${t.name}: ${points.length} chunks of ${t.chunkRows} rows`;
   const note = `${what}, ${withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`}; ` +

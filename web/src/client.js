@@ -78,7 +78,11 @@ export class ManoWorker {
   }
 
   read(file, options = {}) { return this.#call('read', { file, ...options }); }
-  evaluate(sets) { return this.#call('evaluate', { sets }); }
+  async evaluate(sets, options = {}) {
+    const { evaluation, warnings } = await this.#call('evaluate', { sets, options });
+    Object.defineProperty(evaluation, 'warnings', { value: warnings, enumerable: false });
+    return evaluation;
+  }
 
   async calibrate(sets, options = {}) {
     const { calibration, notes } = await this.#call('calibrate', { sets, options });
@@ -93,6 +97,8 @@ export class ManoWorker {
   predictScores(calibration, method, scores, { level = 0.9 } = {}) {
     return this.#call('predictScores', { calibration, method, scores, level });
   }
+
+  monitor(points, options = {}) { return this.#call('monitor', { points, options }); }
 
   methods() { return this.#call('methods'); }
 

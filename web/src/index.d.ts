@@ -160,12 +160,26 @@ export interface LabeledSet {
   result: Result;
 }
 
+/**
+ * A labeled set given with its logits: evaluate() and calibrate() score it with the core's family
+ * workflow, as `mano eval` and `mano calibrate` score a manifest's sets.
+ */
+export interface LabeledLogits {
+  name: string;
+  group?: string;
+  logits: LogitsArray;
+  shape: { rows: number; cols: number; dtype?: Dtype };
+  labels: LabelsArray;
+}
+
 export interface SummaryStats { r2: number; pearson: number; spearman: number; kendall: number; mae: number; n: number }
 export interface Evaluation {
   sets: { name: string; group?: string; n: number; k: number; accuracy: number; methods: Result['methods'] }[];
   summary: Partial<Record<MethodName, SummaryStats>>;
   groups?: Record<string, Partial<Record<MethodName, SummaryStats>>>;
   notes: string[];
+  /** Sets given as logits with normalization 'family': the branch chosen, and MaNo on each set's own. */
+  normalization?: NormalizationChoice & { per_set?: SummaryStats };
 }
 
 /** calibrate's options: `normalization` may also be 'family' (the default), one softrun branch for all the sets. */
@@ -176,6 +190,11 @@ export interface CalibrateOptions extends Omit<Options, 'normalization'> {
    * 'softmax' / 'taylor': forced.
    */
   normalization?: 'family' | 'softrun' | 'softmax' | 'taylor';
+  /**
+   * normalization 'family' with sets given as logits: the Taylor orders weighed beside
+   * taylorOrder (default [2]; the CLI's --taylor-orders).
+   */
+  taylorOrders?: number[];
 }
 
 /** One group of calibration sets left out: the line fitted on the others, and the left-out sets' residuals. */
@@ -336,6 +355,7 @@ export interface Api {
   calibrate: typeof calibrate;
   predict: typeof predict;
   predictScores: typeof predictScores;
+  monitor: typeof monitor;
   defaultMethods: typeof defaultMethods;
   methods: typeof methods;
   version: typeof version;
@@ -353,8 +373,9 @@ export function score(data: LogitsArray, shape: Shape, options?: Options): Resul
 export function scoreSource(source: MatrixSource | Matrix, options?: Options, how?: ScoreSourceOptions): Promise<Result>;
 export function accumulator(cols: number, options?: Options): Accumulator;
 export function accumulatorFromJSON(state: AccumulatorState | string): Accumulator;
-export function evaluate(sets: LabeledSet[]): Evaluation;
-export function calibrate(sets: LabeledSet[], options?: CalibrateOptions): Calibration;
+/** With sets given as logits, `options` as calibrate()'s and a non-enumerable `warnings`. */
+export function evaluate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Evaluation;
+export function calibrate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Calibration;
 export function predict(calibration: Calibration, result: Result, options?: { level?: number }): Prediction;
 export interface ScorePrediction {
   score: number;
@@ -367,6 +388,25 @@ export interface ScorePrediction {
 /** The accuracy a calibration implies for each score of one method (its prediction band). */
 export function predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
   options?: { level?: number }): ScorePrediction[];
+/** One point of a timeline for monitor(): its estimate (null: none), its score's standard error, its rows. */
+export interface TimelinePoint { estimate: number | null; se?: number; rows?: number }
+export interface MonitorOptions {
+  /** The alert line from the first `reference` points: mean - 3 sd of their estimates. */
+  reference?: number;
+  /** The alert line given (when reference is 0). */
+  threshold?: number;
+  /** The calibrated line's slope: with it, whether the points are too small (sampling noise). */
+  slope?: number;
+}
+export interface MonitorAssessment {
+  threshold: { value: number; reference: number; mean?: number; sd?: number };
+  /** Indices of the points from `reference` on whose estimate is below the line. */
+  alerts: number[];
+  /** The median 90% half-width the score's sampling noise gives the estimates, when above 0.05. */
+  noise?: { half_width: number; rows: number; rows_needed: number; limit: number };
+}
+/** The monitoring rules of the core over a timeline of estimates (the dashboard's alerts). */
+export function monitor(points: readonly TimelinePoint[], options?: MonitorOptions): MonitorAssessment;
 export function defaultMethods(cols: number, rows?: number, inputs?: readonly MethodInput[]): MethodName[];
 /** The estimator table, in its order (the order of results and columns). */
 export function methods(): MethodInfo[];
@@ -429,11 +469,12 @@ export class ManoWorker {
     how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number; signal?: AbortSignalLike }): Promise<Result>;
   scoreFile(file: BlobLike, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
   read(file: BlobLike, options?: CsvOptions & { key?: string }): Promise<Matrix>;
-  evaluate(sets: LabeledSet[]): Promise<Evaluation>;
-  calibrate(sets: LabeledSet[], options?: CalibrateOptions): Promise<Calibration>;
+  evaluate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Promise<Evaluation>;
+  calibrate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Promise<Calibration>;
   predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
   predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
     options?: { level?: number }): Promise<ScorePrediction[]>;
+  monitor(points: readonly TimelinePoint[], options?: MonitorOptions): Promise<MonitorAssessment>;
   /** The estimator table (initialises the worker's module if needed). */
   methods(): Promise<MethodInfo[]>;
   terminate(): void;

@@ -333,7 +333,7 @@ function hasNpyMagic(head) {
   return head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b);
 }
 
-// The header rules are the native reader's, run by the core (native/io/header.cpp): it reads the
+// The header rules are the native reader's, run by the core (native/io/npy_header.cpp): it reads the
 // first bytes of the file, at most the longest header the rules allow.
 async function parseNpyHeader(src, name) {
   const core = readerCore();
@@ -357,7 +357,7 @@ function looksLikeSafetensors(head, size) {
 }
 
 // The header rules (every entry, the data section holding the tensors back to back and nothing
-// else, the limits) are the native reader's, run by the core (native/io/header.cpp).
+// else, the limits) are the native reader's, run by the core (native/io/safetensors_header.cpp).
 async function parseSafetensorsHeader(src, name, key = '') {
   const core = readerCore();
   const first = await src.read(0, Math.min(src.size, 8));

@@ -5,7 +5,7 @@
 // { op: 'cancel', args: { id } } stops job `id` (score, scoreFile) between two chunks; it then
 // replies { id, type: 'cancelled' } instead of a result. A cancel gets no reply of its own.
 import {
-  calibrate, evaluate, init, methods, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
+  calibrate, evaluate, init, methods, monitor, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
   scoreSource,
 } from './index.js';
 import { InputError, ManoError } from './errors.js';
@@ -45,13 +45,17 @@ const ops = Object.assign(Object.create(null), {
     return { name: source.name, result };
   },
   read: ({ file, ...opts }) => readMatrix(file, opts),
-  evaluate: ({ sets }) => evaluate(sets),
+  evaluate: ({ sets, options }) => {
+    const evaluation = evaluate(sets, options);
+    return { evaluation, warnings: evaluation.warnings ?? [] };
+  },
   calibrate: ({ sets, options }) => {
     const calibration = calibrate(sets, options);
     return { calibration, notes: calibration.notes };
   },
   predict: ({ calibration, result, level }) => predict(calibration, result, { level }),
   predictScores: ({ calibration, method, scores, level }) => predictScores(calibration, method, scores, { level }),
+  monitor: ({ points, options }) => monitor(points, options),
   methods: () => methods(),
 });
 

@@ -3,7 +3,7 @@
 // Each text of one corpus is read by the package's WebAssembly core (an accumulator state, through
 // that reader) and by the native CLI (the same text as a state file, `mano merge`): both give the
 // same reason. (The .safetensors header is read by the native reader's own code in both targets,
-// native/io/header.cpp: the reader spec, tests/readers/spec, covers it.)
+// native/io/npy_header.cpp and safetensors_header.cpp: the reader spec, tests/readers/spec, covers it.)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

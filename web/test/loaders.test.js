@@ -377,7 +377,7 @@ describe('readSafetensors refuses broken files', needsNumpy, () => {
     await rejectsFormat(readSafetensors(new Uint8Array(5), { name: 'm.safetensors' }), 'm.safetensors', 'shorter than');
   });
 
-  // The native reader's rules (native/io/header.cpp, run by the core); JSON.parse alone would keep
+  // The native reader's rules (native/io/safetensors_header.cpp, run by the core); JSON.parse alone would keep
   // the second "logits" and read any depth. __metadata__ is not read: only its depth counts.
   test('a header over 100000000 bytes, a key twice in one object, nesting deeper than 64', async () => {
     const read = (header, length) => readSafetensors(safetensorsBytes(header, f32, length), { name: 'j.safetensors' });

@@ -400,12 +400,12 @@ def _taylor_orders(orders: Any) -> tuple:
 
 
 def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
-            kwargs: dict, taylor_orders: tuple = (2,)):
-    """Scores every set as ``mano eval`` and ``mano calibrate`` do. With normalization 'family', a
-    first pass with softrun gives each set both of MaNo's branches, one branch is chosen for all
-    the sets, and a second pass scores every method on it. The source set (a manifest's, or
-    source=) is fitted once per pass. Returns (the sets as the core takes them, the first pass
-    when a branch was chosen, the choice, the options of the first set)."""
+            kwargs: dict, taylor_orders: tuple = (2,)) -> str:
+    """Scores every set as ``mano eval`` and ``mano calibrate`` do, by the core's family workflow
+    (src/mano/workflow.hpp): with normalization 'family', a first pass with softrun, MaNo alone at
+    the other Taylor orders, one branch chosen for all the sets and every set scored again on it.
+    This function only reads the sets; the source set (a manifest's, or source=) is fitted once.
+    Returns the scored family as JSON for _core.evaluate_family and _core.calibrate_family."""
     source, items = _sets(sets, groups, allow_outside_paths, True)
     if source is not None:
         if kwargs.get("source") is not None:
@@ -414,50 +414,29 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
     family = normalization in (None, "family")
     if family and kwargs.get("criterion") is not None:
         raise InputError("criterion fixes the softrun branch; give it with normalization='softrun', not 'family'")
-    options = _prepare(**kwargs, normalization="softrun" if family else normalization)
+    options = json.loads(_prepare(**kwargs, normalization="softrun" if family else normalization))
 
-    def run(options_json: str) -> list:
-        out = []
-        for s in items:
-            if "result" in s and "logits" not in s:
-                result = s["result"]
-            else:
-                try:
-                    result = _score_any(s["logits"], options_json, s.get("labels"), threads)
-                except InputError as e:
-                    raise InputError(f"{e} (set \"{s['name']}\")") from None
-            out.append({"name": s["name"], "group": s.get("group", ""), "result": result})
-        return out
-
-    def used(options_json: str, scored: list) -> str:
-        first = scored[0]["result"] if scored else {"n": 0, "k": 1}
-        return _core.resolve_options(options_json, int(first["n"]), int(first["k"]), False, False)
-
-    first = run(options)
-    if not family or not first or "mano" not in first[0]["result"]["methods"]:
-        return first, None, None, used(options, first)
-    # as the CLI: the choice is among softmax, the Taylor order asked for and those of its
-    # --taylor-orders (default 2), each scored on every set that has logits
-    order = json.loads(used(options, first))["taylor_order"]
-    for extra in taylor_orders:
-        if extra == order:
-            continue
-        taylor_json = json.dumps(dict(json.loads(options), methods=["mano"], normalization="taylor",
-                                      taylor_order=extra))
-        for s, scored in zip(items, first):
-            if "logits" not in s:
-                continue
+    def score(index: int, pass_json: str):
+        s, step = items[index], json.loads(pass_json)
+        given = "logits" not in s
+        if given and step["pass"] != "first":
+            return None  # a result cannot be scored again
+        scoring = json.dumps(dict(options, **{k: v for k, v in step.items() if k != "pass"}))
+        if given:
+            result = s["result"]
+        else:
             try:
-                value = _score_any(s["logits"], taylor_json, None, threads)["methods"]["mano"]["score"]
-            except InputError:
-                continue  # as the CLI: this order is left out of this set's choice
-            scored["result"]["methods"]["mano"].setdefault("variants", {})[f"taylor{extra}"] = value
-    choice = json.loads(_core.choose_normalization(json.dumps(first), used(options, first)))
-    branch = json.loads(options)
-    branch["normalization"], branch["taylor_order"] = choice["normalization"], choice["taylor_order"]
-    branch_json = json.dumps(branch)
-    second = run(branch_json)
-    return second, first, choice, used(branch_json, second)
+                result = _score_any(s["logits"], scoring, s.get("labels") if step["pass"] != "variant" else None, threads)
+            except InputError as e:
+                raise InputError(f"{e} (set \"{s['name']}\")") from None
+        used = _core.resolve_options(scoring, int(result["n"]), int(result["k"]), False, False)
+        return json.dumps(result), used
+
+    names = json.dumps([{"name": s["name"], "group": s.get("group", "")} for s in items])
+    scored, warnings_ = _core.score_family(names, json.dumps({"family": family, "taylor_orders": list(taylor_orders)}), score)
+    for w in warnings_:
+        warnings.warn(w, stacklevel=3)
+    return scored
 
 
 def _scoring_kwargs(values: dict) -> dict:
@@ -479,15 +458,12 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
     sets, among softmax and the Taylor orders taylor_order and ``taylor_orders`` (the CLI's
     --taylor-orders); 'softrun', 'softmax' or 'taylor' score each set as :func:`score` does.
     """
-    scored, per_set, choice, _ = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads),
-                                         _scoring_kwargs(locals()), _taylor_orders(taylor_orders))
-    report = json.loads(_core.evaluate(json.dumps(scored)))
-    if choice is not None:
-        report["normalization"] = choice
-        per_set_report = json.loads(_core.evaluate(json.dumps(per_set)))
-        if "mano" in per_set_report["summary"]:
-            report["normalization"]["per_set"] = per_set_report["summary"]["mano"]
-    return report
+    scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
+                     _taylor_orders(taylor_orders))
+    out = json.loads(_core.evaluate_family(scored))
+    for note in out["notes"]:
+        warnings.warn(note, stacklevel=2)
+    return out["report"]
 
 
 def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, groups: Optional[Sequence[str]] = None,
@@ -501,13 +477,9 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
     the recommended method and the shift reference. The dict is the file the CLI writes (save it
     with ``json.dump``; :func:`predict` and ``mano predict`` read it). Sets as in :func:`evaluate`.
     Why a method was left out is appended to ``notes`` when a list is given."""
-    scored, _, choice, used = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads),
-                                      _scoring_kwargs(locals()), _taylor_orders(taylor_orders))
-    options = json.loads(used)
-    options["family"] = False
-    if choice is not None:
-        options["choice"] = choice
-    out = json.loads(_core.calibrate(json.dumps(scored), json.dumps(options)))
+    scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
+                     _taylor_orders(taylor_orders))
+    out = json.loads(_core.calibrate_family(scored))
     if notes is not None:
         notes.extend(out["notes"])
     return out["calibration"]

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "mano/accumulator.hpp"
-#include "mano/detail/estimator.hpp"
-#include "mano/detail/kernel.hpp"
+#include "mano/estimators/estimator.hpp"
+#include "mano/kernel/kernel.hpp"
 
 namespace mano {
 

@@ -1,7 +1,7 @@
 // AgreeScore: the share of rows where a second model's argmax is this model's.
 #include <algorithm>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/detail/state.hpp"
 
 namespace mano {

@@ -2,7 +2,7 @@
 // fitted on the labeled source set (source_model), where the source's share equals its accuracy.
 // Two scores, two methods of the table: ATC-MC the maximum softmax probability, ATC-NE the
 // negative softmax entropy (a per-row extra of the kernel).
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/detail/state.hpp"
 
 namespace mano {

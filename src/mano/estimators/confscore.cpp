@@ -1,6 +1,6 @@
 // ConfScore (Hendrycks and Gimpel, 2017): the mean maximum softmax probability at temperature T,
 // from the sums every accumulator keeps (the set's confidence).
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,6 +1,6 @@
 // ConfScore on MaNo's softrun normalization: the mean of max_k sigma_ik on the branch the
 // criterion picks (softmax of q, or its Taylor normalization).
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,7 +1,7 @@
 // COT (Lu et al., NeurIPS 2023): 1 - the exact optimal transport cost from the label marginal
 // (uniform unless options::label_marginal) to the softmax rows at temperature T, under the cost
 // ||e_c - p_i||_1 / 2 = 1 - p_ic. It keeps every row: O(N K) memory.
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/transport.hpp"
 
 namespace mano {

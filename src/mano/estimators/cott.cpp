@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/error.hpp"
 #include "mano/source.hpp"
 #include "mano/transport.hpp"

@@ -2,7 +2,7 @@
 // predicted label (class_dispersion).
 #include <vector>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/features.hpp"
 
 namespace mano {

@@ -2,7 +2,7 @@
 // softmax probability at temperature T) from the source set to this one.
 #include <algorithm>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 
 namespace mano {
 namespace detail {

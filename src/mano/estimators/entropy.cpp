@@ -1,7 +1,7 @@
 // Entropy: the mean softmax entropy -sum_k p_ik log p_ik at temperature T, in nats.
 #include <cmath>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,6 +1,6 @@
 // Frechet (Deng and Zheng, 2021): the Frechet distance between Gaussians fitted to the source
 // set's features (options::source_features) and this set's.
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/features.hpp"
 
 namespace mano {

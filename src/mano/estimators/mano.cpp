@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/detail/state.hpp"
 #include "mano/error.hpp"
 #include "mano/text.hpp"

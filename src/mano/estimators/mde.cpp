@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 #include "mano/detail/state.hpp"
 
 namespace mano {

@@ -1,6 +1,6 @@
 // Nuclear (Deng et al., 2023): ||P||_* / sqrt(N min(N, K)) for the softmax rows P at
 // temperature T, from their Gram matrix (or the rows, while N <= K).
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,7 +1,7 @@
 // Nuclear on MaNo's softrun normalization: the nuclear norm of the rows of the branch the
 // criterion picks. With T = 1 and Nuclear computed too, the softmax branch is Nuclear's matrix
 // and is not kept twice.
-#include "mano/detail/estimator.hpp"
+#include "mano/estimators/estimator.hpp"
 
 namespace mano {
 namespace detail {

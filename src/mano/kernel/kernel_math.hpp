@@ -1,5 +1,5 @@
 #pragma once
-// The vector math of the MaNo kernel (detail/kernel_impl.hpp, detail/kernel_lanes.hpp): exp,
+// The vector math of the MaNo kernel (kernel/kernel_impl.hpp, kernel/kernel_lanes.hpp): exp,
 // integer powers and polynomials on xsimd::batch<float, Arch> (B), some on plain numbers too.
 // Internal linkage, as the kernel has: each kernel instance compiles its own copy with its flags.
 
@@ -11,7 +11,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "mano/detail/scalar_arch.hpp"
+#include "mano/kernel/scalar_arch.hpp"
 
 namespace mano {
 namespace detail {

@@ -15,9 +15,9 @@
 // polynomial in (q - q0) around the minimum's position so that no large value is subtracted.
 // Rows of float64 logits are scanned in double and handed to pass 2 as float(q - max). A scalar
 // double path takes the Taylor branch of the rare rows (and orders) where float could lose
-// accuracy. Rows of at most 128 classes go a row per lane instead (detail/kernel_lanes.hpp), where
-// per-row work would otherwise dominate. The vector math is in detail/kernel_math.hpp, the sums a
-// row ends with and its statistics from them in detail/kernel_sums.hpp.
+// accuracy. Rows of at most 128 classes go a row per lane instead (kernel/kernel_lanes.hpp), where
+// per-row work would otherwise dominate. The vector math is in kernel/kernel_math.hpp, the sums a
+// row ends with and its statistics from them in kernel/kernel_sums.hpp.
 
 #include <algorithm>
 #include <cmath>
@@ -31,11 +31,11 @@
 #include <xmmintrin.h>
 #endif
 
-#include "mano/detail/kernel.hpp"
-#include "mano/detail/kernel_lanes.hpp"
-#include "mano/detail/kernel_math.hpp"
-#include "mano/detail/kernel_sums.hpp"
-#include "mano/detail/scalar_arch.hpp"
+#include "mano/kernel/kernel.hpp"
+#include "mano/kernel/kernel_lanes.hpp"
+#include "mano/kernel/kernel_math.hpp"
+#include "mano/kernel/kernel_sums.hpp"
+#include "mano/kernel/scalar_arch.hpp"
 
 namespace mano {
 namespace detail {
@@ -622,7 +622,7 @@ struct row_kernel_impl {
                     const kernel_params& kp, float* scratch, row_stats* out, const row_outputs& rows_out) {
         const flush_to_zero ftz;
         std::size_t r = 0;
-        // Few classes: a row per lane (detail/kernel_lanes.hpp).
+        // Few classes: a row per lane (kernel/kernel_lanes.hpp).
         using lanes = lane_kernel_impl<Arch>;
         if (rows_f && lanes::takes(k, kp, rows_out)) {
             for (; r < count; r += fsize) {

@@ -14,14 +14,14 @@
 #include "cli/options.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
-#include "cli/scan.hpp"
-#include "corruptions.hpp"
-#include "images.hpp"
+#include "host/scan.hpp"
 #include "io/json.hpp"
 #include "io/reader.hpp"
-#include "model.hpp"
-#include "npy_writer.hpp"
-#include "pipeline.hpp"
+#include "torch/corruptions.hpp"
+#include "torch/images.hpp"
+#include "torch/model.hpp"
+#include "torch/npy_writer.hpp"
+#include "torch/pipeline.hpp"
 
 namespace mano {
 namespace cli {
@@ -187,7 +187,7 @@ struct stream_target {
     std::size_t classes = 0;  // class folders, 0 when unknown
     std::string where;        // the input, for messages
     inference::npy_writer* out = nullptr;
-    progress* bar = nullptr;
+    host::progress* bar = nullptr;
 };
 
 accumulator stream(inference::model& net, const sample_source& source, const model_args& a, const stream_target& t) {
@@ -285,7 +285,7 @@ int run_infer(infer_command& c) {
     target.where = c.run.input;
     target.out = out.get();
     const auto start = std::chrono::steady_clock::now();
-    progress bar(c.run.input, in.source.count, c.quiet, "images");
+    host::progress bar(c.run.input, in.source.count, c.quiet, "images");
     target.bar = &bar;
     const accumulator acc = stream(net, in.source, c.run, target);
     if (out) out->close();
@@ -297,7 +297,7 @@ int run_infer(infer_command& c) {
         try {
             prediction = predict(*cal, r, c.level);
         } catch (const error& e) {
-            throw file_error(c.run.input, e);
+            throw host::file_error(c.run.input, e);
         }
         warn_extrapolation({c.run.input}, {prediction});
         if (c.json) {
@@ -358,7 +358,7 @@ int run_calibrate_synthesized(calibrate_command& c) {
     target.labels = &in.labels;
     target.classes = in.folder->classes.size();
     const auto start = std::chrono::steady_clock::now();
-    progress bar("synthesize", in.source.count * plan.size(), c.input.quiet, "images");
+    host::progress bar("synthesize", in.source.count * plan.size(), c.input.quiet, "images");
     target.bar = &bar;
     std::vector<labeled_set> sets;
     for (const auto& [name, s] : plan) {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mano/detail/kernel.hpp"
+#include "mano/kernel/kernel.hpp"
 #include "mano/gram.hpp"
 #include "mano/options.hpp"
 #include "mano/result.hpp"
@@ -86,14 +86,6 @@ struct estimator_setup {
     std::size_t k;
     const options& opts;  // validated, methods resolved
     gram_kernel gram;     // the accumulator's architecture's Gram update
-};
-
-// The labeled source set, for the estimators that fit something on it (method_info::fit_source).
-struct source_sample {
-    const double* probs;  // softmax(q / T), n x k
-    std::size_t n;
-    std::size_t k;
-    const std::int64_t* labels;  // in [0, k)
 };
 
 class estimator {

@@ -6,9 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -58,6 +60,28 @@ std::string calibrate(const std::string& sets, const std::string& options_json);
 
 // The branch one family of sets shares, chosen from their MaNo variants (softrun scores).
 std::string choose_normalization(const std::string& sets, const std::string& options_json);
+
+// The family workflow (mano/workflow.hpp) in JSON. `score(index, pass)` scores set `index` with
+// the pass's options ({"pass", "normalization"?, "taylor_order"?, "methods"?} over the options
+// the binding resolved for it) and gives back the result's and the options' JSON, or nothing
+// when the set cannot be scored (given as a result). sets: [{"name", "group"?}]; family_json:
+// workflow::family_options. Returns the scored family's JSON; `warnings` gets why an extra
+// Taylor order was left out of a set's choice.
+using json_scorer =
+    std::function<std::optional<std::pair<std::string, std::string>>(std::size_t index, const std::string& pass)>;
+std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
+                         std::vector<std::string>* warnings);
+
+// mano eval over a scored family: {"report": what mano eval --json prints, "notes": [...]}.
+std::string evaluate_family(const std::string& scored);
+
+// mano calibrate over a scored family: {"calibration", "notes"}.
+std::string calibrate_family(const std::string& scored);
+
+// The monitoring rules (mano/monitoring.hpp) over a timeline: points_json as points_from_json;
+// reference > 0: the threshold from that many first points, else `threshold`; slope_json: the
+// calibrated line's slope or null. Returns assessment::to_json().
+std::string monitor(const std::string& points_json, std::size_t reference, double threshold, const std::string& slope_json);
 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level);
 

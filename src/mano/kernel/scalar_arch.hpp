@@ -1,6 +1,6 @@
 #pragma once
 // The portable kernel's architecture: xsimd::batch<T, scalar_arch> is one plain number, so the
-// one kernel source (detail/kernel_impl.hpp, detail/gram_impl.hpp) compiles to scalar C++ on any
+// one kernel source (kernel/kernel_impl.hpp, kernel/gram_impl.hpp) compiles to scalar C++ on any
 // processor, as simdjson keeps a fallback implementation beside its SIMD ones. xsimd 8 has no
 // such architecture; this header gives the batch type and the xsimd functions the kernel calls,
 // as partial specializations and more specialized overloads, so the kernel source is unchanged.
@@ -102,7 +102,7 @@ template <class T>
 inline scalar_batch<T> abs(const scalar_batch<T>& a) noexcept {
     return std::abs(a.value);
 }
-// Not std::fma: without an FMA instruction that is a slow library call. detail/kernel_math.hpp
+// Not std::fma: without an FMA instruction that is a slow library call. kernel/kernel_math.hpp
 // keeps exp exact either way (its two-part ln 2 where __FMA__ is not defined).
 template <class T>
 inline scalar_batch<T> fma(const scalar_batch<T>& x, const scalar_batch<T>& y, const scalar_batch<T>& z) noexcept {

@@ -1,4 +1,4 @@
-#include "api.hpp"
+#include "json_calls.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -63,22 +63,7 @@ accumulator accumulator_from_state(const std::string& state_json) {
     return accumulator::from_json(parse_input(state_json, "accumulator state", io::state_max_bytes));
 }
 
-std::vector<labeled_set> labeled_sets(const json& sets) {
-    if (!sets.is_array()) throw error("sets must be a list of {name, group?, result}");
-    std::vector<labeled_set> out;
-    for (const auto& s : sets) {
-        labeled_set set;
-        set.name = s.at("name").get<std::string>();
-        set.group = s.value("group", std::string());
-        try {
-            set.scores = result::from_json(s.at("result"));
-        } catch (const error& e) {
-            throw error("set '" + set.name + "': " + e.what());
-        }
-        out.push_back(std::move(set));
-    }
-    return out;
-}
+std::vector<labeled_set> labeled_sets(const json& sets) { return workflow::labeled_sets_from_json(sets); }
 
 std::string evaluate(const std::string& sets) {
     return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).to_json().dump();
@@ -107,6 +92,50 @@ std::string calibrate(const std::string& sets, const std::string& options_json) 
 std::string choose_normalization(const std::string& sets, const std::string& options_json) {
     return mano::choose_normalization(labeled_sets(parse_input(sets, "sets")),
                                       options::from_json(parse_input(options_json, "options")))
+        .to_json()
+        .dump();
+}
+
+std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
+                         std::vector<std::string>* warnings) {
+    const json given = parse_input(sets, "sets");
+    if (!given.is_array()) throw error("sets must be a list of {name, group?}");
+    std::vector<std::string> names, groups;
+    for (const auto& s : given) {
+        if (!s.is_object() || !s.contains("name") || !s.at("name").is_string()) throw error("every set needs a \"name\"");
+        names.push_back(s.at("name").get<std::string>());
+        groups.push_back(s.contains("group") && s.at("group").is_string() ? s.at("group").get<std::string>() : std::string());
+    }
+    const auto family = workflow::family_options::from_json(parse_input(family_json, "family options"));
+    const auto scorer = [&](std::size_t i, const workflow::pass& p) -> std::optional<workflow::scored_set> {
+        const auto got = score(i, p.to_json().dump());
+        if (!got) return std::nullopt;
+        return workflow::scored_set{result::from_json(parse_input(got->first, "result")),
+                                    options::from_json(parse_input(got->second, "options"))};
+    };
+    const auto warn = [&](std::size_t i, const std::string& message) {
+        if (warnings) warnings->push_back("set \"" + printable(names[i], 256) + "\": " + message);
+    };
+    return workflow::score_family(names, groups, family, scorer, warn).to_json().dump();
+}
+
+std::string evaluate_family(const std::string& scored) {
+    std::vector<std::string> notes;
+    const auto evaluation = workflow::evaluate(workflow::scored_family::from_json(parse_input(scored, "scored family")), &notes);
+    return json{{"report", evaluation.to_json()}, {"notes", notes}}.dump();
+}
+
+std::string calibrate_family(const std::string& scored) {
+    std::vector<std::string> notes;
+    const auto c = workflow::calibrate(workflow::scored_family::from_json(parse_input(scored, "scored family")), &notes);
+    return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
+}
+
+std::string monitor(const std::string& points_json, std::size_t reference, double threshold, const std::string& slope_json) {
+    const json slope = parse_input(slope_json, "slope");
+    if (!slope.is_null() && !slope.is_number()) throw error("the slope must be a number or null");
+    const auto points = monitoring::points_from_json(parse_input(points_json, "points"));
+    return monitoring::assess(points, reference, threshold, slope.is_null() ? std::nullopt : std::optional<double>(slope.get<double>()))
         .to_json()
         .dump();
 }

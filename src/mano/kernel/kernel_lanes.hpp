@@ -1,7 +1,7 @@
 #pragma once
 // The MaNo kernel's path for rows of few classes (at most lanes_max_k): a row per lane, so that
 // nothing is left per row but a few scalar steps (the two-pass row path's reductions and log
-// cost more than such a row itself). row_kernel_impl::run (detail/kernel_impl.hpp) sends rows
+// cost more than such a row itself). row_kernel_impl::run (kernel/kernel_impl.hpp) sends rows
 // here; internal linkage, as the kernel has.
 
 #include <algorithm>
@@ -12,10 +12,10 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "mano/detail/kernel.hpp"
-#include "mano/detail/kernel_math.hpp"
-#include "mano/detail/kernel_sums.hpp"
-#include "mano/detail/scalar_arch.hpp"
+#include "mano/kernel/kernel.hpp"
+#include "mano/kernel/kernel_math.hpp"
+#include "mano/kernel/kernel_sums.hpp"
+#include "mano/kernel/scalar_arch.hpp"
 
 namespace mano {
 namespace detail {

@@ -17,7 +17,7 @@
 #include "io/reader.hpp"
 
 namespace mano {
-namespace cli {
+namespace host {
 
 // A progress line on stderr (rows, rows/s, ETA) for work that lasts more than ~2 s, only when
 // stderr is a terminal and not --quiet. `unit` names what is counted ("rows", "images").
@@ -69,5 +69,5 @@ public:
 // "PATH: message" unless the message already starts with the path or is an input_error.
 error file_error(const std::string& path, const std::exception& e);
 
-}  // namespace cli
+}  // namespace host
 }  // namespace mano

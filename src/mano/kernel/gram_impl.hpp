@@ -22,7 +22,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "mano/detail/scalar_arch.hpp"
+#include "mano/kernel/scalar_arch.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,14 +1,14 @@
 #pragma once
 // A row's sums and the statistics made from them, shared by the kernel's two paths: the two-pass
-// row path (detail/kernel_impl.hpp) and the row-per-lane one (detail/kernel_lanes.hpp).
+// row path (kernel/kernel_impl.hpp) and the row-per-lane one (kernel/kernel_lanes.hpp).
 // Internal linkage, as the kernel has: each kernel instance compiles its own copy with its flags.
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 
-#include "mano/detail/kernel.hpp"
-#include "mano/detail/kernel_math.hpp"
+#include "mano/kernel/kernel.hpp"
+#include "mano/kernel/kernel_math.hpp"
 
 namespace mano {
 namespace detail {

@@ -54,7 +54,7 @@ using row_kernel = void (*)(const float* rows_f, const double* rows_d, std::size
 
 // gram[a * k + b] += sum_n rows[n][a] rows[n][b] for b >= a, over `count` rows of k
 // probabilities (the row-major upper triangle of P^T P: the lower triangle of the column-major
-// matrix). The nuclear norms' Gram update, SIMD per architecture (detail/gram_impl.hpp).
+// matrix). The nuclear norms' Gram update, SIMD per architecture (kernel/gram_impl.hpp).
 using gram_kernel = void (*)(const double* rows, std::size_t count, std::size_t k, double* gram);
 
 struct kernel_entry {

@@ -1,4 +1,4 @@
-#include "cli/scan.hpp"
+#include "host/scan.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 namespace mano {
-namespace cli {
+namespace host {
 
 namespace {
 
@@ -201,5 +201,5 @@ void progress::run() {
     if (shown_) std::fprintf(stderr, "\r\033[K");
 }
 
-}  // namespace cli
+}  // namespace host
 }  // namespace mano

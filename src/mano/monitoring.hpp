@@ -1,0 +1,70 @@
+#pragma once
+// The monitoring rules over a timeline of estimates (one point per set, chunk or batch), the same
+// for the dashboard, the npm package and the CLI: the alert threshold from a reference period,
+// the points below it, and whether the points are too small for their estimates to be read.
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mano {
+namespace monitoring {
+
+// One point of a timeline: its estimated accuracy (none when no calibrated method gives one), the
+// standard error of the score it was estimated from, and its rows.
+struct point {
+    std::optional<double> estimate;
+    std::optional<double> score_se;
+    std::size_t rows = 0;
+};
+
+// The alert line: below `value`, a point alerts. From a reference period it is the mean - 3 sd of
+// the estimates of its first `reference` points (NannyML's default rule); else a value given.
+struct threshold {
+    double value = 0;
+    std::size_t reference = 0;  // 0: the value was given
+    double mean = 0, sd = 0;    // of the reference period's estimates
+};
+
+// mean - 3 sd (sample standard deviation) of the first `reference` points that have an estimate.
+// Throws mano::error when fewer than 2 of them have one, or when the period leaves no point to
+// monitor.
+threshold reference_threshold(const std::vector<point>& points, std::size_t reference);
+
+// A chunk is too small when its score's sampling noise alone moves the estimate by more than
+// this (90% half-width, in accuracy).
+inline constexpr double chunk_noise_limit = 0.05;
+
+// The median over the points of the 90% half-width 1.645 |slope| se that a score's sampling noise
+// gives the estimate (slope: the calibrated line's), when it is above `limit`, with the rows per
+// point that would bring it to `limit` (the noise falls as 1 / sqrt(rows)). The rows are the
+// first point's.
+struct sampling_noise {
+    double half_width = 0;
+    std::size_t rows = 0;
+    std::size_t rows_needed = 0;
+    double limit = chunk_noise_limit;
+};
+std::optional<sampling_noise> too_small(const std::vector<point>& points, double slope, double limit = chunk_noise_limit);
+
+// The whole check of a timeline: the threshold (from the first `reference` points, or `given`
+// when reference is 0), the points from `reference` on below it, and the noise warning for those
+// points when a slope is known.
+struct assessment {
+    threshold line;
+    std::vector<std::size_t> alerts;  // indices into the points
+    std::optional<sampling_noise> noise;
+
+    // {"threshold": {"value", "reference", "mean"?, "sd"?}, "alerts": [...], "noise"?: {"half_width",
+    // "rows", "rows_needed", "limit"}}
+    nlohmann::json to_json() const;
+};
+assessment assess(const std::vector<point>& points, std::size_t reference, double given, std::optional<double> slope);
+
+// [{"estimate"?: number|null, "score_se"?: number|null, "rows"?: whole number}] as points.
+std::vector<point> points_from_json(const nlohmann::json& j);
+
+}  // namespace monitoring
+}  // namespace mano

@@ -1,0 +1,243 @@
+#include "mano/workflow.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "mano/detail/labeled_sets.hpp"
+#include "mano/detail/state.hpp"
+#include "mano/error.hpp"
+#include "mano/evaluation.hpp"
+#include "mano/text.hpp"
+
+namespace mano {
+namespace workflow {
+
+family_options family_options::from_json(const nlohmann::json& j) {
+    family_options f;
+    if (!j.is_object()) throw error("family options must be an object");
+    detail::check_known_keys(j, {"family", "taylor_orders"}, "family options");
+    if (j.contains("family")) {
+        if (!j.at("family").is_boolean()) throw error("\"family\" must be true or false");
+        f.family = j.at("family").get<bool>();
+    }
+    if (j.contains("taylor_orders")) {
+        if (!j.at("taylor_orders").is_array()) throw error("\"taylor_orders\" must be a list of whole numbers from 1 to 170");
+        f.taylor_orders.clear();
+        for (const auto& order : j.at("taylor_orders"))
+            f.taylor_orders.push_back(static_cast<int>(detail::integer_of(order, "family options", "taylor_orders", 1, max_taylor_order)));
+    }
+    return f;
+}
+
+options pass::apply(options o) const {
+    if (norm) o.norm = *norm;
+    if (taylor_order) o.taylor_order = *taylor_order;
+    if (mano_only) o.methods = {method::mano};
+    return o;
+}
+
+namespace {
+
+const char* role_name(pass::role r) {
+    switch (r) {
+        case pass::role::variant: return "variant";
+        case pass::role::rescore: return "rescore";
+        default: return "first";
+    }
+}
+
+nlohmann::json sets_json(const std::vector<labeled_set>& sets) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& s : sets) {
+        nlohmann::json j = {{"name", s.name}, {"result", s.scores.to_json()}};
+        if (!s.group.empty()) j["group"] = s.group;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<labeled_set> labeled_sets_from_json(const nlohmann::json& sets) {
+    if (!sets.is_array()) throw error("sets must be a list of {name, group?, result}");
+    std::vector<labeled_set> out;
+    for (const auto& s : sets) {
+        if (!s.is_object()) throw error("sets must be a list of {name, group?, result}");
+        labeled_set set;
+        set.name = detail::text_of(s, "name", "a set");
+        if (s.contains("group")) set.group = detail::text_of(s, "group", "set '" + printable(set.name, 256) + "'");
+        if (!s.contains("result")) throw error("set '" + printable(set.name, 256) + "': missing \"result\"");
+        try {
+            set.scores = result::from_json(s.at("result"));
+        } catch (const error& e) {
+            throw error("set '" + printable(set.name, 256) + "': " + e.what());
+        }
+        out.push_back(std::move(set));
+    }
+    return out;
+}
+
+nlohmann::json pass::to_json() const {
+    nlohmann::json j = {{"pass", role_name(kind)}};
+    if (norm) j["normalization"] = normalization_name(*norm);
+    if (taylor_order) j["taylor_order"] = *taylor_order;
+    if (mano_only) j["methods"] = {method_name(method::mano)};
+    return j;
+}
+
+pass first_pass(const family_options& f) {
+    pass p;
+    if (f.family) p.norm = normalization::softrun;
+    return p;
+}
+
+bool chooses_branch(const family_options& f, const options& used) { return f.family && used.wants(method::mano); }
+
+std::vector<pass> variant_passes(const family_options& f, const options& used) {
+    std::vector<pass> out;
+    if (!chooses_branch(f, used)) return out;
+    for (const int order : f.taylor_orders) {
+        if (order == used.taylor_order) continue;  // the softrun pass has it already
+        if (std::any_of(out.begin(), out.end(), [&](const pass& p) { return p.taylor_order == order; })) continue;
+        pass p;
+        p.kind = pass::role::variant;
+        p.norm = normalization::taylor;
+        p.taylor_order = order;
+        p.mano_only = true;
+        out.push_back(p);
+    }
+    return out;
+}
+
+void add_variant(result& first, const pass& p, const result& variant) {
+    if (!first.mano || !variant.mano || !p.taylor_order)
+        throw error("a Taylor variant needs MaNo in both the first result and the variant's");
+    first.mano->variants[variant_name(normalization::taylor, *p.taylor_order)] = variant.value(method::mano).value();
+}
+
+branch choose_branch(const std::vector<labeled_set>& first, const options& used) {
+    branch b;
+    b.choice = choose_normalization(first, used);
+    b.rescore.kind = pass::role::rescore;
+    b.rescore.norm = b.choice.norm;
+    b.rescore.taylor_order = b.choice.taylor_order;
+    return b;
+}
+
+scored_family score_family(const std::vector<std::string>& names, const std::vector<std::string>& groups,
+                           const family_options& f, const set_scorer& score, const set_warning& warn) {
+    if (names.size() != groups.size()) throw error("score_family: as many groups as names are needed");
+    scored_family out;
+    const pass first = first_pass(f);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        auto scored = score(i, first);
+        if (!scored) throw error("set \"" + printable(names[i], 256) + "\" has neither rows nor a result to score");
+        out.sets.push_back({names[i], groups[i], std::move(scored->scores)});
+        if (i == 0) out.used = std::move(scored->used);
+    }
+    if (out.sets.empty() || !chooses_branch(f, out.used)) return out;
+    // the choice is among softmax, the options' own Taylor order and the other orders asked for
+    for (const pass& p : variant_passes(f, out.used)) {
+        for (std::size_t i = 0; i < out.sets.size(); ++i) {
+            try {
+                const auto variant = score(i, p);
+                if (variant) add_variant(out.sets[i].scores, p, variant->scores);
+            } catch (const error& e) {
+                if (warn) warn(i, "Taylor order " + std::to_string(*p.taylor_order) + " left out of the choice (" + e.what() + ")");
+            }
+        }
+    }
+    const branch b = choose_branch(out.sets, out.used);
+    out.choice = b.choice;
+    out.per_set = std::move(out.sets);
+    out.sets.clear();
+    std::vector<labeled_set> kept;  // given as results: moved onto the branch by their variants
+    std::vector<std::size_t> kept_at;
+    for (std::size_t i = 0; i < out.per_set.size(); ++i) {
+        auto scored = score(i, b.rescore);
+        if (scored) {
+            out.sets.push_back({names[i], groups[i], std::move(scored->scores)});
+            if (i == 0) out.used = std::move(scored->used);
+        } else {
+            kept.push_back(out.per_set[i]);
+            kept_at.push_back(i);
+            out.sets.push_back(out.per_set[i]);
+            if (i == 0) out.used = b.rescore.apply(out.used);
+        }
+    }
+    if (!kept.empty()) {
+        // a set given as a result keeps its scan: MaNo takes its chosen variant, and the softrun
+        // variants of the baselines, computed on each set's own branch, leave every set
+        kept = detail::on_branch(std::move(kept), b.choice, &out.notes);
+        for (std::size_t j = 0; j < kept.size(); ++j) out.sets[kept_at[j]] = std::move(kept[j]);
+        if (!kept.front().scores[method::confscore_softrun] && !kept.front().scores[method::nuclear_softrun])
+            for (auto& s : out.sets) {
+                s.scores[method::confscore_softrun].reset();
+                s.scores[method::nuclear_softrun].reset();
+            }
+    }
+    return out;
+}
+
+nlohmann::json scored_family::to_json() const {
+    nlohmann::json j = {{"sets", sets_json(sets)}, {"used", used.to_json()}, {"notes", notes}};
+    if (choice) {
+        j["choice"] = choice->to_json();
+        j["per_set"] = sets_json(per_set);
+    }
+    return j;
+}
+
+scored_family scored_family::from_json(const nlohmann::json& j) {
+    if (!j.is_object()) throw error("a scored family must be an object {sets, used, choice?, per_set?}");
+    detail::check_known_keys(j, {"sets", "used", "choice", "per_set", "notes"}, "scored family");
+    scored_family f;
+    f.sets = labeled_sets_from_json(j.at("sets"));
+    f.used = options::from_json(j.at("used"));
+    if (j.contains("notes"))
+        for (const auto& note : j.at("notes")) f.notes.push_back(detail::name_in(note, "scored family: \"notes\""));
+    if (j.contains("choice")) {
+        f.choice = normalization_choice::from_json(j.at("choice"));
+        f.per_set = labeled_sets_from_json(j.at("per_set"));
+        if (f.per_set.size() != f.sets.size()) throw error("scored family: \"per_set\" and \"sets\" differ in length");
+    }
+    return f;
+}
+
+nlohmann::json family_evaluation::to_json() const {
+    nlohmann::json j = report.to_json();
+    if (choice) {
+        j["normalization"] = choice->to_json();
+        if (per_set) j["normalization"]["per_set"] = summary_json(*per_set);
+    }
+    return j;
+}
+
+family_evaluation evaluate(const scored_family& scored, std::vector<std::string>* notes) {
+    family_evaluation out{mano::evaluate(scored.sets), scored.choice, std::nullopt};
+    if (notes) notes->insert(notes->end(), scored.notes.begin(), scored.notes.end());
+    if (!scored.choice) return out;
+    // MaNo with each set's own softrun branch, for comparison (the paper's literal rule)
+    std::vector<double> values, accuracies;
+    for (const auto& s : scored.per_set) {
+        values.push_back(s.scores.value(method::mano).value());
+        accuracies.push_back(*s.scores.accuracy);
+    }
+    try {
+        out.per_set = summarize(values, accuracies);
+    } catch (const error& e) {
+        if (notes) notes->push_back(std::string("mano with each set's own softrun branch: no summary: ") + e.what());
+    }
+    return out;
+}
+
+calibration calibrate(const scored_family& scored, std::vector<std::string>* notes) {
+    if (notes) notes->insert(notes->end(), scored.notes.begin(), scored.notes.end());
+    calibration c = mano::calibrate(scored.sets, scored.used, notes, false);
+    c.normalization = scored.choice;
+    return c;
+}
+
+}  // namespace workflow
+}  // namespace mano

@@ -1,0 +1,108 @@
+// The family workflow (src/mano/workflow.hpp) through the npm package: sets given with their
+// logits are scored, the branch chosen and the lines fitted as `mano eval` and `mano calibrate`
+// do, on the committed benchmark manifests (bench/digits_c, bench/fashion_mnist_c), with every
+// option the CLI has for it (taylorOrders, the source set, temperature 'fit').
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { compareDeep, loadPackage, nativeMano, root, runNative, tempDir } from './support.js';
+
+const mano = await loadPackage();
+
+// Every set of a manifest with its logits and labels, and its source set.
+async function readManifest(file) {
+  const dir = path.dirname(file);
+  const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const load = (f) => mano.readNpy(fs.readFileSync(path.join(dir, f)));
+  const sets = [];
+  for (const s of manifest.sets) {
+    const m = await load(s.logits);
+    sets.push({ name: s.name, group: s.group, logits: m.data, shape: { rows: m.rows, cols: m.cols }, labels: (await load(s.labels)).data });
+  }
+  const src = await load(manifest.source.logits);
+  return { sets, source: { logits: src.data, labels: (await load(manifest.source.labels)).data } };
+}
+
+// DoC is ConfScore moved by a constant: their held-out errors tie to the last bits, so the
+// ranking is compared by method.
+const byMethod = (cal) => ({ ...cal, ranking: Object.fromEntries((cal.ranking ?? []).map((r) => [r.method, r.logo_mae])) });
+
+describe('evaluate and calibrate of sets given as logits equal mano eval and mano calibrate', () => {
+  let tmp;
+  before(() => { tmp = tempDir('mano-workflow-'); });
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  const cases = [
+    { manifest: 'bench/digits_c/data/cnn/manifest.json', cli: ['--taylor-orders', '1,2,3'], options: { taylorOrders: [1, 2, 3] } },
+    { manifest: 'bench/fashion_mnist_c/data/mlp/manifest.json', cli: ['--temperature', 'fit'], options: { temperature: 'fit' } },
+  ];
+  for (const c of cases) {
+    test(`${c.manifest} ${c.cli.join(' ')}`, async () => {
+      const file = path.join(root, c.manifest);
+      const { sets, source } = await readManifest(file);
+      const options = { source, ...c.options };
+
+      const calFile = path.join(tmp, 'cal.json');
+      execFileSync(nativeMano, ['calibrate', file, '-o', calFile, '--quiet', ...c.cli]);
+      const want = JSON.parse(fs.readFileSync(calFile, 'utf8'));
+      const got = mano.calibrate(sets, options);
+      assert.ok(want.normalization && got.normalization, 'a branch chosen for the family');
+      if (c.options.taylorOrders)
+        assert.deepEqual(Object.keys(got.normalization.errors).sort(), ['softmax', ...c.options.taylorOrders.map((o) => `taylor${o}`)].sort());
+      // native and WebAssembly kernels agree within 1e-6 relative (docs/testing.md); residuals, of
+      // accuracies near 1, within 1e-7
+      assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(got))), byMethod(want), 1e-6, '', 1e-7), []);
+
+      const wantEval = runNative(['eval', '--json', '--quiet', file, ...c.cli]);
+      const gotEval = mano.evaluate(sets, options);
+      assert.deepEqual(compareDeep(gotEval, wantEval, 1e-6, '', 1e-7), []);
+      assert.ok(Array.isArray(gotEval.warnings));
+    });
+  }
+
+  test('the options of the family are checked as the CLI checks them', async () => {
+    const { sets } = await readManifest(path.join(root, 'bench/digits_c/data/cnn/manifest.json'));
+    const few = sets.slice(0, 4);
+    assert.throws(() => mano.calibrate(few, { taylorOrders: [0] }), (e) => e instanceof mano.InputError && /taylorOrders/.test(e.message));
+    assert.throws(() => mano.calibrate(few, { criterion: 3 }), (e) => e instanceof mano.InputError && /fixed criterion/.test(e.message));
+    assert.throws(() => mano.calibrate([few[0], { name: 'x', result: {} }]),
+      (e) => e instanceof mano.InputError && /every set as/.test(e.message));
+    assert.throws(() => mano.calibrate([{ ...few[0], labels: undefined }, ...few.slice(1)]),
+      (e) => e instanceof mano.InputError && /has no labels/.test(e.message));
+    assert.throws(() => mano.calibrate(few.map((s) => ({ name: s.name, result: {} })), { taylorOrders: [1] }),
+      (e) => e instanceof mano.InputError && /give the sets with their logits/.test(e.message));
+    // normalization softrun: each set's own criterion, no branch chosen, as mano calibrate --normalization softrun
+    const own = mano.calibrate(few, { normalization: 'softrun', methods: ['mano', 'confscore'] });
+    assert.equal(own.normalization, undefined);
+  });
+});
+
+describe('monitor: the core\'s monitoring rules', () => {
+  const points = [0.90, 0.92, 0.88, 0.91, 0.70, 0.89].map((estimate) => ({ estimate, se: 0.02, rows: 500 }));
+
+  test('the reference period\'s mean - 3 sd, the points below it, the too-small warning', () => {
+    const got = mano.monitor(points, { reference: 4, slope: 2 });
+    const ref = points.slice(0, 4).map((p) => p.estimate);
+    const mean = ref.reduce((a, b) => a + b) / 4;
+    const sd = Math.sqrt(ref.reduce((a, b) => a + (b - mean) ** 2, 0) / 3);
+    assert.ok(Math.abs(got.threshold.value - (mean - 3 * sd)) < 1e-12);
+    assert.deepEqual(got.alerts, [4]);
+    assert.equal(got.noise.rows_needed, 866);
+    assert.equal(got.noise.limit, 0.05);
+    assert.equal(mano.monitor(points, { reference: 4, slope: 1 }).noise, undefined);
+    assert.deepEqual(mano.monitor(points, { threshold: 0.895 }).alerts, [2, 4, 5]);
+  });
+
+  test('bad timelines and options are InputErrors', () => {
+    const refused = (fn, pattern) => assert.throws(fn, (e) => e instanceof mano.InputError && pattern.test(e.message));
+    refused(() => mano.monitor(points), /give a reference period/);
+    refused(() => mano.monitor(points, { reference: 6 }), /leaves no point to monitor/);
+    refused(() => mano.monitor(points, { reference: 1.5 }), /whole number/);
+    refused(() => mano.monitor([{ estimate: 'x' }], { threshold: 0.5 }), /"estimate" must be a number/);
+    refused(() => mano.monitor('points', { threshold: 0.5 }), /must be an array/);
+    refused(() => mano.monitor(points, { threshold: Number.NaN }), /must be a number/);
+  });
+});
