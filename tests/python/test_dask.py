@@ -136,7 +136,7 @@ def test_partitions_of_identical_rows_are_all_counted(client, tmp_path):
 
 def test_a_state_merged_twice_is_refused():
     x, _ = logits(500, 4, 6)
-    state = mano.dask._state_of_block(x, 4, mano._core.resolve_options(mano._prepare(), 500, 4, False, False), 0)
+    state = mano.dask._state_of_block(x, 4, mano._core.resolve_options(mano._scoring._prepare(), 500, 4, False, False), 0)
     with pytest.raises(mano.InputError, match="already in this accumulator"):
         mano.dask._merge_states(state, state)
 

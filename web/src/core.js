@@ -1,6 +1,6 @@
-// The WebAssembly core as the file readers (loaders.js) use it: they hand it the bytes of .npy
-// and .safetensors headers, once init() (index.js) has loaded it; and the one way a call to the
-// core reports its errors.
+// The WebAssembly core as every part of the package reaches it once init() (index.js) has loaded
+// it (options.js, accumulator.js, workflow.js; loaders.js hands it the bytes of .npy and
+// .safetensors headers), and the one way a call to the core reports its errors.
 import { FormatError, InputError, LoadError, ManoError } from './errors.js';
 
 let loaded = null;

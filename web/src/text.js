@@ -4,6 +4,8 @@
 // controls, C1 controls, and the characters that print as nothing or reorder the text around
 // them (zero-width and bidirectional formatting, line and paragraph separators, the byte-order
 // mark). A name cannot move the cursor, ring the bell, split the line or reverse it.
+import { FormatError } from './errors.js';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -69,4 +71,9 @@ export function describeValue(x) {
   if (x === null) return 'null';
   if (typeof x !== 'object') return typeof x;
   return x.constructor?.name ?? 'an object';
+}
+
+// A FormatError naming a file, its text shown as the native reader shows it (printable).
+export function formatError(message) {
+  return new FormatError(printable(message));
 }

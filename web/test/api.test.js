@@ -46,8 +46,11 @@ describe('init', () => {
     assert.match(mano.version(), /^\d+\.\d+\.\d+$/);
   });
   test('a wrong wasmBinary is a LoadError that says what to pass', async () => {
-    // A fresh copy of the module (its own init state) through a query string.
-    const fresh = await import(`${path.join(root, 'dist/index.js')}?fresh=1`);
+    // A fresh copy of the package (its own init state): dist/ copied aside, its modules loaded anew.
+    const copy = tempDir('mano-fresh-');
+    fs.cpSync(path.join(root, 'dist'), copy, { recursive: true });
+    fs.writeFileSync(path.join(copy, 'package.json'), '{"type": "module"}\n');
+    const fresh = await import(pathToFileURL(path.join(copy, 'index.js')).href);
     await assert.rejects(fresh.init({ wasmBinary: new Uint8Array([1, 2, 3, 4]) }),
       (e) => e instanceof fresh.LoadError && /bytes of mano\.wasm/.test(e.message));
     assert.throws(() => fresh.score(new Float32Array(4), { rows: 2, cols: 2 }),
@@ -56,6 +59,7 @@ describe('init', () => {
       (e) => e instanceof fresh.LoadError && /nonexistent/.test(e.message));
     const api = await fresh.init({ wasmBinary: fs.readFileSync(path.join(root, 'dist/mano.wasm')) });
     assert.equal(typeof api.score, 'function');
+    fs.rmSync(copy, { recursive: true, force: true });
   });
   test('unknown init options and a later init with other options are LoadErrors; the same ones are fine', async () => {
     await assert.rejects(mano.init({ wasmURL: 'x' }), (e) => e instanceof mano.LoadError && /unknown option 'wasmURL'/.test(e.message));

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Iterable, List, Optional, Union
 
 import numpy as np
 
 import mano
 from . import _core
 from ._core import InputError
+from ._scoring import _prepare
 
 __all__ = ["score", "accumulate", "predict", "PartitionError"]
 
@@ -206,7 +207,7 @@ def accumulate(data: Any, methods: Union[None, str, Iterable[str]] = None, *, cl
     ``dask.distributed.Client`` (default: Dask's current scheduler)."""
     kind, rows, k, parts = _inputs(data, labels, key, column)
     # the methods of the whole set (mano.score's defaults for N x K), resolved once for every partition
-    options_json = _core.resolve_options(mano._prepare(methods, **options), rows, k, False, False)
+    options_json = _core.resolve_options(_prepare(methods, **options), rows, k, False, False)
     final = _merged(kind, k, parts, options_json, key, client, split_every)
     if final is None:
         return mano.Accumulator._wrap(_core.Accumulator(k, options_json))

@@ -18,465 +18,41 @@
 // accuracy. Rows of at most 128 classes go a row per lane instead (kernel/kernel_lanes.hpp), where
 // per-row work would otherwise dominate. The vector math is in kernel/kernel_math.hpp, the sums a
 // row ends with and its statistics from them in kernel/kernel_sums.hpp.
+// This file: one row (which pass 1, which pass 2, the look-ahead) and the run over a block of
+// rows; pass 1 is in kernel/kernel_scan.hpp, pass 2 in kernel/kernel_pass2.hpp.
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 
-#include <xsimd/xsimd.hpp>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
 
-#include "mano/kernel/kernel.hpp"
 #include "mano/kernel/kernel_lanes.hpp"
-#include "mano/kernel/kernel_math.hpp"
-#include "mano/kernel/kernel_sums.hpp"
-#include "mano/kernel/scalar_arch.hpp"
+#include "mano/kernel/kernel_pass2.hpp"
 
 namespace mano {
 namespace detail {
 namespace {
 
 template <class Arch>
-struct row_kernel_impl {
-    using fbatch = xsimd::batch<float, Arch>;
-    static constexpr std::size_t fsize = fbatch::size;
-    // Taylor orders up to this run in float lanes; higher ones take the scalar double path.
-    static constexpr int max_float_order = 8;
-
-    struct scan_result {
-        double m = 0;   // row maximum
-        double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;  // Taylor range
-        double q0 = 0;  // where the Taylor polynomial is smallest (a logit, or its mirror image)
-    };
-
-    // Pass 1 of the next row, done inside this row's pass 2 where it can be: its loads then
-    // overlap this row's arithmetic instead of stalling a pass of their own.
-    struct look_ahead {
-        const float* q = nullptr;      // the next row (float rows), or null
-        const float* after = nullptr;  // the row after it, to prefetch, or null
-        int kind = 0;                  // its scan_kind
-        bool done = false;             // whether `result` holds its pass 1
-        scan_result result;
-    };
-
-    // ---- pass 1 --------------------------------------------------------------------------
-
-    // Calls update(u, at) for every whole vector of a row, consecutive vectors going to `Sets`
-    // independent sets of running values (their compare chains overlap); returns where the
-    // elements left over begin.
-    template <class B, std::size_t Sets, class T, class Update>
-    static std::size_t over_vectors(const T* q, std::size_t k, Update&& update) {
-        constexpr std::size_t n = B::size;
-        const std::size_t end = k - k % n, wide_end = k - k % (n * Sets);
-        std::size_t i = 0;
-        for (; i < wide_end; i += n * Sets)
-            for (std::size_t u = 0; u < Sets; ++u) update(u, q + i + u * n);
-        for (; i < end; i += n) update(0, q + i);
-        return i;
-    }
-
-    // The running values of pass 1 over a row: its maximum and, with Quadratic (an order-2
-    // polynomial c2 (x + h)^2 + const with c2 > 0, the paper's 1 + x + x^2/2), the minimum and
-    // maximum of |x + h|: the polynomial is smallest where |x + h| is, so no compare-and-select
-    // chain and no multiply is needed. Used by scan_simple() and, for the next row, inside pass 2.
-    template <class T, bool Quadratic>
-    struct scanner {
-        using B = xsimd::batch<T, Arch>;
-        static constexpr T inf = std::numeric_limits<T>::infinity();
-        B m = B(-inf), amin = B(inf), amax = B(T(0));
-        T h = 0;
-
-        explicit scanner(const kernel_params& kp) {
-            if constexpr (Quadratic) h = static_cast<T>(kp.taylor_coeffs[1] / (2 * kp.taylor_coeffs[2]));
-        }
-        void update(B x) {
-            m = xsimd::max(m, x);
-            if constexpr (Quadratic) {
-                const B a = xsimd::abs(x + B(h));
-                amin = xsimd::min(amin, a);
-                amax = xsimd::max(amax, a);
-            }
-        }
-        void merge(const scanner& o) {
-            m = xsimd::max(m, o.m);
-            amin = xsimd::min(amin, o.amin);
-            amax = xsimd::max(amax, o.amax);
-        }
-        // The row's scan_result: the lanes, and the elements q[from, k) no vector took.
-        // q0 = a |x + h|-minimizing point: -h + min|x + h| has the same polynomial value
-        // whether the row's element lies left or right of -h.
-        scan_result result(const T* q, std::size_t from, std::size_t k, const kernel_params& kp) const {
-            alignas(64) T lanes_m[B::size], lanes_amin[B::size], lanes_amax[B::size];
-            m.store_aligned(lanes_m);
-            amin.store_aligned(lanes_amin);
-            amax.store_aligned(lanes_amax);
-            T mx = lanes_m[0], lo = lanes_amin[0], hi = lanes_amax[0];
-            for (std::size_t l = 1; l < B::size; ++l) {
-                mx = std::max(mx, lanes_m[l]);
-                lo = std::min(lo, lanes_amin[l]);
-                hi = std::max(hi, lanes_amax[l]);
-            }
-            for (std::size_t i = from; i < k; ++i) {
-                mx = std::max(mx, q[i]);
-                if constexpr (Quadratic) {
-                    const T a = std::abs(q[i] + h);
-                    lo = std::min(lo, a);
-                    hi = std::max(hi, a);
-                }
-            }
-            scan_result out;
-            out.m = mx;
-            if constexpr (Quadratic) {
-                const double c0 = kp.taylor_coeffs[0], c2 = kp.taylor_coeffs[2];
-                const double base = c0 - c2 * static_cast<double>(h) * h;
-                out.vmin = c2 * static_cast<double>(lo) * lo + base;
-                out.vmax = c2 * static_cast<double>(hi) * hi + base;
-                out.q0 = static_cast<T>(lo - h);
-                if (!std::isfinite(static_cast<double>(lo)) || !std::isfinite(static_cast<double>(hi)))
-                    out.vmin = out.vmax = std::numeric_limits<double>::quiet_NaN();  // the exact path decides
-            }
-            return out;
-        }
-    };
-
-    // Pass 1 with a scanner: two independent sets of running values, so that the compare chains
-    // overlap.
-    template <class T, bool Quadratic>
-    static scan_result scan_simple(const T* q, std::size_t k, const kernel_params& kp) {
-        using B = xsimd::batch<T, Arch>;
-        scanner<T, Quadratic> sets[2] = {scanner<T, Quadratic>(kp), scanner<T, Quadratic>(kp)};
-        const std::size_t end =
-            over_vectors<B, 2>(q, k, [&](std::size_t u, const T* from) { sets[u].update(B::load_unaligned(from)); });
-        sets[0].merge(sets[1]);
-        return sets[0].result(q, end, k, kp);
-    }
-
-    // Pass 1 for any other Taylor polynomial: its range, and where its minimum is.
-    template <class T>
-    static scan_result scan_taylor(const T* q, std::size_t k, const kernel_params& kp) {
-        using B = xsimd::batch<T, Arch>;
-        constexpr std::size_t n = B::size, sets = 2;
-        constexpr T inf = std::numeric_limits<T>::infinity();
-        T c[max_float_order + 1] = {};
-        const int order = kp.taylor_order;
-        for (int j = 0; j <= order; ++j) c[j] = static_cast<T>(kp.taylor_coeffs[j]);
-        B bm[sets], vmin[sets], vmax[sets], at[sets];
-        for (std::size_t u = 0; u < sets; ++u) {
-            bm[u] = B(-inf);
-            vmin[u] = B(inf);
-            vmax[u] = B(-inf);
-            at[u] = B(T(0));
-        }
-        const auto update = [&](std::size_t u, const T* from) {
-            const B x = B::load_unaligned(from);
-            bm[u] = xsimd::max(bm[u], x);
-            const B v = poly(x, c, order);
-            const auto lower = v < vmin[u];
-            vmin[u] = xsimd::select(lower, v, vmin[u]);
-            at[u] = xsimd::select(lower, x, at[u]);
-            vmax[u] = xsimd::max(vmax[u], v);
-        };
-        const std::size_t end = over_vectors<B, sets>(q, k, update);
-        for (std::size_t u = 1; u < sets; ++u) {
-            bm[0] = xsimd::max(bm[0], bm[u]);
-            const auto lower = vmin[u] < vmin[0];
-            vmin[0] = xsimd::select(lower, vmin[u], vmin[0]);
-            at[0] = xsimd::select(lower, at[u], at[0]);
-            vmax[0] = xsimd::max(vmax[0], vmax[u]);
-        }
-        alignas(64) T lanes_m[n], lanes_vmin[n], lanes_vmax[n], lanes_at[n];
-        bm[0].store_aligned(lanes_m);
-        vmin[0].store_aligned(lanes_vmin);
-        vmax[0].store_aligned(lanes_vmax);
-        at[0].store_aligned(lanes_at);
-        T m = lanes_m[0], lo = lanes_vmin[0], hi = lanes_vmax[0], q0 = lanes_at[0];
-        for (std::size_t l = 1; l < n; ++l) {  // branch-free: which lane wins is data, not a pattern
-            m = std::max(m, lanes_m[l]);
-            const bool lower = lanes_vmin[l] < lo;
-            lo = lower ? lanes_vmin[l] : lo;
-            q0 = lower ? lanes_at[l] : q0;
-            hi = std::max(hi, lanes_vmax[l]);
-        }
-        for (std::size_t i = end; i < k; ++i) {
-            m = std::max(m, q[i]);
-            const T v = poly(q[i], c, order);
-            const bool lower = v < lo;
-            lo = lower ? v : lo;
-            q0 = lower ? q[i] : q0;
-            hi = std::max(hi, v);
-        }
-        scan_result out;
-        out.m = m;
-        out.vmin = lo;
-        out.vmax = hi;
-        out.q0 = q0;
-        return out;
-    }
-
-    // The first column holding m (the maximum, so it is there).
-    template <class T>
-    static std::size_t find_first(const T* q, std::size_t k, T m) {
-        using B = xsimd::batch<T, Arch>;
-        std::size_t i = 0;
-        const B bm(m);
-        for (; i + 4 * B::size <= k; i += 4 * B::size)  // four vectors per test
-            if (xsimd::any((B::load_unaligned(q + i) == bm) | (B::load_unaligned(q + i + B::size) == bm) |
-                           (B::load_unaligned(q + i + 2 * B::size) == bm) |
-                           (B::load_unaligned(q + i + 3 * B::size) == bm)))
-                break;
-        for (; i + B::size <= k; i += B::size)
-            if (xsimd::any(B::load_unaligned(q + i) == bm)) break;
-        while (i < k && q[i] != m) ++i;
-        return i;
-    }
-
-    template <class T>
-    static std::int64_t first_nonfinite(const T* q, std::size_t k) {
-        for (std::size_t i = 0; i < k; ++i)
-            if (!std::isfinite(q[i])) return static_cast<std::int64_t>(i);
-        return -2;  // all finite: the sums overflowed
-    }
-
-    // ---- the Taylor branch's scalar double path ------------------------------------------
-
-    // The exact range of the Taylor polynomial in double (rows where float overflows or cannot
-    // tell the values apart, and orders above max_float_order).
-    template <class T>
-    static scan_result taylor_range_exact(const T* q, std::size_t k, const kernel_params& kp) {
-        scan_result out;
-        for (std::size_t i = 0; i < k; ++i) {
-            const double v = poly(static_cast<double>(q[i]), kp.taylor_coeffs.data(), kp.taylor_order);
-            if (v < out.vmin) { out.vmin = v; out.q0 = q[i]; }
-            out.vmax = v > out.vmax ? v : out.vmax;
-        }
-        return out;
-    }
-
-    // sum w^p and sum w over w = (v - vmin) / range, in double, one element at a time.
-    template <class T>
-    static void taylor_exact(const T* q, std::size_t k, const kernel_params& kp, const scan_result& tr, row_stats& out,
-                             double* taylor_out) {
-        const double inv_range = 1.0 / (tr.vmax - tr.vmin);
-        double sw = 0, swp = 0, wmax = 0;
-        for (std::size_t j = 0; j < k; ++j) {
-            double w = (poly(static_cast<double>(q[j]), kp.taylor_coeffs.data(), kp.taylor_order) - tr.vmin) * inv_range;
-            w = w > 0 ? w : 0;
-            sw += w;
-            wmax = w > wmax ? w : wmax;
-            swp += kp.p_int ? ipow_rt(w, kp.p_int) : std::pow(w, kp.p);
-            if (taylor_out) taylor_out[j] = w;
-        }
-        out.taylor = swp / (kp.p_int ? ipow_rt(sw, kp.p_int) : std::pow(sw, kp.p));
-        out.taylor_max = wmax / sw;
-        if (taylor_out)
-            for (std::size_t j = 0; j < k; ++j) taylor_out[j] /= sw;
-    }
-
-    // The polynomial's coefficients around q0, divided by the range (so every value is in
-    // [0, 1] and no power overflows; the scale cancels in sigma = w / sum w), rounded to float.
-    // False when one would lose its precision in float (a subnormal or zero coefficient).
-    static bool shifted_coefficients(const kernel_params& kp, double q0, double inv_range, float* b) {
-        double a[max_float_order + 1];
-        const int n = kp.taylor_order;
-        for (int j = 0; j <= n; ++j) a[j] = kp.taylor_coeffs[j];
-        for (int i = 0; i < n; ++i)  // Taylor shift by synthetic division: P(q0 + d) = sum a_j d^j
-            for (int j = n - 1; j >= i; --j) a[j] += q0 * a[j + 1];
-        b[0] = 0;
-        for (int j = 1; j <= n; ++j) {
-            const double v = a[j] * inv_range;
-            if (v != 0 && !(std::abs(v) >= 1e-30 && std::abs(v) <= 1e30)) return false;
-            b[j] = static_cast<float>(v);
-        }
-        return true;
-    }
-
-    // ---- pass 2 --------------------------------------------------------------------------
-
-    // Everything that needs an exp or a Taylor value, over a float row y: x = y - m (the softmax
-    // exponent), d = y - q0 (the Taylor offset). The maximum's own lane is left out (its terms
-    // are exact and go in later in double: summed in a float lane, its 1 would swallow every
-    // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
-    // Next (a scan_kind, or 0 for none): pass 1 of next->q runs in this loop too.
-    template <bool Soft, bool Taylor, int P, int O, bool Extras, int Next = 0>
-    static row_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
-                          const kernel_params& kp, float* e_out, float* w_out, look_ahead* next = nullptr) {
-        const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota<fbatch>();
-        const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
-        const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
-        const float fp = static_cast<float>(kp.p);
-#if defined(__wasm__)
-        const fbatch pow_cut(-80.0f / fp);
-#endif
-        row_sums out;
-        fbatch as(0.0f), asp(0.0f), asx(0.0f), axr(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
-        // one transposed horizontal add for all six sums (lane i of the result sums sums[i])
-        double* totals[6] = {&out.s, &out.sx, &out.xr, &out.sp, &out.w, &out.wp};
-        constexpr std::size_t groups = (6 + fsize - 1) / fsize;
-        // Two levels of float sums: each block of flush_vectors vectors goes into a second set of
-        // vectors (so no float sum takes more than flush_vectors terms), and those go into double
-        // (horizontally, which is the slow part) every flush_vectors blocks and at the end.
-        fbatch bs(0.0f), bsp(0.0f), bsx(0.0f), bxr(0.0f), bw(0.0f), bwp(0.0f);
-        const auto end_block = [&] {
-            bs += as, bsx += asx, bxr += axr, bsp += asp, bw += aw, bwp += awp;
-            as = asx = axr = asp = aw = awp = zero;
-        };
-        const auto flush = [&] {
-            end_block();
-            fbatch sums[groups * fsize];
-            sums[0] = bs, sums[1] = bsx, sums[2] = bxr, sums[3] = bsp, sums[4] = bw, sums[5] = bwp;
-            for (std::size_t i = 6; i < groups * fsize; ++i) sums[i] = zero;
-            if constexpr (fsize <= 8) {
-                alignas(64) float lanes_sum[groups * fsize];
-                for (std::size_t g = 0; g < groups; ++g)
-                    xsimd::haddp(sums + g * fsize).store_aligned(lanes_sum + g * fsize);
-                for (std::size_t i = 0; i < 6; ++i) *totals[i] += lanes_sum[i];
-            } else {  // xsimd 8.1's AVX-512 haddp orders its lanes differently: one hadd each
-                for (std::size_t i = 0; i < 6; ++i) *totals[i] += xsimd::hadd(sums[i]);
-            }
-            bs = bsx = bxr = bsp = bw = bwp = zero;
-        };
-        // xr: y - m as is (the criterion's mean); x: the exponent, floored (and at the floor where
-        // a lane is left out); d: the Taylor offset (0 where a lane is left out: w = 0)
-        const auto add = [&](fbatch xr, fbatch x, fbatch e, fbatch d, std::size_t at) __attribute__((always_inline)) {
-            as += e;
-            if constexpr (Extras) asx = xsimd::fma(e, x, asx);
-            axr += xr;
-            if constexpr (Soft) {
-#if defined(__wasm__)
-                // e^p below 1e-35 is nothing next to the maximum's 1. It is 0 here because a
-                // product that underflows costs the x86 host a microcode assist, and WASM cannot
-                // flush subnormals to zero (natively, run() sets the flush-to-zero mode).
-                const fbatch ep = xsimd::select(x > pow_cut, e, zero);
-#else
-                const fbatch ep = e;
-#endif
-                if constexpr (P > 0) asp = add_pow<P>(ep, asp);
-                else asp += kp.p_int ? ipow_rt(ep, kp.p_int) : exp_nonpositive(xsimd::max(x * fbatch(fp), lo))[0];
-            }
-            if constexpr (Taylor) {
-                const fbatch w = shifted_poly<O>(d, b, kp.taylor_order);
-                aw += w;
-                if constexpr (P > 0) awp = add_pow<P>(w, awp);
-                else awp += kp.p_int ? ipow_rt(w, kp.p_int) : xsimd::pow(xsimd::max(w, zero), fbatch(fp));
-                if constexpr (Extras) awmax = xsimd::max(awmax, w);
-                if (w_out) w.store_unaligned(w_out + at);
-            }
-            if (e_out) e.store_unaligned(e_out + at);
-        };
-        scanner<float, Next == 2> ahead(kp);
-        const auto scan_ahead = [&](std::size_t v) __attribute__((always_inline)) {
-            if constexpr (Next != 0) {
-                ahead.update(fbatch::load_unaligned(next->q + v * fsize));
-                // the row after next, a cache line at a time
-                if (next->after && (v * fsize * sizeof(float)) % 64 == 0)
-                    __builtin_prefetch(next->after + v * fsize, 0, 2);
-            }
-        };
-        const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) __attribute__((always_inline)) {
-            add(xr, x, exp_nonpositive(x)[0], d, at);
-        };
-        const auto one = [&](std::size_t v) __attribute__((always_inline)) {
-            scan_ahead(v);
-            const fbatch row = fbatch::load_unaligned(y + v * fsize);
-            const fbatch xr = row - bm;
-            fbatch x = xsimd::max(xr, lo);
-            if (v == max_vector) x = xsimd::select(at_max, lo, x);
-            step(xr, x, row - bq0, v * fsize);
-        };
-        for (std::size_t v = 0, blocks = 0;;) {
-            const std::size_t stop = std::min(full, v + flush_vectors);
-            // 4-lane vectors (SSE, WASM) two at a time, their exps interleaved: one exp is a chain
-            // of ~11 dependent operations, and the scheduler cannot look far enough ahead to
-            // overlap iterations (1.38 -> 1.21 ns per logit on SSE4.2; AVX2 and AVX-512 lose by it)
-            for (; fsize <= 4 && v + 2 <= stop; v += 2) {
-                if (v == max_vector || v + 1 == max_vector) {
-                    one(v);
-                    one(v + 1);
-                    continue;
-                }
-                scan_ahead(v);
-                scan_ahead(v + 1);
-                const fbatch row0 = fbatch::load_unaligned(y + v * fsize);
-                const fbatch row1 = fbatch::load_unaligned(y + (v + 1) * fsize);
-                const fbatch xr0 = row0 - bm, xr1 = row1 - bm;
-                const fbatch x0 = xsimd::max(xr0, lo), x1 = xsimd::max(xr1, lo);
-                const auto [e0, e1] = exp_nonpositive(x0, x1);
-                add(xr0, x0, e0, row0 - bq0, v * fsize);
-                add(xr1, x1, e1, row1 - bq0, (v + 1) * fsize);
-            }
-            for (; v < stop; ++v) one(v);
-            if (v == full) break;
-            if (++blocks % flush_vectors == 0) flush();
-            else end_block();
-        }
-        if (rem) {
-            alignas(64) float tail[fsize] = {};
-            std::copy(y + full * fsize, y + k, tail);
-            const fbatch row = fbatch::load_aligned(tail);
-            const auto valid = lanes < fbatch(static_cast<float>(rem));
-            const fbatch xr = xsimd::select(valid, row - bm, zero);
-            fbatch x = xsimd::select(valid, xsimd::max(xr, lo), lo);
-            if (full == max_vector) x = xsimd::select(at_max, lo, x);
-            step(xr, x, xsimd::select(valid, row - bq0, zero), full * fsize);
-        }
-        flush();
-        if constexpr (Next != 0) {
-            next->result = ahead.result(next->q, full * fsize, k, kp);
-            next->done = true;
-        }
-        if constexpr (Taylor) {
-            alignas(64) float lanes_max[fsize];
-            awmax.store_aligned(lanes_max);
-            out.wmax = *std::max_element(lanes_max, lanes_max + fsize);
-        }
-        return out;
-    }
-
-    template <bool Soft, bool Taylor, int O, int Next>
-    static row_sums pass2_p(int p_int, const float* y, std::size_t k, float m, float q0, std::size_t argmax,
-                            const float* b, const kernel_params& kp, float* e_out, float* w_out, look_ahead* next) {
-        if (!Soft && !Taylor) return pass2<false, false, 0, 0, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
-        const bool extras = kp.want_extras;
-        if (p_int == 4)
-            return extras ? pass2<Soft, Taylor, 4, O, true, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next)
-                          : pass2<Soft, Taylor, 4, O, false, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next);
-        if (p_int == 2)
-            return extras ? pass2<Soft, Taylor, 2, O, true, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next)
-                          : pass2<Soft, Taylor, 2, O, false, Next>(y, k, m, q0, argmax, b, kp, e_out, w_out, next);
-        return pass2<Soft, Taylor, 0, O, true>(y, k, m, q0, argmax, b, kp, e_out, w_out);
-    }
-
-    // `next`: the next row's pass 1 is done here (next->done) when this row takes one of the
-    // common paths (integer p; no Taylor branch, or the quadratic one unscaled) and the next row
-    // wants the matching scan; otherwise the caller scans it on its own.
-    static row_sums pass2_any(bool soft, bool taylor, const float* y, std::size_t k, float m, float q0,
-                              std::size_t argmax, const float* b, double range, const kernel_params& kp,
-                              float* e_out, float* w_out, look_ahead* next) {
-        const int p = kp.p_int;
-        const int ahead = next && next->q && p != 0 ? next->kind : 0;
-        // order 2 unscaled: values up to range / b_2, whose p-th power must stay far from overflow;
-        // a fractional power goes through log and exp, accurate only for values near 1 (scaled)
-        if (taylor && kp.taylor_order == 2 && p != 0 && range / kp.taylor_coeffs[2] < kp.power_limit) {
-            const float unscaled[3] = {0.0f, static_cast<float>(static_cast<double>(b[1]) / b[2]), 1.0f};
-            if (ahead == 2)
-                return soft ? pass2_p<true, true, 2, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next)
-                            : pass2_p<false, true, 2, 2>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next);
-            return soft ? pass2_p<true, true, 2, 0>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next)
-                        : pass2_p<false, true, 2, 0>(p, y, k, m, q0, argmax, unscaled, kp, e_out, w_out, next);
-        }
-        if (taylor) {
-            return soft ? pass2_p<true, true, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next)
-                        : pass2_p<false, true, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
-        }
-        if (ahead == 1 && soft) return pass2_p<true, false, 0, 1>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
-        return soft ? pass2_p<true, false, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next)
-                    : pass2_p<false, false, 0, 0>(p, y, k, m, q0, argmax, b, kp, e_out, w_out, next);
-    }
+struct row_kernel_impl : row_arithmetic<Arch> {
+    using base = row_arithmetic<Arch>;
+    using typename base::fbatch;
+    using typename base::look_ahead;
+    using typename base::scan_result;
+    using base::fsize;
+    using base::max_float_order;
+    using base::find_first;
+    using base::first_nonfinite;
+    using base::pass2_any;
+    using base::scan_taylor;
+    using base::shifted_coefficients;
+    using base::taylor_exact;
+    using base::taylor_range_exact;
 
     // ---- one row -------------------------------------------------------------------------
 
@@ -490,8 +66,8 @@ struct row_kernel_impl {
     template <class T>
     static scan_result scan_any(const T* q, std::size_t k, const kernel_params& kp, bool taylor) {
         switch (scan_kind(kp, taylor)) {
-            case 1: return scan_simple<T, false>(q, k, kp);
-            case 2: return scan_simple<T, true>(q, k, kp);
+            case 1: return base::template scan_simple<T, false>(q, k, kp);
+            case 2: return base::template scan_simple<T, true>(q, k, kp);
             default: return scan_taylor(q, k, kp);
         }
     }

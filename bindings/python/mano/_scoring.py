@@ -1,0 +1,275 @@
+"""Scoring logits (mano.score, mano.Accumulator) and the option and input checks every call
+shares: arrays in any layout or dtype, or paths read by the native readers."""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Iterable, Mapping, Optional, Union
+
+import numpy as np
+
+from . import _core
+from ._core import InputError
+from ._files import read, read_labels
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _array(x: Any, what: str) -> np.ndarray:
+    """x as a NumPy array without a copy where NumPy allows it (arrays, buffers, CPU tensors).
+    The core copies numbers in the other byte order (e.g. '>f4') into native ones."""
+    if not isinstance(x, np.ndarray):
+        try:
+            x = np.asarray(x)
+        except Exception as e:  # noqa: BLE001 - whatever NumPy refuses, say what it was
+            raise InputError(f"{what}: cannot be read as an array ({type(x).__name__}: {e})") from None
+    return x
+
+
+def _logits(x: Any, what: str = "logits", **read_options: Any) -> np.ndarray:
+    if _is_path(x):
+        return read(x, **read_options)
+    return _array(x, what)
+
+
+def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
+    if methods is None:
+        return []
+    if isinstance(methods, str):
+        return [m.strip() for m in methods.split(",") if m.strip()]
+    names = list(methods)
+    for m in names:
+        if not isinstance(m, str):
+            raise InputError(f"methods: {m!r} is not a method name (see mano.methods())")
+    return names
+
+
+def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = None, p: Any = None, eta: Any = None,
+             taylor_order: Any = None, normalization: Any = None, batch_size: Any = None, criterion: Any = None,
+             temperature: Any = None, label_marginal: Any = None, architecture: Any = None) -> str:
+    """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
+    temperature, the source model of ATC/DoC/COTT, the source feature moments."""
+    partial: dict = {"methods": _methods_list(methods)}
+    for key, value in (("p", p), ("eta", eta), ("taylor_order", taylor_order), ("batch_size", batch_size),
+                       ("criterion", criterion)):
+        if value is not None:
+            partial[key] = _number(key, value)
+    for key, value in (("normalization", normalization), ("architecture", architecture)):
+        if value is not None:
+            partial[key] = value
+    fit = isinstance(temperature, str)
+    if fit and temperature != "fit":
+        raise InputError(f"temperature must be a number > 0 or 'fit' (got {temperature!r})")
+    if not fit and temperature is not None:
+        partial["temperature"] = _number("temperature", temperature)
+    if isinstance(label_marginal, str):
+        if label_marginal == "source":
+            partial["label_marginal"] = "source"
+        elif label_marginal != "uniform":
+            raise InputError(f"label_marginal must be 'uniform', 'source' or K probabilities (got {label_marginal!r})")
+    elif label_marginal is not None:
+        marginal = _array(label_marginal, "label_marginal")
+        if marginal.dtype.kind not in "fiu":
+            raise InputError(f"label_marginal must be 'uniform', 'source' or K probabilities (got {label_marginal!r})")
+        partial["label_marginal"] = [float(v) for v in marginal.ravel()]
+        if not all(map(math.isfinite, partial["label_marginal"])):
+            raise InputError("label_marginal: its entries must be finite and non-negative")
+    src_logits = src_labels = None
+    if source is not None:
+        if isinstance(source, Mapping):
+            src_logits, src_labels = source.get("logits"), source.get("labels")
+        else:
+            try:
+                src_logits, src_labels = source
+            except (TypeError, ValueError):
+                raise InputError("source must be (logits, labels) or {'logits': ..., 'labels': ...}") from None
+        if src_logits is None or src_labels is None:
+            raise InputError("source needs both its logits and its labels")
+        src_logits = _logits(src_logits, "source logits")
+        src_labels = _labels(src_labels, "source labels")
+    feats = None if source_features is None else _logits(source_features, "source features")
+    try:
+        text = json.dumps(partial, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"options: {e}") from None
+    return _core.prepare_options(text, src_logits, src_labels, fit, feats)
+
+
+def _number(key: str, value: Any) -> Union[int, float]:
+    """A numeric option as JSON takes it (NumPy scalars too), checked for what JSON cannot say."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{key} must be a number (got {value!r})")
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{key} must be a finite number (got {value!r})")
+    return value
+
+
+def _labels(x: Any, what: str = "labels") -> Optional[np.ndarray]:
+    if x is None:
+        return None
+    return read_labels(x) if _is_path(x) else _array(x, what)
+
+
+def _threads(threads: Any) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 0 <= threads < 2**32:
+        raise InputError(f"threads must be a whole number >= 0 (0 = every core), got {threads!r}")
+    return int(threads)
+
+
+def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, labels: Any = None, second: Any = None,
+          features: Any = None, source: Any = None, source_features: Any = None, p: Optional[float] = None,
+          eta: Optional[float] = None, taylor_order: Optional[int] = None, normalization: Optional[str] = None,
+          batch_size: Optional[int] = None, criterion: Optional[float] = None,
+          temperature: Union[None, float, str] = None, label_marginal: Any = None,
+          architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None) -> dict:
+    """Scores N x K logits (float16/32/64, any layout; or a file path mano reads) as ``mano score``
+    does: every method that applies by default for this shape and these inputs, or ``methods``.
+
+    labels: the true classes (the result then has the true "accuracy"); second: a second model's
+    logits (AgreeScore); features: penultimate features (Dispersion, Frechet); source: labeled
+    source logits ``(logits, labels)`` for ATC, DoC, COTT, temperature 'fit' and label_marginal
+    'source'; source_features: the source's features (Frechet). threads: 0 = every core.
+    Returns the CLI's JSON result as a dict: {"n", "k", "methods": {name: {...}}, ...}.
+    """
+    opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta, taylor_order=taylor_order,
+                    normalization=normalization, batch_size=batch_size, criterion=criterion, temperature=temperature,
+                    label_marginal=label_marginal, architecture=architecture)
+    if _is_path(logits) and second is None and features is None and (labels is None or _is_path(labels)):
+        # the CLI's own path: the native reader streams the file (no copy of it in memory)
+        acc = _core.scan_file(os.fspath(logits), opts, key or "", None, "", None,
+                              "" if labels is None else os.fspath(labels), _threads(threads))
+        return json.loads(acc.result())
+    return _score(_logits(logits, key=key), opts, labels, second, features, _threads(threads))
+
+
+def _score_any(logits: Any, options_json: str, labels: Any, threads: int) -> dict:
+    """Logits given as an array or a file (streamed by the native reader), with prepared options."""
+    if _is_path(logits) and (labels is None or _is_path(labels)):
+        acc = _core.scan_file(os.fspath(logits), options_json, "", None, "", None,
+                              "" if labels is None else os.fspath(labels), threads)
+        return json.loads(acc.result())
+    return _score(_logits(logits), options_json, labels, threads=threads)
+
+
+def _score(logits: np.ndarray, options_json: str, labels: Any = None, second: Any = None, features: Any = None,
+           threads: int = 0) -> dict:
+    sec = None if second is None else _logits(second, "second")
+    fea = None if features is None else _logits(features, "features")
+    return json.loads(_core.score(logits, options_json, _labels(labels), sec, fea, threads))
+
+
+class Accumulator:
+    """Streaming scores: push row chunks in order, merge accumulators from other threads,
+    processes or machines (``merge``), and read the result of all rows. Pickles through its state
+    (the JSON of ``mano score --state``), so it crosses process boundaries; merging the same
+    state twice is refused rather than counted twice.
+
+    ``methods`` and the options are those of :func:`score`; with no methods, the defaults for K
+    classes (COT, which keeps every row, only when asked for by name).
+    """
+
+    # Threads may share one: the core releases the GIL while it works, and each call on an
+    # accumulator holds the accumulator's own lock (bindings/python/module.cpp).
+    __slots__ = ("_acc",)
+
+    def __init__(self, k: int, methods: Union[None, str, Iterable[str]] = None, *, source: Any = None,
+                 source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None,
+                 taylor_order: Optional[int] = None, normalization: Optional[str] = None,
+                 batch_size: Optional[int] = None, criterion: Optional[float] = None,
+                 temperature: Union[None, float, str] = None, label_marginal: Any = None,
+                 architecture: Optional[str] = None) -> None:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < 2**63:
+            raise InputError(f"k (the number of classes) must be a whole number >= 1, got {k!r}")
+        opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta,
+                        taylor_order=taylor_order, normalization=normalization, batch_size=batch_size,
+                        criterion=criterion, temperature=temperature, label_marginal=label_marginal,
+                        architecture=architecture)
+        self._acc = _core.Accumulator(int(k), opts)
+
+    @classmethod
+    def _wrap(cls, core_acc: "_core.Accumulator") -> "Accumulator":
+        obj = cls.__new__(cls)
+        obj._acc = core_acc
+        return obj
+
+    @classmethod
+    def from_state(cls, state: Union[Mapping, str, bytes, PathLike]) -> "Accumulator":
+        """An accumulator from a state: a dict (``state()``), its JSON text, or a state file."""
+        if isinstance(state, Mapping):
+            text = json.dumps(state)
+        elif isinstance(state, bytes):
+            try:
+                text = state.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"accumulator state: its JSON is not UTF-8 text ({e})") from None
+        elif isinstance(state, str) and state.lstrip()[:1] in ("{", "["):
+            text = state
+        elif _is_path(state):
+            text = _core.read_state(os.fspath(state))
+        else:
+            raise InputError(f"state must be a dict, JSON text or a file path, got {type(state).__name__}")
+        return cls._wrap(_core.Accumulator.from_state(text))
+
+    def push(self, logits: Any, labels: Any = None, second: Any = None, features: Any = None) -> "Accumulator":
+        """Adds rows (an M x K array); all or nothing: on an error nothing is added."""
+        arrays = (_array(logits, "logits"), None if labels is None else _array(labels, "labels"),
+                  None if second is None else _array(second, "second"),
+                  None if features is None else _array(features, "features"))
+        self._acc.push(*arrays)
+        return self
+
+    def merge(self, other: "Accumulator") -> "Accumulator":
+        """Adds another accumulator's rows (same K and options) as a shard of their own."""
+        if not isinstance(other, Accumulator):
+            raise InputError(f"merge takes an Accumulator, got {type(other).__name__}")
+        self._acc.merge(other._acc, True)
+        return self
+
+    def result(self) -> dict:
+        return json.loads(self._acc.result())
+
+    def state(self) -> dict:
+        return json.loads(self._acc.state())
+
+    @property
+    def options(self) -> dict:
+        return json.loads(self._acc.options())
+
+    @property
+    def rows(self) -> int:
+        return self._acc.rows
+
+    @property
+    def k(self) -> int:
+        return self._acc.cols
+
+    @property
+    def architecture(self) -> str:
+        return self._acc.architecture
+
+    @property
+    def shards(self) -> list:
+        return self._acc.shards()
+
+    def copy(self) -> "Accumulator":
+        return Accumulator._wrap(self._acc.copy())
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict) -> "Accumulator":
+        return self.copy()
+
+    def __getstate__(self) -> str:
+        return self._acc.state()
+
+    def __setstate__(self, state: str) -> None:
+        self._acc = _core.Accumulator.from_state(state)
+
+    def __repr__(self) -> str:
+        return f"<mano.Accumulator k={self.k} rows={self.rows} methods={self.options['methods']}>"

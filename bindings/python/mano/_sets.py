@@ -1,0 +1,225 @@
+"""Sets of labeled logits (mano.evaluate, calibrate, predict, predict_scores): the package reads
+the sets and the core's family workflow (src/mano/workflow.hpp) scores and calibrates them."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from ._core import InputError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+from ._files import read_calibration, read_manifest
+from ._scoring import _is_path, _logits, _prepare, _score_any, _threads
+
+
+def _sets(sets: Any, groups: Optional[Sequence[str]], allow_outside_paths: bool, need_labels: bool):
+    """(source, [{"name", "group", "logits", "labels"?, "result"?}]) from a manifest path, a
+    manifest dict or a list of sets."""
+    source = None
+    if _is_path(sets):
+        m = read_manifest(sets, allow_outside_paths=allow_outside_paths)
+        source = m.get("source")
+        items = m["sets"]
+        where = os.fspath(sets)
+    elif isinstance(sets, Mapping) and "sets" in sets:
+        items, source, where = sets["sets"], sets.get("source"), "manifest"
+    else:
+        try:
+            items = list(sets)
+        except TypeError:
+            raise InputError("sets must be a manifest path, a manifest dict or a list of sets") from None
+        where = "sets"
+    out = []
+    for i, s in enumerate(items):
+        if not isinstance(s, Mapping) or "name" not in s:
+            raise InputError(f"{where}: set {i} must be a dict with a name and logits (or a result)")
+        if "result" not in s and "logits" not in s:
+            raise InputError(f"{where}: set \"{s['name']}\" has neither logits nor a result")
+        if "logits" not in s and not (isinstance(s["result"], Mapping) and
+                                      all(key in s["result"] for key in ("n", "k", "methods"))):
+            raise InputError(f"{where}: set \"{s['name']}\": its result is not one of mano.score "
+                             "(a dict with \"n\", \"k\" and \"methods\")")
+        if need_labels and "result" not in s and s.get("labels") is None:
+            raise InputError(f"{where}: set \"{s['name']}\" has no \"labels\"; every set needs them here")
+        out.append(dict(s))
+    if groups:
+        wanted = list(groups)
+        for g in wanted:
+            if not any(s.get("group", "") == g for s in out):
+                raise InputError(f"{where}: no set has the group \"{g}\"")
+        out = [s for s in out if s.get("group", "") in wanted]
+    return source, out
+
+
+_SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", "batch_size", "criterion",
+            "temperature", "label_marginal", "architecture")
+
+
+def _taylor_orders(orders: Any) -> tuple:
+    """normalization 'family': the Taylor orders weighed beside taylor_order (the CLI's --taylor-orders)."""
+    try:
+        values = tuple(orders)
+    except TypeError:
+        raise InputError(f"taylor_orders must be a list of whole numbers from 1 to 170, got {orders!r}") from None
+    for o in values:
+        if isinstance(o, bool) or not isinstance(o, (int, np.integer)) or not 1 <= o <= 170:
+            raise InputError(f"taylor_orders must be whole numbers from 1 to 170, got {o!r}")
+    return tuple(int(o) for o in values)
+
+
+def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
+            kwargs: dict, taylor_orders: tuple = (2,)) -> str:
+    """Scores every set as ``mano eval`` and ``mano calibrate`` do, by the core's family workflow
+    (src/mano/workflow.hpp): with normalization 'family', a first pass with softrun, MaNo alone at
+    the other Taylor orders, one branch chosen for all the sets and every set scored again on it.
+    This function only reads the sets; the source set (a manifest's, or source=) is fitted once.
+    Returns the scored family as JSON for _core.evaluate_family and _core.calibrate_family."""
+    source, items = _sets(sets, groups, allow_outside_paths, True)
+    if source is not None:
+        if kwargs.get("source") is not None:
+            raise InputError("the manifest has a \"source\" and source= was given too; keep one")
+        kwargs = dict(kwargs, source=(source["logits"], source["labels"]))
+    family = normalization in (None, "family")
+    if family and kwargs.get("criterion") is not None:
+        raise InputError("criterion fixes the softrun branch; give it with normalization='softrun', not 'family'")
+    options = json.loads(_prepare(**kwargs, normalization="softrun" if family else normalization))
+
+    def score(index: int, pass_json: str):
+        s, step = items[index], json.loads(pass_json)
+        given = "logits" not in s
+        if given and step["pass"] != "first":
+            return None  # a result cannot be scored again
+        scoring = json.dumps(dict(options, **{k: v for k, v in step.items() if k != "pass"}))
+        if given:
+            result = s["result"]
+        else:
+            try:
+                result = _score_any(s["logits"], scoring, s.get("labels") if step["pass"] != "variant" else None, threads)
+            except InputError as e:
+                raise InputError(f"{e} (set \"{s['name']}\")") from None
+        used = _core.resolve_options(scoring, int(result["n"]), int(result["k"]), False, False)
+        return json.dumps(result), used
+
+    names = json.dumps([{"name": s["name"], "group": s.get("group", "")} for s in items])
+    scored, warnings_ = _core.score_family(names, json.dumps({"family": family, "taylor_orders": list(taylor_orders)}), score)
+    for w in warnings_:
+        warnings.warn(w, stacklevel=3)
+    return scored
+
+
+def _scoring_kwargs(values: dict) -> dict:
+    return {k: values[k] for k in _SCORING if values.get(k) is not None}
+
+
+def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, groups: Optional[Sequence[str]] = None,
+             normalization: Optional[str] = "family", taylor_orders: Sequence[int] = (2,), source: Any = None,
+             source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
+             batch_size: Optional[int] = None, criterion: Optional[float] = None,
+             temperature: Union[None, float, str] = None, label_marginal: Any = None,
+             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False) -> dict:
+    """The paper's protocol over labeled shifted sets (``mano eval --json``): per method R², Pearson,
+    Spearman, Kendall and the leave-one-out error of a linear fit, over all sets and per group.
+
+    sets: a manifest path (``mano eval``'s), a manifest dict, or a list of dicts with a name, an
+    optional group, and logits (an array or a path) with labels, or a ``result`` of :func:`score`
+    made with labels. normalization 'family' (the default) chooses MaNo's branch once for all
+    sets, among softmax and the Taylor orders taylor_order and ``taylor_orders`` (the CLI's
+    --taylor-orders); 'softrun', 'softmax' or 'taylor' score each set as :func:`score` does.
+    """
+    scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
+                     _taylor_orders(taylor_orders))
+    out = json.loads(_core.evaluate_family(scored))
+    for note in out["notes"]:
+        warnings.warn(note, stacklevel=2)
+    return out["report"]
+
+
+def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, groups: Optional[Sequence[str]] = None,
+              normalization: Optional[str] = "family", taylor_orders: Sequence[int] = (2,), source: Any = None,
+              source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
+              batch_size: Optional[int] = None, criterion: Optional[float] = None,
+              temperature: Union[None, float, str] = None, label_marginal: Any = None,
+              architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
+              notes: Optional[list] = None) -> dict:
+    """Fits accuracy ~ a * score + b per method on labeled shifted sets (``mano calibrate``), with
+    the recommended method and the shift reference. The dict is the file the CLI writes (save it
+    with ``json.dump``; :func:`predict` and ``mano predict`` read it). Sets as in :func:`evaluate`.
+    Why a method was left out is appended to ``notes`` when a list is given."""
+    scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
+                     _taylor_orders(taylor_orders))
+    out = json.loads(_core.calibrate_family(scored))
+    if notes is not None:
+        notes.extend(out["notes"])
+    return out["calibration"]
+
+
+def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9, labels: Any = None,
+            groups: Optional[Sequence[str]] = None, threads: int = 0, allow_outside_paths: bool = False) -> Any:
+    """Estimated accuracy with a prediction interval (``mano predict``), for every calibrated
+    method and the calibration's recommended estimate.
+
+    x: a result of :func:`score` (scored with the calibration's options), logits (an array or a
+    file: scored here with the calibration's options; ``labels`` then add the true accuracy), or
+    sets (a manifest path or dict, a list of sets): then a list of {"name", "group", "prediction"}.
+    """
+    cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
+    cal_text = json.dumps(cal)
+    if not (isinstance(level, (int, float)) and 0 < level < 1):
+        raise InputError(f"level must lie strictly between 0 and 1, e.g. 0.9 (got {level!r})")
+
+    def one(result: Mapping) -> dict:
+        return json.loads(_core.predict(cal_text, json.dumps(result), float(level)))
+
+    def scored(logits: Any, lab: Any) -> dict:
+        # the calibration's options for this size, checked (and K with them) before any row is
+        # scored: a file's shape comes from its header alone
+        if _is_path(logits):
+            rows, cols = _core.matrix_shape(os.fspath(logits), "", None, "", None)
+        else:
+            logits = _logits(logits)
+            rows, cols = logits.shape if logits.ndim == 2 else (0, 0)
+        try:
+            scoring = json.loads(_core.scoring_options(cal_text, rows, cols))
+        except InputError as e:
+            if _is_path(logits) and str(e).startswith("the logits have"):
+                raise InputError(f"{os.fspath(logits)}: {e}") from None
+            raise
+        for name in scoring["left_out"]:
+            warnings.warn(f"{name} left out of this prediction: it keeps every row, which a prediction does only up to "
+                          f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
+                          f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
+                          stacklevel=3)
+        return _score_any(logits, json.dumps(scoring["options"]), lab, _threads(threads))
+
+    if isinstance(x, Mapping) and "methods" in x and "n" in x:
+        return one(x)
+    if _is_path(x) and str(x).endswith(".json") or (isinstance(x, Mapping) and "sets" in x) or \
+            (isinstance(x, (list, tuple)) and x and isinstance(x[0], Mapping)):
+        _, items = _sets(x, groups, allow_outside_paths, False)
+        out = []
+        for s in items:
+            r = s["result"] if "result" in s and "logits" not in s else scored(s["logits"], s.get("labels"))
+            out.append({"name": s["name"], "group": s.get("group", ""), "prediction": one(r)})
+        return out
+    return one(scored(x, labels))
+
+
+def predict_scores(calibration: Union[Mapping, PathLike], method: str, scores: Iterable[float], *,
+                   level: float = 0.9) -> list:
+    """The accuracy a calibration implies for each score of one method, with the calibration's
+    own interval (e.g. to draw its prediction band): [{"accuracy", "interval", "extrapolated"}]."""
+    cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
+    values = []
+    for s in scores:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)) or \
+                not math.isfinite(s):
+            raise InputError(f"scores must be finite numbers, got {s!r}")
+        values.append(float(s))
+    return json.loads(_core.predict_scores(json.dumps(cal), str(method), json.dumps(values), float(level)))

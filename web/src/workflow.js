@@ -1,0 +1,159 @@
+// Labeled sets and calibrations: evaluate() and calibrate() (sets given as results, or with
+// their logits through the core's family workflow), predictions, and the monitoring rules.
+import { InputError } from './errors.js';
+import { callCore, readerCore as ready } from './core.js';
+import { jsonForCore } from './json.js';
+import { Accumulator } from './accumulator.js';
+import { checkShape, coreOptions, wholeNumber } from './options.js';
+
+const call = (fn) => callCore(ready(), fn);
+
+function setsJson(sets) {
+  if (!Array.isArray(sets)) throw new InputError('sets must be an array of { name, group?, result }');
+  return JSON.stringify(sets.map((s, i) => {
+    if (!s || typeof s.name !== 'string' || !s.result) throw new InputError(`set ${i} must be { name, group?, result }`);
+    return s.group === undefined ? { name: s.name, result: s.result } : { name: s.name, group: String(s.group), result: s.result };
+  }));
+}
+
+const CALIBRATION_NORMALIZATIONS = ['family', 'softrun', 'softmax', 'taylor'];
+
+// The normalization of evaluate() and calibrate(): 'family' (the default) or one of score()'s.
+function familyNormalization(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new InputError('options must be an object');
+  const { normalization = 'family', taylorOrders, ...rest } = options;
+  if (!CALIBRATION_NORMALIZATIONS.includes(normalization)) {
+    throw new InputError(`normalization '${normalization}' is not one of ${CALIBRATION_NORMALIZATIONS.join(', ')} ` +
+      "('family': one branch chosen for all the sets; 'softrun': each set's own criterion)");
+  }
+  const family = normalization === 'family';
+  if (family && rest.criterion !== undefined && rest.criterion !== null)
+    throw new InputError("a fixed criterion fixes the softrun branch; pass it with normalization 'softrun', not 'family'");
+  return { family, taylorOrders, rest: { ...rest, normalization: family ? 'softrun' : normalization } };
+}
+
+// Sets given with their logits ({ name, group?, logits, shape: { rows, cols, dtype? }, labels }),
+// scored by the core's family workflow (src/mano/workflow.hpp) as `mano eval` and `mano
+// calibrate` score a manifest: a first pass with softrun, MaNo alone at the other Taylor orders
+// (options.taylorOrders, default [2]), one branch chosen for all the sets, every set scored again
+// on it. This function only hands the core a scorer over the arrays; the source set is fitted once.
+function withLogits(sets) {
+  if (!Array.isArray(sets) || !sets.some((s) => s?.logits !== undefined)) return false;
+  sets.forEach((s, i) => {
+    if (!s || typeof s.name !== 'string' || s.logits === undefined)
+      throw new InputError(`set ${i}: give every set as { name, group?, logits, shape, labels }, or every set as { name, group?, result }`);
+    checkShape(s.logits, s.shape);
+    if (s.labels === undefined) throw new InputError(`set "${s.name}" has no labels; every set needs them here`);
+  });
+  return true;
+}
+
+function scoredFamily(sets, options) {
+  const { family, taylorOrders = [2], rest } = familyNormalization(options);
+  if (!Array.isArray(taylorOrders) || taylorOrders.some((o) => !Number.isInteger(o) || o < 1 || o > 170))
+    throw new InputError(`taylorOrders must be an array of whole numbers from 1 to 170 (got ${JSON.stringify(taylorOrders)})`);
+  const cols = sets[0].shape.cols;
+  const prepared = JSON.parse(coreOptions(rest, cols));
+  const inputs = [];
+  if (prepared.source) inputs.push('source');
+  if (prepared.source_features) inputs.push('source_features');
+  const scorer = (index, passJson) => {
+    try {
+      const s = sets[index];
+      const { pass, ...keys } = JSON.parse(passJson);
+      const { rows } = checkShape(s.logits, s.shape);
+      const opts = { ...prepared, ...keys };
+      if (rest.methods === undefined && keys.methods === undefined)
+        opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs))));
+      const json = JSON.stringify(opts);
+      const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, json)), s.shape.cols);
+      try {
+        acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
+        return [JSON.stringify(acc.result()), json];
+      } finally {
+        acc.dispose();
+      }
+    } catch (e) {
+      return { error: e instanceof Error ? e.message : String(e) };
+    }
+  };
+  const names = JSON.stringify(sets.map((s) => (s.group === undefined ? { name: s.name } : { name: s.name, group: String(s.group) })));
+  const { scored, warnings } = JSON.parse(call(() => ready().scoreFamily(names, JSON.stringify({ family, taylor_orders: taylorOrders }), scorer)));
+  return { scored: JSON.stringify(scored), warnings };
+}
+
+const withNotes = (object, notes) => Object.defineProperty(object, 'notes', { value: notes, enumerable: false });
+
+// The paper's protocol over labeled sets (mano eval): per set and per method R2, Pearson,
+// Spearman, Kendall, LOO MAE. Sets given as results are evaluated as they are; sets given with
+// their logits are scored first by the family workflow (withLogits), and the report then names
+// the branch chosen (`normalization`), as `mano eval --json` does, with a non-enumerable
+// `warnings`.
+export function evaluate(sets, options = {}) {
+  ready();
+  if (!withLogits(sets)) return JSON.parse(call(() => ready().evaluate(setsJson(sets))));
+  const { scored, warnings } = scoredFamily(sets, options);
+  const { report, notes } = JSON.parse(call(() => ready().evaluateFamily(scored)));
+  // what `mano eval` says on stderr: an order left out of a set's choice, a summary it could not make
+  return Object.defineProperty(report, 'warnings', { value: [...warnings, ...notes], enumerable: false });
+}
+
+// A per-method linear calibration score -> accuracy, fitted on >= 3 labeled sets; the object is
+// what `mano calibrate` writes (JSON.stringify it to save it), with the notes on methods left out
+// in a non-enumerable `notes`. Sets given with their logits are scored by the family workflow
+// (withLogits): the calibration is then the one `mano calibrate` writes for the same sets and
+// options. Sets given as results (scored with `options`): normalization 'family' (the default)
+// chooses MaNo's softrun branch once for all the sets from the variants their softrun scans
+// keep, and records it; 'softrun' keeps each set's own branch.
+export function calibrate(sets, options = {}) {
+  ready();
+  if (withLogits(sets)) {
+    const { scored, warnings } = scoredFamily(sets, options);
+    const { calibration, notes } = JSON.parse(call(() => ready().calibrateFamily(scored)));
+    return withNotes(calibration, [...warnings, ...notes]);
+  }
+  const probe = sets?.[0]?.result?.k;
+  const { family, taylorOrders, rest } = familyNormalization(options);
+  if (taylorOrders !== undefined)
+    throw new InputError('taylorOrders scores MaNo again at other orders: give the sets with their logits, not as results');
+  const prepared = coreOptions(rest, wholeNumber(probe, 'sets[0].result.k'));
+  const json = JSON.stringify({ ...JSON.parse(prepared), family });
+  const { calibration, notes } = JSON.parse(call(() => ready().calibrate(setsJson(sets), json)));
+  return withNotes(calibration, notes);
+}
+
+// The monitoring rules of the core (src/mano/monitoring.hpp) over a timeline: points
+// [{ estimate: number | null, se?: the score's standard error, rows? }], and either
+// `reference` (the alert line is the mean - 3 sd of the first `reference` points' estimates) or a
+// `threshold` given; with the calibrated line's `slope`, whether the points are too small for
+// their estimates (sampling noise above 0.05). -> { threshold: { value, reference, mean?, sd? },
+// alerts: [indices], noise?: { half_width, rows, rows_needed, limit } }
+export function monitor(points, { reference = 0, threshold, slope } = {}) {
+  ready();
+  if (!Array.isArray(points)) throw new InputError('points must be an array of { estimate, se?, rows? }');
+  if (!Number.isSafeInteger(reference) || reference < 0) throw new InputError(`reference must be a whole number of points >= 0 (got ${reference})`);
+  if (reference === 0 && typeof threshold !== 'number') throw new InputError('give a reference period (reference > 0) or a threshold');
+  const corePoints = points.map((p, i) => {
+    if (!p || typeof p !== 'object') throw new InputError(`point ${i} must be { estimate, se?, rows? }`);
+    return { estimate: p.estimate ?? null, score_se: p.se ?? null, rows: p.rows ?? 0 };
+  });
+  return JSON.parse(call(() => ready().monitor(JSON.stringify(corePoints), reference, threshold ?? 0, JSON.stringify(slope ?? null))));
+}
+
+// Estimated accuracy with a prediction interval for every calibrated method present in `result`.
+export function predict(calibration, result, { level = 0.9 } = {}) {
+  ready();
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  return JSON.parse(call(() => ready().predict(jsonForCore(calibration, 'calibration'), JSON.stringify(result), level)));
+}
+
+// The accuracy the calibration implies for each of `scores` of one method, with the interval
+// from the calibration's own uncertainty: [{ accuracy, interval: [lo, hi], extrapolated }].
+export function predictScores(calibration, method, scores, { level = 0.9 } = {}) {
+  ready();
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!Array.isArray(scores) && !ArrayBuffer.isView(scores)) throw new InputError('scores must be an array of numbers');
+  return JSON.parse(call(() => ready().predictScores(jsonForCore(calibration, 'calibration'), String(method),
+    JSON.stringify(Array.from(scores, Number)), level)));
+}
