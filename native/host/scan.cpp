@@ -125,7 +125,9 @@ accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, cons
     threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, rows / min_rows_per_thread)));
     // each accumulator keeps its K x K Gram matrices, plus as many during a push: cap their total
     const std::size_t k = in.logits->cols();
-    const std::size_t grams = (opts.wants(method::nuclear) ? 1 : 0) + (opts.wants(method::nuclear_softrun) ? 2 : 0);
+    std::size_t grams = 0;
+    for (const auto& m : method_table)
+        if (m.gram_matrices && opts.wants(m.id)) grams += m.gram_matrices;
     const std::size_t gram_bytes = 2 * grams * k * k * sizeof(double);
     if (gram_bytes > 0) threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, gram_memory_budget / gram_bytes)));
     // range borders: multiples of the batch size in batch mode, so merging keeps batches whole

@@ -30,15 +30,20 @@ std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normaliz
         m.taylor_order = choice.taylor_order;
     }
     if (!all_on_branch) {
-        if (notes && (sets.front().scores[method::confscore_softrun] || sets.front().scores[method::nuclear_softrun]))
-            notes->push_back("confscore_softrun, nuclear_softrun: not calibrated: some sets were scored on the other "
+        // the methods that read the softrun rows (the table's on_softrun_branch) leave every set
+        std::vector<method> following;
+        std::vector<std::string> names;
+        for (const auto& m : method_table)
+            if (m.on_softrun_branch) following.push_back(m.id), names.push_back(m.name);
+        const bool present = std::any_of(following.begin(), following.end(),
+                                         [&](method m) { return static_cast<bool>(sets.front().scores[m]); });
+        if (notes && present)
+            notes->push_back(join(names, ", ") + ": not calibrated: some sets were scored on the other "
                              "softrun branch; score them with normalization " + std::string(normalization_name(choice.norm)) +
                              (choice.norm == normalization::taylor ? " (taylor_order " + std::to_string(choice.taylor_order) + ")" : "") +
                              " to calibrate these");
-        for (auto& s : sets) {
-            s.scores[method::confscore_softrun].reset();
-            s.scores[method::nuclear_softrun].reset();
-        }
+        for (auto& s : sets)
+            for (const method m : following) s.scores[m].reset();
     }
     return sets;
 }

@@ -102,6 +102,12 @@ struct method_info {
     // it fails: the methods reference (docs/methods.md) is generated from these.
     const char* formula;
     const char* fails;
+    // How many K x K Gram matrices an accumulator of it keeps: the threaded scan caps its threads
+    // so that their total stays bounded (host/scan.cpp).
+    unsigned gram_matrices = 0;
+    // It reads MaNo's softrun rows (sigma): under a branch chosen for a family of sets it is
+    // calibrated only where every set was scored on that branch (normalization_choice.cpp).
+    bool on_softrun_branch = false;
 };
 
 // The nuclear norms sum a K x K Gram matrix, O(N K^2): beyond this many classes they are opt-in
@@ -143,7 +149,8 @@ inline constexpr method_info method_table[] = {
      method_cost::quadratic, true, "Nuclear: the nuclear norm of the softmax matrix over sqrt(N·min(N, K)) (Deng et al., 2023)",
      nullptr, &detail::make_nuclear, nullptr,
      "‖P‖_* / √(N·min(N, K)), P the N×K matrix of rows p_i, ‖·‖_* the sum of its singular values",
-     "Assumes the calibration sets' class proportions: label shift moves it with no change in accuracy (predictions fall back to a method that does not assume them on sets outside the calibrated class shift). O(N K²) time."},
+     "Assumes the calibration sets' class proportions: label shift moves it with no change in accuracy (predictions fall back to a method that does not assume them on sets outside the calibrated class shift). O(N K²) time.",
+     1},
     {method::mde, "mde", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
      "MDE: the mean energy's distance to the log-sum-exp of the energies (Peng et al., 2024); compare sets of equal size",
      nullptr, &detail::make_mde, nullptr,
@@ -189,12 +196,12 @@ inline constexpr method_info method_table[] = {
      method_cost::linear, false, "ConfScore on MaNo's softrun normalization instead of softmax",
      nullptr, &detail::make_confscore_softrun, nullptr,
      "(1/N) Σ_i max_k σ_ik",
-     "As ConfScore, and MaNo's branch caveat."},
+     "As ConfScore, and MaNo's branch caveat.", 0, true},
     {method::nuclear_softrun, "nuclear_softrun", method_returns::score, needs_logits_only, true, nuclear_default_max_k,
      0, method_cost::quadratic, true, "Nuclear on MaNo's softrun normalization instead of softmax",
      nullptr, &detail::make_nuclear_softrun, nullptr,
      "‖σ‖_* / √(N·min(N, K)), σ the N×K softrun rows",
-     "As Nuclear, and MaNo's branch caveat."},
+     "As Nuclear, and MaNo's branch caveat.", 2, true},
     {method::cott, "cott", method_returns::accuracy, needs_source, false, 0, 0, method_cost::keeps_rows, true,
      "COTT: 1 - the mass COT's plan moves at a cost above a threshold fitted on the source (Lu et al., NeurIPS 2023)",
      "threshold", &detail::make_cott, &detail::fit_cott,

@@ -171,11 +171,9 @@ scored_family score_family(const std::vector<std::string>& names, const std::vec
         // variants of the baselines, computed on each set's own branch, leave every set
         kept = detail::on_branch(std::move(kept), b.choice, &out.notes);
         for (std::size_t j = 0; j < kept.size(); ++j) out.sets[kept_at[j]] = std::move(kept[j]);
-        if (!kept.front().scores[method::confscore_softrun] && !kept.front().scores[method::nuclear_softrun])
-            for (auto& s : out.sets) {
-                s.scores[method::confscore_softrun].reset();
-                s.scores[method::nuclear_softrun].reset();
-            }
+        for (const auto& m : method_table)
+            if (m.on_softrun_branch && !kept.front().scores[m.id])
+                for (auto& s : out.sets) s.scores[m.id].reset();
     }
     return out;
 }
