@@ -1,8 +1,8 @@
 // Types of the mano-score package (dist/index.js).
 
 // methods.d.ts is written at build time from the estimator table (bindings/wasm/method_names.mjs).
-import type { MethodName } from './methods.js';
-export type { MethodName };
+import type { MethodName, ResultMethods } from './methods.js';
+export type { MethodName, ResultMethods };
 
 /** An input besides the logits that a method needs. */
 export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
@@ -88,23 +88,8 @@ export interface Result {
   predicted?: number[];
   /** The mean maximum softmax probability. */
   confidence?: number;
-  methods: {
-    mano?: ManoMethodResult;
-    confscore?: ScoreResult;
-    entropy?: ScoreResult;
-    nuclear?: ScoreResult;
-    mde?: ScoreResult;
-    confscore_softrun?: ScoreResult;
-    nuclear_softrun?: ScoreResult;
-    dispersion?: ScoreResult;
-    frechet?: ScoreResult;
-    cot?: AccuracyResult;
-    atc_mc?: AccuracyResult;
-    atc_ne?: AccuracyResult;
-    doc?: AccuracyResult;
-    agreement?: AccuracyResult;
-    cott?: AccuracyResult;
-  };
+  /** Each method computed (methods.d.ts, generated from the estimator table). */
+  methods: ResultMethods;
   /** scoreSource with chunkResults: one result per chunk of rows. */
   chunks?: { first: number; rows: number; result: Result }[];
 }
