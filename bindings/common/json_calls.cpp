@@ -63,37 +63,21 @@ accumulator accumulator_from_state(const std::string& state_json) {
     return accumulator::from_json(parse_input(state_json, "accumulator state", io::state_max_bytes));
 }
 
-std::vector<labeled_set> labeled_sets(const json& sets) { return workflow::labeled_sets_from_json(sets); }
-
 std::string evaluate(const std::string& sets) {
-    return mano::evaluate(labeled_sets(parse_input(sets, "sets"))).to_json().dump();
+    return mano::evaluate(workflow::labeled_sets_from_json(parse_input(sets, "sets"))).to_json().dump();
 }
 
 std::string calibrate(const std::string& sets, const std::string& options_json) {
     json given = parse_input(options_json, "options");
     bool family = true;
-    std::optional<normalization_choice> choice;
     if (given.is_object() && given.contains("family")) {
         if (!given.at("family").is_boolean()) throw error("options: \"family\" must be true or false");
         family = given.at("family").get<bool>();
         given.erase("family");
     }
-    if (given.is_object() && given.contains("choice")) {
-        choice = normalization_choice::from_json(given.at("choice"));
-        given.erase("choice");
-        family = false;
-    }
     std::vector<std::string> notes;
-    auto c = mano::calibrate(labeled_sets(parse_input(sets, "sets")), options::from_json(given), &notes, family);
-    if (choice) c.normalization = choice;
+    auto c = mano::calibrate(workflow::labeled_sets_from_json(parse_input(sets, "sets")), options::from_json(given), &notes, family);
     return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
-}
-
-std::string choose_normalization(const std::string& sets, const std::string& options_json) {
-    return mano::choose_normalization(labeled_sets(parse_input(sets, "sets")),
-                                      options::from_json(parse_input(options_json, "options")))
-        .to_json()
-        .dump();
 }
 
 std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,

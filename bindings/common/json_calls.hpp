@@ -46,20 +46,14 @@ std::string prepare_options(const std::string& partial, const source_inputs& sou
 accumulator make_accumulator(std::size_t k, const std::string& options_json);
 accumulator accumulator_from_state(const std::string& state_json);
 
-// sets: [{"name", "group"?, "result"}] with result.accuracy.
-std::vector<labeled_set> labeled_sets(const nlohmann::json& sets);
-
 // The report `mano eval --json` prints (without its normalization section).
 std::string evaluate(const std::string& sets);
 
-// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}. The
-// options may carry "family": false to keep each set's own softrun branch (default true: one
-// branch chosen for all the sets from their softrun variants), or "choice": a branch already
-// chosen (choose_normalization) on which every set was scored, recorded in the calibration.
+// {"calibration": the file `mano calibrate` writes, "notes": [why a method was left out]}, for
+// sets given as results ([{"name", "group"?, "result"}], result.accuracy). The options may carry
+// "family": false to keep each set's own softrun branch (default true: one branch chosen for all
+// the sets from their softrun variants).
 std::string calibrate(const std::string& sets, const std::string& options_json);
-
-// The branch one family of sets shares, chosen from their MaNo variants (softrun scores).
-std::string choose_normalization(const std::string& sets, const std::string& options_json);
 
 // The family workflow (mano/workflow.hpp) in JSON. `score(index, pass)` scores set `index` with
 // the pass's options ({"pass", "normalization"?, "taylor_order"?, "methods"?} over the options
