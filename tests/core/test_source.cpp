@@ -1,5 +1,5 @@
-// The source-based baselines (temperature fit, accuracy, ConfScore, ATC thresholds) against the
-// NumPy/SciPy reference (tests/golden/make_source_golden.py), plus the ATC tie rule and bad input.
+// The source model the source-based baselines read (temperature fit, accuracy, ConfScore, ATC
+// thresholds) against the NumPy/SciPy reference (tests/golden/make_source_golden.py), and bad input.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -119,25 +119,6 @@ TEST_CASE("the fitted temperature scales with the logits", "[source]") {
     CHECK(close(mano::fit_temperature(v, labels.data()), 40 * t, 1e-10));
 }
 
-TEST_CASE("ATC threshold: distinct score values are the candidates", "[source][atc]") {
-    // C = 2 correct: #{s > 0.7} = 2, so fp = fn = 0 at t = 0.7.
-    CHECK(mano::atc_threshold({0.9, 0.8, 0.7, 0.6}, {true, true, false, false}) == 0.7);
-    // Gaps 1, 1, 2 at 0.1, 0.2, 0.3: the first smallest wins.
-    CHECK(mano::atc_threshold({0.3, 0.2, 0.2, 0.1}, {true, true, false, false}) == 0.1);
-    // Tied scores stay on one side: at 0.5, #{s > 0.5} = 1 is 2 away from C = 3, at 0.2 it is 1 away
-    // (a walk over positions would stop inside the tie at 0.5 with fp = fn), in any input order.
-    CHECK(mano::atc_threshold({0.2, 0.5, 0.5, 0.5, 0.9}, {false, true, false, true, true}) == 0.2);
-    CHECK(mano::atc_threshold({0.5, 0.9, 0.5, 0.2, 0.5}, {true, true, false, false, true}) == 0.2);
-    // 100% accuracy: the lowest score; 0%: the highest (the walk starts at the lowest score).
-    CHECK(mano::atc_threshold({0.4, 0.3, 0.8}, {true, true, true}) == 0.3);
-    CHECK(mano::atc_threshold({0.4, 0.3, 0.8}, {false, false, false}) == 0.8);
-    CHECK(mano::atc_threshold({-0.5}, {true}) == -0.5);
-
-    CHECK_THROWS_WITH(mano::atc_threshold({}, {}), Contains("no source scores"));
-    CHECK_THROWS_WITH(mano::atc_threshold({0.1, 0.2}, {true}), Contains("2 scores but 1 correctness flags"));
-    CHECK_THROWS_WITH(mano::atc_threshold({0.1, std::nan("")}, {true, false}), Contains("source score 1 is NaN"));
-}
-
 TEST_CASE("source model JSON round trip", "[source][json]") {
     const auto c = golden_case("k2");
     const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
@@ -204,25 +185,6 @@ TEST_CASE("bad source input is reported clearly", "[source][validation]") {
                       Contains("above the largest supported one, 1000 (source accuracy 66.6667%)"));
     CHECK_THROWS_WITH(mano::fit_temperature(mano::logits_view(tiny.data(), 3, 3), y.data()),
                       Contains("below the smallest supported one, 0.001"));
-}
-
-TEST_CASE("DoC's accuracy stays in [0, 1] where the confidence gap would carry it out", "[source]") {
-    // A source set confident and always wrong (accuracy 0, confidence ~1) and a target of flat rows
-    // (confidence 1/3): source accuracy - (source confidence - target confidence) is about -2/3.
-    const std::size_t n = 30, k = 3;
-    std::vector<float> source(n * k, 0.0f), target(n * k, 0.0f);
-    std::vector<std::int64_t> labels(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        source[i * k + i % k] = 20.0f;
-        labels[i] = static_cast<std::int64_t>((i + 1) % k);
-    }
-    mano::options o;
-    o.methods = {mano::method::doc};
-    o.source = mano::fit_source(mano::logits_view(source.data(), n, k), labels.data(), 1.0);
-    REQUIRE(o.source->accuracy == 0.0);
-    mano::accumulator acc(k, o);
-    acc.push(mano::logits_view(target.data(), n, k));
-    CHECK(acc.finalize()[mano::method::doc]->value == 0.0);
 }
 
 TEST_CASE("label_frequencies: the class shares of the labels, every label in [0, K)", "[source]") {

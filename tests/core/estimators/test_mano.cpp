@@ -1,10 +1,14 @@
-// Properties the paper proves or the definitions imply, checked on data the reference never saw.
+// MaNo: the core against the float64 NumPy reference (tests/golden/make_golden.py) on every SIMD
+// architecture this CPU offers, and properties the paper proves or the definitions imply, checked
+// on data the reference never saw.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <numeric>
 
-#include "support.hpp"
+#include <nlohmann/json.hpp>
+
+#include "../support.hpp"
 
 using mano_test::close;
 using mano_test::random_logits;
@@ -39,7 +43,41 @@ std::vector<double> normalized_rows(const std::vector<float>& q, std::size_t k, 
     return out;
 }
 
+mano::options options_from(const nlohmann::json& j) {
+    mano::options o;
+    o.p = j.value("p", o.p);
+    o.eta = j.value("eta", o.eta);
+    o.taylor_order = j.value("taylor_order", o.taylor_order);
+    o.norm = mano::parse_normalization(j.value("normalization", std::string("softrun")));
+    o.batch_size = j.value("batch_size", std::int64_t{0});
+    if (j.contains("fixed_criterion")) o.criterion = j.at("fixed_criterion").get<double>();
+    return o;
+}
+
 }  // namespace
+
+TEST_CASE("golden vectors match the NumPy reference on every architecture", "[golden]") {
+    const auto cases = mano_test::golden_cases("mano.json");
+    REQUIRE(cases.size() >= 40);
+    const auto archs = mano_test::kernels_to_test();
+    REQUIRE(!archs.empty());
+    for (const auto& c : cases) {
+        const mano_test::npy_file file(mano_test::data_path(c.at("file").get<std::string>()));
+        const auto& expected = c.at("expected");
+        for (const auto& arch : archs) {
+            INFO("case '" << c.at("name").get<std::string>() << "' on " << arch);
+            auto opts = options_from(c.at("options"));
+            opts.architecture = arch;
+            const auto r = mano::score(file.view(), opts);
+            CHECK(r.n == file.reader->rows());
+            CHECK(r.k == file.reader->cols());
+            CHECK(mano::normalization_name(r.mano->used) == expected.at("normalization").get<std::string>());
+            CHECK(close(r.mano->criterion, expected.at("criterion").get<double>(), 1e-6));
+            CHECK(close(r.value(mano::method::mano).value(), expected.at("score").get<double>(), 1e-6));
+            if (expected.contains("batches")) CHECK(r.mano->batches == expected.at("batches").get<std::size_t>());
+        }
+    }
+}
 
 TEST_CASE("Theorem 3.2: S^p = 1/K - p(p-1)/K * mean Tsallis entropy", "[invariant]") {
     for (const std::size_t k : {3, 10, 37, 200}) {
