@@ -8,8 +8,10 @@ model's logits by mano's C++ core, the same one the ``mano`` command and the npm
     result["methods"]["mano"]["score"]
 
 Results, states and calibrations are the JSON the CLI writes, as Python dicts. Bad input raises
-:class:`InputError` (a ``ValueError``) with the CLI's message. ``mano.dask`` scores arrays and
-files on a Dask cluster.
+:class:`InputError` (a ``ValueError``) with the CLI's message. ``mano.frame(result)`` gives any
+result as a pandas DataFrame (the table a notebook shows) and ``mano.plot(result)`` draws it with
+matplotlib; neither is imported before it is called. ``mano.dask`` scores arrays and files on a
+Dask cluster, ``mano.torch`` a PyTorch model's outputs over a DataLoader.
 """
 from __future__ import annotations
 
@@ -24,18 +26,20 @@ from ._core import InputError
 from ._files import read, read_calibration, read_labels, read_manifest
 from ._scoring import Accumulator, score
 from ._sets import calibrate, evaluate, predict, predict_scores
+from .frame import frame
+from .plot import plot
 
 __version__: str = _core.version
 __all__ = [
     "InputError", "Accumulator", "score", "evaluate", "calibrate", "predict", "predict_scores", "methods",
-    "default_methods", "architectures", "read", "read_labels", "read_manifest", "read_calibration", "__version__",
+    "default_methods", "architectures", "read", "read_labels", "read_manifest", "read_calibration", "frame", "plot", "__version__",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 # The public objects say they are mano's (repr, pickles and help() name mano.X).
 for _public in (Accumulator, score, evaluate, calibrate, predict, predict_scores, read, read_labels, read_manifest,
-                read_calibration):
+                read_calibration, frame, plot):
     _public.__module__ = __name__
 del _public
 

@@ -2,8 +2,10 @@
 import os
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
+import matplotlib.figure
 import numpy as np
 import numpy.typing as npt
+import pandas
 
 __version__: str
 
@@ -115,6 +117,9 @@ def predict_scores(calibration: Union[Mapping[str, Any], PathLike], method: str,
 def methods() -> list[MethodInfo]: ...
 def default_methods(k: int, n: int = 0, inputs: Sequence[str] = ()) -> list[str]: ...
 def architectures() -> list[str]: ...
+def frame(result: Any) -> pandas.DataFrame: ...
+def plot(result: Any, kind: Optional[Literal["calibration", "timeline"]] = None, *, sets: Any = None,
+         method: Optional[str] = None, level: float = 0.9, ax: Any = None) -> matplotlib.figure.Figure: ...
 def read(path: PathLike, *, key: Optional[str] = None, shape: Optional[Sequence[int]] = None,
          label_column: Union[None, str, int] = None, header: Optional[bool] = None) -> np.ndarray: ...
 def read_labels(path: PathLike, *, key: Optional[str] = None, label_column: Union[None, str, int] = None,
