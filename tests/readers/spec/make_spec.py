@@ -1,5 +1,5 @@
 """Writes the reader spec: the fixture files under tests/readers/spec/ and expected.json, which
-both readers' test suites read (native: tests/readers/test_spec.py through tests/io/dump.cpp;
+both readers' test suites read (native: tests/readers/test_spec.py through tests/readers/dump.cpp;
 JS: web/test/reader_spec.test.js through web/src/loaders.js), so the two cannot drift.
 Run: /usr/bin/python3 tests/readers/spec/make_spec.py   (rewrites the files; commit them)
 

@@ -4,7 +4,7 @@ header that is ambiguous or claims far more than it holds, or a ~1 GB file (buil
 suite stays fast) must give exit 2 with one stderr line naming the file, or a result, within
 64 MB of peak memory above a tiny file's, in bounded time; no error line may repeat file text
 that is not a short field.
-Run: /usr/bin/python3 tests/cli/test_readers.py path/to/mano"""
+Run: /usr/bin/python3 tests/readers/test_hostile_files.py path/to/mano"""
 import json
 import os
 import pathlib

@@ -1,4 +1,4 @@
-// Test driver for the file readers (tests/io/test_io.py):
+// Test driver for the file readers (tests/readers/test_io.py, test_io_refusals.py, test_spec.py):
 //   mano_io_dump matrix|labels|tensor PATH [--key K] [--shape N,K] [--label-column C] [--header yes|no]
 //                [--chunk R] [--start S] [--expect-rows N]
 // matrix: rows [S, N) read in chunks of R rows, then rows [0, S) through a clone(), as
