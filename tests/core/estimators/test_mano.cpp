@@ -79,6 +79,15 @@ TEST_CASE("golden vectors match the NumPy reference on every architecture", "[go
     }
 }
 
+TEST_CASE("softrun picks softmax only when the criterion is strictly above eta", "[accumulator]") {
+    const auto q = random_logits(50, 6, 2.0, 15);
+    mano::options o;
+    o.criterion = o.eta;
+    CHECK(mano::score(mano::logits_view(q.data(), 50, 6), o).mano->used == mano::normalization::taylor);
+    o.criterion = std::nextafter(o.eta, 10.0);
+    CHECK(mano::score(mano::logits_view(q.data(), 50, 6), o).mano->used == mano::normalization::softmax);
+}
+
 TEST_CASE("Theorem 3.2: S^p = 1/K - p(p-1)/K * mean Tsallis entropy", "[invariant]") {
     for (const std::size_t k : {3, 10, 37, 200}) {
         for (const double p : {1.5, 2.0, 4.0, 7.5}) {
