@@ -25,6 +25,12 @@ if(MANO_BUILD_CLI)
   else()
     message(STATUS "mano: .npz support off (MANO_WITH_NPZ=OFF): the CLI reads every other format")
   endif()
+  # `mano monitor`'s history is an SQLite file.
+  if(MANO_WITH_MONITOR)
+    mano_require(SQLite3 libsqlite3-dev)
+  else()
+    message(STATUS "mano: mano monitor off (MANO_WITH_MONITOR=OFF): the CLI has every other subcommand")
+  endif()
 endif()
 # The LibTorch front end (native/torch, `mano infer`): AUTO builds it when LibTorch and stb are
 # found, ON requires them, OFF leaves it out. A CUDA LibTorch (e.g. a PyTorch install's, through

@@ -43,9 +43,8 @@ void note_left_out(const std::string& path, const options& opts, std::size_t n, 
     }
 }
 
-// The calibration's options for scoring n x k logits of `path` (calibration.hpp,
-// scoring_options: K checked before any row is read), naming on stderr the methods that keep
-// every row and were left out for this size.
+}  // namespace
+
 options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet) {
     std::vector<method> left_out;
     options o;
@@ -62,8 +61,6 @@ options prediction_options(const calibration& cal, const std::string& path, std:
                  method_name(m) + " runs it anyway");
     return o;
 }
-
-}  // namespace
 
 int run_score(score_command& c) {
     c.input.finish();

@@ -81,6 +81,11 @@ struct methods_command {
     bool json = false;
 };
 
+// The calibration's options for scoring n x k logits of `path` (calibration.hpp,
+// scoring_options: K checked before any row is read), naming on stderr (unless `quiet`) the
+// methods that keep every row and were left out for this size: predict's, and monitor add's.
+options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet);
+
 int run_methods(const methods_command& c);
 int run_score(score_command& c);
 int run_merge(merge_command& c);

@@ -10,6 +10,9 @@
 #include <mano/mano.hpp>
 
 #include "cli/commands.hpp"
+#ifdef MANO_WITH_MONITOR
+#include "cli/monitor_commands.hpp"
+#endif
 
 namespace {
 
@@ -131,6 +134,11 @@ int main(int argc, char** argv) {
         ->check(real_number("in (0, 1)", probability_level));
     predict_args.input.add_to(predict);
 
+#ifdef MANO_WITH_MONITOR
+    monitor_command monitor_args;
+    auto* monitor = add_monitor_command(app, monitor_args);
+#endif
+
     const int code = [&]() -> int {
         try {
             app.parse(argc, argv);
@@ -141,6 +149,9 @@ int main(int argc, char** argv) {
             if (cal->parsed()) return run_calibrate(cal_args);
             if (predict->parsed()) return run_predict(predict_args);
             if (infer->parsed()) return run_infer(infer_args);
+#ifdef MANO_WITH_MONITOR
+            if (monitor->parsed()) return run_monitor(monitor_args);
+#endif
             return 1;
         } catch (const CLI::CallForHelp& e) {
             return app.exit(e);

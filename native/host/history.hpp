@@ -1,0 +1,84 @@
+#pragma once
+// A monitoring history: one SQLite file that `mano monitor add` appends estimates to and
+// `mano monitor report` reads (docs/monitor.md documents its tables). Each add is one
+// transaction; the file is in WAL mode and writers wait for each other (busy timeout), so several
+// cron jobs may add to one file at once. A file that is not a history of a schema this mano reads
+// is refused with a mano::error naming it.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+struct sqlite3;
+
+namespace mano {
+namespace history {
+
+// PRAGMA user_version of the files this mano writes, and what its meta table says it is.
+inline constexpr int schema_version = 1;
+inline constexpr const char* format_name = "mano history";
+// How long a writer waits for another one to finish its add before it gives up.
+inline constexpr int busy_timeout_ms = 120000;
+
+// A point as an add brings it: a file (or a chunk of one), predicted with a calibration.
+struct new_point {
+    std::string name;  // the file, or FILE[first:end] for a chunk
+    std::string file;
+    std::optional<std::size_t> chunk, first_row;
+    nlohmann::json prediction;  // set_prediction::to_json(), what mano predict --json gives
+    nlohmann::json state;       // the mergeable accumulator state (accumulator::to_json())
+};
+
+// A point as a report reads it.
+struct stored_point {
+    std::int64_t id = 0;      // insertion order
+    std::int64_t add_id = 0;  // the add that wrote it
+    std::string time, name, file;
+    std::optional<std::int64_t> chunk, first_row;
+    std::int64_t n = 0;
+    std::string calibration;  // SHA-256 of the calibration file's bytes
+    nlohmann::json prediction;
+};
+
+class store {
+public:
+    // A history to append to: a new one when `path` does not exist or is an empty SQLite file (its
+    // first append writes the schema); refused when it is another file.
+    static store for_writing(const std::string& path);
+    // An existing history, opened read-only.
+    static store for_reading(const std::string& path);
+
+    store(store&& other) noexcept;
+    store& operator=(store&&) = delete;
+    store(const store&) = delete;
+    ~store();
+
+    // Appends `points`, all at `time`, scored with the calibration whose file holds
+    // `calibration_text` (its SHA-256 `calibration_hash`), in one transaction; `inside` runs in
+    // the transaction after the first point is written (a test hook: a kill there must leave the
+    // history as it was). Returns the add's id.
+    std::int64_t append(const std::string& time, const std::string& calibration_hash, const std::string& calibration_text,
+                        const std::vector<new_point>& points, const std::function<void()>& inside = {});
+
+    // Every point, in time order (ties in insertion order).
+    std::vector<stored_point> points() const;
+    // The calibration file's text recorded under its hash; nullopt when none is.
+    std::optional<std::string> calibration(const std::string& hash) const;
+
+    const std::string& path() const { return path_; }
+
+private:
+    store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+    void check_schema(bool writing);
+    void create_schema();
+    std::string path_;
+    sqlite3* db_ = nullptr;
+};
+
+}  // namespace history
+}  // namespace mano
