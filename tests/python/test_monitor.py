@@ -1,0 +1,98 @@
+"""mano.monitor (bindings/python/mano/monitor.py, docs/monitor.md): add and report over one
+history through the mano command; each point's estimate equals mano.predict on the same file (the
+Python binding's own path) to 1e-9, the alert line is NumPy's mean - 3 sd of the reference
+period, the degraded batch alerts, and a bad history or option raises mano.InputError naming it."""
+import datetime
+import json
+
+import numpy as np
+import pytest
+
+import mano
+import mano.monitor
+from api_support import EXAMPLE, MANIFEST, MANO_BIN, needs_cli
+
+pytestmark = needs_cli
+
+
+@pytest.fixture(autouse=True)
+def _mano_bin(monkeypatch):
+    monkeypatch.setenv("MANO_BIN", str(MANO_BIN))
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    path = tmp_path_factory.mktemp("monitor") / "cal.json"
+    path.write_text(json.dumps(mano.calibrate(str(MANIFEST))))
+    return path
+
+
+def test_add_report_against_predict(tmp_path, calibration):
+    history = tmp_path / "history.db"
+    reference = [EXAMPLE / f"contrast_{i}_logits.npy" for i in (0, 1, 2)]
+    mano.monitor.add(history, reference, calibration=calibration, at=datetime.date(2026, 11, 1))
+    later = EXAMPLE / "blend_5_logits.npy"
+    mano.monitor.add(history, later, calibration=str(calibration), at=datetime.datetime(2026, 11, 2, 6, 30), name="day 2")
+    timeline = mano.monitor.report(history)
+    points = timeline["points"]
+    assert [p["time"] for p in points] == ["2026-11-01T00:00:00Z"] * 3 + ["2026-11-02T06:30:00Z"]
+    assert [p["name"] for p in points] == [str(f) for f in reference] + ["day 2"]
+    cal = json.loads(calibration.read_text())
+    for p, f in zip(points, reference + [later]):
+        want = mano.predict(cal, np.load(f))
+        got = p["estimate"]
+        assert got["method"] == want["estimate"]["method"]
+        assert abs(got["accuracy"] - want["estimate"]["accuracy"]) <= 1e-9
+        assert np.allclose(got["interval"], want["estimate"]["interval"], rtol=0, atol=1e-9)
+        for m, v in want["methods"].items():
+            assert abs(p["methods"][m]["accuracy"] - v["accuracy"]) <= 1e-9
+    ref = np.array([p["estimate"]["accuracy"] for p in points[:3]])
+    line = ref.mean() - 3 * ref.std(ddof=1)
+    assert abs(timeline["threshold"]["value"] - line) < 1e-12
+    assert timeline["latest"]["alert"] == (points[3]["estimate"]["accuracy"] < line)
+    assert timeline["alerts"] == ([3] if timeline["latest"]["alert"] else [])
+    # other reference periods and --since, as the CLI takes them
+    assert mano.monitor.report(history, reference=2)["threshold"]["reference"] == 2
+    assert mano.monitor.report(history, reference_until="2026-11-01T23:59:59Z")["threshold"]["reference"] == 3
+    assert [p["index"] for p in mano.monitor.report(history, since="2026-11-02")["points"]] == [3]
+
+
+def test_chunks(tmp_path, calibration):
+    history = tmp_path / "chunks.db"
+    mano.monitor.add(history, EXAMPLE / "blend_0_logits.npy", calibration=calibration, chunk_size=200, threads=1)
+    rows = np.load(EXAMPLE / "blend_0_logits.npy")
+    timeline = mano.monitor.report(history, reference=2)
+    cal = json.loads(calibration.read_text())
+    for p in timeline["points"]:
+        want = mano.predict(cal, rows[p["first_row"]:p["first_row"] + p["n"]])
+        assert abs(p["estimate"]["accuracy"] - want["estimate"]["accuracy"]) <= 1e-9
+
+
+def test_bad_input(tmp_path, calibration):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n" * 100)
+    with pytest.raises(mano.InputError, match="notes.txt.*not a mano history"):
+        mano.monitor.report(text)
+    with pytest.raises(mano.InputError, match="notes.txt.*not a mano history"):
+        mano.monitor.add(text, EXAMPLE / "blend_0_logits.npy", calibration=calibration)
+    with pytest.raises(mano.InputError, match="--at"):
+        mano.monitor.add(tmp_path / "h.db", EXAMPLE / "blend_0_logits.npy", calibration=calibration, at="someday")
+    with pytest.raises(mano.InputError, match="chunk_size"):
+        mano.monitor.add(tmp_path / "h.db", EXAMPLE / "blend_0_logits.npy", calibration=calibration, chunk_size=0)
+    with pytest.raises(mano.InputError, match="reference"):
+        mano.monitor.report(tmp_path / "h.db", reference=2, reference_until="2026-01-01")
+    assert not (tmp_path / "h.db").exists()
+
+
+def test_command_not_found(tmp_path, monkeypatch, calibration):
+    monkeypatch.setenv("MANO_BIN", str(tmp_path / "missing" / "mano"))
+    with pytest.raises(RuntimeError, match="MANO_BIN"):
+        mano.monitor.report(tmp_path / "h.db")
+
+
+def test_stubs():
+    from test_stubs import public, runtime_parameters, stub_functions, stub_parameters
+    stubs = stub_functions(mano.monitor)
+    for name, obj in public(mano.monitor):
+        assert stub_parameters(stubs[name]) == runtime_parameters(obj), name
+    assert sorted(dict(public(mano.monitor))) == ["add", "report"]
