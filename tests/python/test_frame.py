@@ -176,3 +176,22 @@ def test_anything_else_is_one_clear_error(bad, says):
         mano.frame(bad)
     message = str(e.value)
     assert "mano.score, evaluate, calibrate or predict" in message and says in message and "\n" not in message
+
+
+def test_results_show_as_the_table_in_a_notebook_and_stay_plain_json(calibration, report):
+    import copy
+    import pickle
+
+    q = np.load(EXAMPLE / "blend_0_logits.npy")
+    score = mano.score(q, "mano,confscore")
+    prediction = mano.predict(calibration, q)
+    for result, column in ((score, "mano_score"), (report, "confscore_score"), (calibration, "logo_mae"),
+                           (prediction, "estimate"), (mano.predict(calibration, MANIFEST, threads=1), "name")):
+        html = result._repr_html_()
+        assert "<table" in html and f">{column}<" in html
+        assert html == mano.frame(result)._repr_html_()
+        plain = json.loads(json.dumps(result))
+        for back in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result)):
+            assert type(back) in (dict, list) and back == plain  # pickles as the plain dict or list
+    acc = mano.Accumulator(10, "confscore").push(q)
+    assert acc.result()._repr_html_() == mano.frame(acc.result())._repr_html_()

@@ -9,9 +9,9 @@ model's logits by mano's C++ core, the same one the ``mano`` command and the npm
 
 Results, states and calibrations are the JSON the CLI writes, as Python dicts. Bad input raises
 :class:`InputError` (a ``ValueError``) with the CLI's message. ``mano.frame(result)`` gives any
-result as a pandas DataFrame (the table a notebook shows) and ``mano.plot(result)`` draws it with
-matplotlib; neither is imported before it is called. ``mano.dask`` scores arrays and files on a
-Dask cluster, ``mano.torch`` a PyTorch model's outputs over a DataLoader.
+result as a pandas DataFrame (the table a notebook shows for a result) and ``mano.plot(result)``
+draws it with matplotlib; neither is imported before it is called. ``mano.dask`` scores arrays
+and files on a Dask cluster, ``mano.torch`` a PyTorch model's outputs over a DataLoader.
 """
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ import numpy as np
 from . import _core
 from ._core import InputError
 from ._files import read, read_labels
+from ._shown import shown
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -144,8 +145,8 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
         # the CLI's own path: the native reader streams the file (no copy of it in memory)
         acc = _core.scan_file(os.fspath(logits), opts, key or "", None, "", None,
                               "" if labels is None else os.fspath(labels), _threads(threads))
-        return json.loads(acc.result())
-    return _score(_logits(logits, key=key), opts, labels, second, features, _threads(threads))
+        return shown(json.loads(acc.result()))
+    return shown(_score(_logits(logits, key=key), opts, labels, second, features, _threads(threads)))
 
 
 def _score_any(logits: Any, options_json: str, labels: Any, threads: int) -> dict:
@@ -232,7 +233,7 @@ class Accumulator:
         return self
 
     def result(self) -> dict:
-        return json.loads(self._acc.result())
+        return shown(json.loads(self._acc.result()))
 
     def state(self) -> dict:
         return json.loads(self._acc.state())

@@ -17,6 +17,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 from ._files import read_calibration, read_manifest
 from ._scoring import _is_path, _logits, _prepare, _score_any, _threads
+from ._shown import shown
 
 
 def _sets(sets: Any, groups: Optional[Sequence[str]], allow_outside_paths: bool, need_labels: bool):
@@ -138,7 +139,7 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
     out = json.loads(_core.evaluate_family(scored))
     for note in out["notes"]:
         warnings.warn(note, stacklevel=2)
-    return out["report"]
+    return shown(out["report"])
 
 
 def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, groups: Optional[Sequence[str]] = None,
@@ -157,7 +158,7 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
     out = json.loads(_core.calibrate_family(scored))
     if notes is not None:
         notes.extend(out["notes"])
-    return out["calibration"]
+    return shown(out["calibration"])
 
 
 def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9, labels: Any = None,
@@ -175,7 +176,7 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
         raise InputError(f"level must lie strictly between 0 and 1, e.g. 0.9 (got {level!r})")
 
     def one(result: Mapping) -> dict:
-        return json.loads(_core.predict(cal_text, json.dumps(result), float(level)))
+        return shown(json.loads(_core.predict(cal_text, json.dumps(result), float(level))))
 
     def scored(logits: Any, lab: Any) -> dict:
         # the calibration's options for this size, checked (and K with them) before any row is
@@ -207,7 +208,7 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
         for s in items:
             r = s["result"] if "result" in s and "logits" not in s else scored(s["logits"], s.get("labels"))
             out.append({"name": s["name"], "group": s.get("group", ""), "prediction": one(r)})
-        return out
+        return shown(out)
     return one(scored(x, labels))
 
 

@@ -1,4 +1,5 @@
-"""mano.frame: any result of the package as a pandas DataFrame, the table a notebook shows.
+"""mano.frame: any result of the package as a pandas DataFrame, the table a notebook shows for a
+result (``_repr_html_`` of the results, mano/_shown.py).
 
 pandas is imported when frame() is first called, never by ``import mano``. The kinds of result,
 told apart by their keys, and their rows:
