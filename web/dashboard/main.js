@@ -5,6 +5,7 @@ import './style.css';
 
 import { csvText, download, exportObject } from './export.js';
 import { addFiles } from './files.js';
+import { drawHistory, isHistoryFile, openHistory } from './history.js';
 import { $, setStatus, showError, summaryText } from './page.js';
 import { render, renderHeadline, selectMethod } from './render.js';
 import { setMethodOrder, state, worker } from './state.js';
@@ -35,13 +36,22 @@ function clearAll() {
   $('timeline').replaceChildren();
   $('timeline-note').textContent = timelineHelp;
   $('timeline-alerts').replaceChildren();
+  $('history-panel').hidden = true;
   render();
   setStatus(summaryText(), false);
 }
 
+// A monitoring history (.db) opens as its timeline; the other files are sets, manifests, calibrations.
+async function addAny(fileList) {
+  const files = [...fileList];
+  for (const f of files.filter(isHistoryFile)) await openHistory(f);
+  const rest = files.filter((f) => !isHistoryFile(f));
+  if (rest.length) await addFiles(rest);
+}
+
 const input = $('file-input');
 input.addEventListener('change', () => {
-  addFiles(input.files).finally(() => { input.value = ''; });
+  addAny(input.files).finally(() => { input.value = ''; });
 });
 const zone = $('dropzone');
 zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
@@ -49,7 +59,7 @@ zone.addEventListener('dragleave', () => zone.classList.remove('over'));
 zone.addEventListener('drop', (e) => {
   e.preventDefault();
   zone.classList.remove('over');
-  addFiles(e.dataTransfer.files);
+  addAny(e.dataTransfer.files);
 });
 $('load-example').onclick = loadExample;
 $('clear').onclick = clearAll;
@@ -57,6 +67,7 @@ $('method-select').onchange = (e) => selectMethod(e.target.value);
 $('build-timeline').onclick = buildTimeline;
 $('threshold').onchange = () => { renderHeadline(); if (state.timeline) drawTimeline(); };
 $('reference').onchange = () => { if (state.timeline) drawTimeline(); };
+$('history-reference').onchange = drawHistory;
 $('export-json').onclick = () => download('mano-results.json', `${JSON.stringify(exportObject(), null, 1)}\n`, 'application/json');
 $('export-csv').onclick = () => download('mano-results.csv', csvText(), 'text/csv');
 // the calibration as `mano calibrate -o` writes it: drop it here again, or give it to mano predict

@@ -1,0 +1,144 @@
+// A monitoring history (`mano monitor add`, docs/monitor.md) opened in the page: the SQLite file
+// is read here with sql.js (SQLite compiled to WebAssembly, bundled with the page; nothing is
+// uploaded), and the timeline, the alert line and the too-small warning are the core's monitoring
+// rules run in the Worker (the package's monitor(), src/mano/monitoring.hpp), as `mano monitor
+// report` runs them: the reference period is the first add's points unless a count is given, and
+// a point scored with another calibration than the reference's is marked, not compared.
+import initSqlJs from 'sql.js';
+import sqlWasmUrl from 'sql.js/dist/sql-wasm-browser.wasm?url';
+
+import { timelineChart } from './charts.js';
+import { $, el, interval, pct, showError } from './page.js';
+import { worker } from './state.js';
+
+const SCHEMA_VERSION = 1;  // native/host/history.hpp, schema_version
+const FORMAT = 'mano history';
+
+let sqlite = null;  // sql.js, loaded on the first history
+let opened = null;  // { name, points, calibrations }
+
+// An axis label: the date, and the time of day when it is not midnight (UTC).
+const shortTime = (t) => (t.endsWith('T00:00:00Z') ? t.slice(0, 10) : `${t.slice(0, 16).replace('T', ' ')}Z`);
+
+export const isHistoryFile = (f) => /\.(db|sqlite3?)$/i.test(f.name);
+
+// The points of a history file's bytes, in time order: { id, add, time, name, n, calibration, prediction }.
+function readHistory(name, bytes) {
+  if (bytes.length < 100 || new TextDecoder().decode(bytes.subarray(0, 15)) !== 'SQLite format 3')
+    throw new Error(`${name}: not a mano history (not an SQLite database)`);
+  // The history is in WAL mode, which needs shared memory that an in-page copy has no use for:
+  // its header's read and write versions (bytes 18 and 19) say rollback journal instead. A
+  // writer's last points still in NAME-wal (an add running now) come once it has ended.
+  const copy = bytes.slice();
+  copy[18] = 1;
+  copy[19] = 1;
+  let db;
+  try {
+    db = new sqlite.Database(copy);
+    const all = (sql) => {
+      const out = [];
+      const st = db.prepare(sql);
+      while (st.step()) out.push(st.getAsObject());
+      st.free();
+      return out;
+    };
+    const version = all('PRAGMA user_version')[0].user_version;
+    if (version > SCHEMA_VERSION) throw new Error(`${name}: a mano history of schema version ${version}, newer than this page reads (${SCHEMA_VERSION})`);
+    const meta = all("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'meta'")[0].n === 1
+      ? all("SELECT value FROM meta WHERE key = 'format'") : [];
+    if (version < 1 || meta[0]?.value !== FORMAT) throw new Error(`${name}: an SQLite database that is not a mano history (no meta table naming it "${FORMAT}")`);
+    const points = all('SELECT id, add_id, time, name, n, calibration_sha256, prediction FROM points ORDER BY time, id').map((r) => ({
+      id: r.id, add: r.add_id, time: r.time, name: r.name, n: r.n, calibration: r.calibration_sha256, prediction: JSON.parse(r.prediction),
+    }));
+    const calibrations = new Map(all('SELECT sha256, calibration FROM calibrations').map((r) => [r.sha256, JSON.parse(r.calibration)]));
+    return { name, points, calibrations };
+  } catch (e) {
+    throw new Error(e.message.startsWith(`${name}: `) ? e.message : `${name}: not a readable mano history (${e.message})`);
+  } finally {
+    db?.close();
+  }
+}
+
+export async function openHistory(file) {
+  try {
+    sqlite ??= await initSqlJs({ locateFile: () => sqlWasmUrl });
+    opened = readHistory(file.name, new Uint8Array(await file.arrayBuffer()));
+    if (!opened.points.length) throw new Error(`${file.name}: the history has no points yet`);
+    $('history-panel').hidden = false;
+    await drawHistory();
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+// The reference period: the count given, else the first add's points (as mano monitor report).
+function referenceCount(points) {
+  const given = Math.floor(Number($('history-reference').value)) || 0;
+  if (given > 0) return { count: given, chosenBy: `the first ${given} points` };
+  let count = 0;
+  while (count < points.length && points[count].add === points[0].add) count += 1;
+  return { count, chosenBy: "the first add's points" };
+}
+
+export async function drawHistory() {
+  if (!opened) return;
+  const { name, points, calibrations } = opened;
+  const { count, chosenBy } = referenceCount(points);
+  const hash = points[0].calibration;
+  if (points.slice(0, count).some((p) => p.calibration !== hash)) {
+    showError(`${name}: the reference period (${chosenBy}) mixes calibrations; give a reference within one`);
+    return;
+  }
+  // the slope of the reference calibration's recommended method, for the too-small rule
+  const cal = calibrations.get(hash);
+  const noiseMethod = cal?.recommended;
+  const slope = noiseMethod ? cal.methods?.[noiseMethod]?.slope : undefined;
+  const changed = points.map((p) => p.calibration !== hash);
+  const corePoints = points.map((p, i) => ({
+    estimate: changed[i] ? null : p.prediction.estimate?.accuracy ?? null,
+    se: changed[i] ? null : p.prediction.methods?.[noiseMethod]?.se ?? null,
+    rows: p.n,
+  }));
+  let assessment;
+  try {
+    assessment = await worker.monitor(corePoints, slope === undefined ? { reference: count } : { reference: count, slope });
+  } catch (e) {
+    showError(`${name}: ${e.message} (reference: ${chosenBy})`);
+    return;
+  }
+  const line = assessment.threshold;
+  const alerts = new Set(assessment.alerts);
+  const status = (i) => (i < count ? 'reference' : changed[i] ? 'other calibration: not compared'
+    : corePoints[i].estimate === null ? 'no estimate' : alerts.has(i) ? 'ALERT' : 'ok');
+  const latest = points.length - 1;
+  $('history-note').textContent = `${name}: ${points.length} points from ${points[0].time} to ${points[latest].time}; reference: ` +
+    `${chosenBy} (${count} points), mean ${pct(line.mean)}, standard deviation ${pct(line.sd)}; alert below ${pct(line.value)} ` +
+    '(mean − 3 sd).';
+  const items = [{ alert: alerts.size > 0, text: alerts.size ? `${alerts.size} point${alerts.size === 1 ? '' : 's'} below ${pct(line.value)}: ` +
+    [...alerts].map((i) => `${points[i].name} at ${points[i].time} (${pct(corePoints[i].estimate)})`).join(', ')
+    : `no point below ${pct(line.value)}` }];
+  items.push({ alert: alerts.has(latest), text: `latest point: ${status(latest)}` });
+  if (changed.some(Boolean)) items.push({ alert: false, text: `${changed.filter(Boolean).length} point(s) scored with another calibration: marked, not compared` });
+  if (assessment.noise) {
+    const n = assessment.noise;
+    items.push({ alert: false, text: `⚠ points of ${n.rows.toLocaleString()} rows are small for ${noiseMethod}: the score's sampling noise alone ` +
+      `moves the estimate by ±${pct(n.half_width)} (90%); about ${n.rows_needed.toLocaleString()} rows per point bring it to ±${pct(n.limit)}` });
+  }
+  // the core's numbers, for a test or a script to read exactly
+  Object.assign($('history-note').dataset, { threshold: String(line.value), reference: String(count), alerts: JSON.stringify([...alerts]) });
+  $('history-alerts').replaceChildren(...items.map((a) => el('li', { className: a.alert ? 'alert' : '', textContent: a.text })));
+  $('history-rows').replaceChildren(...points.map((p, i) => {
+    const e = p.prediction.estimate;
+    return el('tr', { dataset: { testid: 'history-row', index: String(i), status: status(i) } },
+      ...[p.time, p.name, p.n.toLocaleString(), e?.method ?? '–', e ? pct(e.accuracy) : '–', e ? interval(e) : '–', status(i)]
+        .map((text) => el('td', { textContent: text })));
+  }));
+  const chartPoints = points.map((p, i) => ({
+    label: shortTime(p.time), first: i, rows: p.n, y: corePoints[i].estimate,
+    lo: changed[i] ? null : p.prediction.estimate?.interval[0] ?? null, hi: changed[i] ? null : p.prediction.estimate?.interval[1] ?? null,
+  }));
+  timelineChart($('history-timeline'), {
+    points: chartPoints, threshold: line.value, reference: count, withBand: true, unit: 'set',
+    yLabel: 'estimated accuracy', alt: `${$('history-note').textContent} ${items.map((a) => a.text).join('. ')}`,
+  });
+}

@@ -1,0 +1,120 @@
+// The dashboard opens a monitoring history made by the native CLI (`mano monitor add`) entirely in
+// the page (sql.js, bundled), in Debian's Chromium: the alert line, the alerts and each point's
+// status are those of `mano monitor report --json` for the same file (the core's rules on both
+// sides), for the default reference period and for one given; a file that is not a history gets
+// one message naming it and the page stays usable; no request leaves 127.0.0.1.
+// The site is build/dashboard (npm run build), or $MANO_DASHBOARD_DIR.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CHROMIUM, foreignRequests, haveChromium, launchChromium, nativeMano, root, serveDirectory, tempDir } from './support.js';
+
+const site = process.env.MANO_DASHBOARD_DIR ?? path.join(root, 'build/dashboard');
+const example = path.join(root, 'tests/data/example');
+const file = (name) => path.join(example, name);
+
+// mano monitor report --json: [exit status, report]
+function report(history, ...args) {
+  const run = spawnSync(nativeMano, ['monitor', 'report', history, '--json', ...args], { encoding: 'utf8' });
+  assert.ok(run.status === 0 || run.status === 3, run.stderr);
+  return [run.status, JSON.parse(run.stdout)];
+}
+
+const cliStatus = (p) => (p.reference ? 'reference' : p.calibration_changed ? 'other calibration: not compared'
+  : p.estimate === null ? 'no estimate' : p.alert ? 'ALERT' : 'ok');
+
+const skip = !haveChromium ? `${CHROMIUM} does not exist: no browser to test in`
+  : !fs.existsSync(path.join(site, 'index.html')) ? `${site} is missing: run npm run build`
+    : !fs.existsSync(nativeMano) ? `${nativeMano} is missing: build the CLI` : false;
+
+describe('dashboard: a monitoring history (chromium)', { skip }, () => {
+  let browser;
+  let server;
+  let origin;
+  let page;
+  let tmp;
+  let history;
+  const requests = [];
+  const problems = [];
+
+  before(async () => {
+    tmp = tempDir('mano-monitor-');
+    const cal = path.join(tmp, 'cal.json');
+    history = path.join(tmp, 'history.db');
+    execFileSync(nativeMano, ['calibrate', file('manifest.json'), '-o', cal, '--quiet']);
+    const add = (...args) => execFileSync(nativeMano, ['monitor', 'add', history, ...args, '--calibration', cal, '--quiet'], { stdio: 'ignore' });
+    add(file('contrast_0_logits.npy'), '--chunk-size', '500', '--at', '2026-11-01');  // the reference period: 4 points
+    add(file('blend_0_logits.npy'), '--at', '2026-11-02');
+    add(file('contrast_5_logits.npy'), '--at', '2026-11-03');  // a much harder batch
+    ({ server, origin } = await serveDirectory(site));
+    browser = await launchChromium({ requests, problems });
+    page = browser.page;
+    await page.goto(origin);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  async function shown() {
+    const note = page.locator('[data-testid="history-note"]');
+    const rows = page.locator('[data-testid="history-row"]');
+    return {
+      threshold: Number(await note.getAttribute('data-threshold')),
+      reference: Number(await note.getAttribute('data-reference')),
+      alerts: JSON.parse(await note.getAttribute('data-alerts')),
+      statuses: await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.status)),
+      cells: await rows.evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent))),
+      alertText: (await page.locator('[data-testid="history-alerts"] li').allTextContents()).join(' / '),
+    };
+  }
+
+  test('the page shows the alert line, the alerts and the points of mano monitor report', async () => {
+    await page.setInputFiles('[data-testid="file-input"]', history);
+    await page.waitForSelector('[data-testid="history-timeline"] canvas', { timeout: 60_000 });
+    const [status, want] = report(history);
+    assert.equal(status, 3, 'the CLI alerts on the latest point');
+    const got = await shown();
+    assert.ok(Math.abs(got.threshold - want.threshold.value) < 1e-12, `threshold ${got.threshold} vs ${want.threshold.value}`);
+    assert.equal(got.reference, want.reference.points);
+    assert.deepEqual(got.alerts, want.alerts);
+    assert.deepEqual(got.statuses, want.points.map(cliStatus));
+    want.points.forEach((p, i) => {
+      assert.equal(got.cells[i][0], p.time);
+      assert.equal(got.cells[i][1], p.name);
+      assert.equal(got.cells[i][4], `${(100 * p.estimate.accuracy).toFixed(1)}%`);
+    });
+    assert.match(got.alertText, new RegExp(`^1 point below ${(100 * want.threshold.value).toFixed(1)}%: .*contrast_5_logits\\.npy`));
+    assert.match(got.alertText, /latest point: ALERT/);
+  });
+
+  test('a reference period given: the same line as mano monitor report --reference', async () => {
+    await page.fill('[data-testid="history-reference"]', '5');
+    await page.dispatchEvent('[data-testid="history-reference"]', 'change');
+    await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
+    const [, want] = report(history, '--reference', '5');
+    const got = await shown();
+    assert.ok(Math.abs(got.threshold - want.threshold.value) < 1e-12);
+    assert.deepEqual(got.alerts, want.alerts);
+    assert.deepEqual(got.statuses, want.points.map(cliStatus));
+  });
+
+  test('a file that is not a history: one message naming it; the page stays usable', async () => {
+    const bad = path.join(tmp, 'notes.db');
+    fs.writeFileSync(bad, 'time,accuracy\n2026-11-01,0.9\n'.repeat(20));
+    await page.setInputFiles('[data-testid="file-input"]', bad);
+    await page.waitForFunction(() => /notes\.db: not a mano history/.test(document.querySelector('[data-testid="errors"]').textContent));
+    await page.setInputFiles('[data-testid="file-input"]', history);
+    await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
+  });
+
+  test('nothing leaves the machine, and the page logged no error', () => {
+    assert.deepEqual(foreignRequests(requests, origin), []);
+    assert.deepEqual(problems, []);
+  });
+});
