@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import mano
-from api_support import EXAMPLE, MANIFEST
+from api_support import EXAMPLE, MANIFEST, MANO_BIN, needs_cli
 
 REL = 1e-9
 
@@ -151,6 +151,35 @@ def monitor_report():
                        point("2026-01-03T00:00:00Z", "day3", 0.85, [0.79, 0.91], False),
                        point("2026-01-04T00:00:00Z", "day4", 0.62, [0.55, 0.69], True, "extrapolated"),
                        point("2026-01-05T00:00:00Z", "day5", None, None, False)]}
+
+
+def mano_monitor_report(tmp_path, calibration):
+    """A real report: the example's six blend sets added a day apart to a history by mano.monitor
+    (the CLI's `mano monitor`), the first three as the reference period."""
+    import mano.monitor
+
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps(calibration))
+    for i in range(6):
+        mano.monitor.add(tmp_path / "history.db", EXAMPLE / f"blend_{i}_logits.npy", calibration=cal,
+                         at=f"2026-11-0{i + 1}")
+    return mano.monitor.report(tmp_path / "history.db", reference=3)
+
+
+@needs_cli
+def test_a_report_of_mano_monitor_is_one_row_per_point_with_numpys_alert_line(tmp_path, monkeypatch, calibration):
+    monkeypatch.setenv("MANO_BIN", str(MANO_BIN))
+    f = mano.frame(mano_monitor_report(tmp_path, calibration))
+    assert len(f) == 6 and list(f["time"].dt.day) == [1, 2, 3, 4, 5, 6]
+    for i, row in f.iterrows():
+        want = mano.predict(calibration, np.load(EXAMPLE / f"blend_{i}_logits.npy"))
+        assert math.isclose(row["estimate"], want["estimate"]["accuracy"], rel_tol=1e-9)
+        assert (row["low"], row["high"]) == pytest.approx(want["estimate"]["interval"], rel=1e-9)
+        assert row["method"] == want["estimate"]["method"]
+    line = f["estimate"][:3].mean() - 3 * f["estimate"][:3].std(ddof=1)  # the reference period's mean - 3 sd
+    assert math.isclose(f.attrs["threshold"], line, rel_tol=1e-9)
+    assert list(f["alert"]) == [False] * 3 + [bool(e < line) for e in f["estimate"][3:]]
+    assert list(f["reference"]) == [True] * 3 + [False] * 3
 
 
 def test_monitor_report_is_one_row_per_point():

@@ -14,8 +14,8 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import mano  # noqa: E402
-from api_support import EXAMPLE, MANIFEST  # noqa: E402
-from test_frame import monitor_report  # noqa: E402
+from api_support import EXAMPLE, MANIFEST, MANO_BIN, needs_cli  # noqa: E402
+from test_frame import mano_monitor_report, monitor_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +137,19 @@ def test_timeline_of_a_monitoring_report_draws_the_alert_line_and_the_alerts():
     edges = band(labelled(ax, "interval", "collections"))
     np.testing.assert_allclose(edges[times[3]], (0.55, 0.69))
     assert not [a for a in ax.lines if a.get_label() == "true accuracy"]
+
+
+@needs_cli
+def test_timeline_of_a_mano_monitor_report(tmp_path, monkeypatch, calibration):
+    monkeypatch.setenv("MANO_BIN", str(MANO_BIN))
+    report = mano_monitor_report(tmp_path, calibration)
+    table = mano.frame(report)
+    ax = mano.plot(report).axes[0]
+    np.testing.assert_allclose(labelled(ax, "estimate", "lines").get_ydata(), table["estimate"], rtol=1e-12)
+    assert list(labelled(ax, "alert line", "lines").get_ydata()) == [report["threshold"]["value"]] * 2
+    alerts = table[table["alert"]]
+    assert list(alerts.index) == report["alerts"] and len(alerts) >= 1
+    np.testing.assert_allclose(labelled(ax, "alert", "collections").get_offsets()[:, 1], alerts["estimate"], rtol=1e-12)
 
 
 def test_timeline_of_score_results_or_a_calibration_is_refused(calibration):

@@ -17,9 +17,10 @@ told apart by their keys, and their rows:
   recommended ``method``, its ``estimate``, interval ``low`` and ``high``, ``extrapolated``,
   ``fallback``, ``shift_distance``, ``shift_outside``, and per method ``<method>_estimate``,
   ``<method>_low``, ``<method>_high``.
-- a monitoring report (``mano monitor report --json``, :mod:`mano.monitor`): one row per point:
-  ``time`` (datetime), ``name``, ``n``, ``method``, ``estimate``, ``low``, ``high``, ``regime``,
-  ``alert``, and the point's other plain values; the alert line is in ``frame.attrs["threshold"]``.
+- a monitoring report (``mano monitor report --json``, :func:`mano.monitor.report`): one row per
+  point: ``time`` (datetime), ``name``, the prediction's columns as above, ``alert``, and the
+  point's other plain values (``reference``, ``file``, ...); the alert line is in
+  ``frame.attrs["threshold"]``.
 """
 from __future__ import annotations
 
@@ -142,12 +143,11 @@ def _calibration(cal: Mapping, pd: Any) -> "pandas.DataFrame":  # noqa: F821
 def _monitor(report: Mapping, pd: Any) -> "pandas.DataFrame":  # noqa: F821
     rows = []
     for point in report["points"]:
-        estimate = point.get("estimate") or {}
-        low, high = _interval(estimate.get("interval"))
-        row = {"time": point.get("time"), "name": point.get("name"), "n": point.get("n"),
-               "method": estimate.get("method"), "estimate": _number(estimate.get("accuracy")), "low": low,
-               "high": high, "regime": estimate.get("regime"), "alert": bool(point.get("alert", False))}
-        row.update({k: v for k, v in point.items() if k not in row and k != "estimate" and _plain(v)})
+        row = {"time": point.get("time"), "name": point.get("name"), **_predict_row(point),
+               "alert": bool(point.get("alert", False))}
+        if "regime" in (point.get("estimate") or {}):
+            row["regime"] = point["estimate"]["regime"]
+        row.update({k: v for k, v in point.items() if k not in row and _plain(v)})
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
