@@ -1,7 +1,7 @@
 """The reader spec (tests/readers/spec/expected.json) against the native readers (native/io),
-through tests/readers/dump.cpp: each case's file read as logits (matrix) or labels must give exactly
-the values and shape the spec says, or exit 2 with one stderr line that names the file and holds
-the spec's phrase. web/test/reader_spec.test.js holds the npm package to the same cases.
+through tests/readers/dump.cpp: each case's file read as logits (matrix) or labels must give
+exactly the values and shape the spec says, or exit 2 with one stderr line that names the file and
+holds the spec's phrase. web/test/reader_spec.test.js holds the npm package to the same cases.
 Run: /usr/bin/python3 tests/readers/test_spec.py path/to/mano_io_dump"""
 import json
 import math
