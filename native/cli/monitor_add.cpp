@@ -16,11 +16,9 @@
 #include "cli/commands.hpp"
 #include "cli/monitor_commands.hpp"
 #include "cli/output.hpp"
-#include "cli/plot.hpp"
 #include "host/history.hpp"
 #include "host/scan.hpp"
 #include "host/sha256.hpp"
-#include "io/json.hpp"
 
 namespace mano {
 namespace cli {

@@ -195,8 +195,10 @@ store::store(store&& other) noexcept : path_(std::move(other.path_)), db_(other.
 store::~store() { sqlite3_close(db_); }
 
 void store::check_schema(bool writing) {
-    const std::int64_t version = single_integer(db_, path_, "PRAGMA user_version");
-    const std::int64_t tables = single_integer(db_, path_, "SELECT count(*) FROM sqlite_master");
+    // one statement, one snapshot: a concurrent first add writes the schema and the version together
+    statement s(db_, path_, "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    s.step("cannot read the history");
+    const std::int64_t version = s.integer(0), tables = s.integer(1);
     if (version > schema_version)
         throw error(path_ + ": a mano history of schema version " + std::to_string(version) + ", newer than this mano reads (" +
                     std::to_string(schema_version) + "); use a newer mano");
@@ -206,8 +208,8 @@ void store::check_schema(bool writing) {
     }
     bool named = false;
     if (version > 0 && single_integer(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") == 1) {
-        statement s(db_, path_, "SELECT value FROM meta WHERE key = 'format'");
-        named = s.step("cannot read the history") && s.text(0) == format_name;
+        statement meta(db_, path_, "SELECT value FROM meta WHERE key = 'format'");
+        named = meta.step("cannot read the history") && meta.text(0) == format_name;
     }
     if (!named)
         throw error(path_ + ": an SQLite database that is not a mano history (no meta table naming it \"" + format_name +

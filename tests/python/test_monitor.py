@@ -55,6 +55,12 @@ def test_add_report_against_predict(tmp_path, calibration):
     assert mano.monitor.report(history, reference=2)["threshold"]["reference"] == 2
     assert mano.monitor.report(history, reference_until="2026-11-01T23:59:59Z")["threshold"]["reference"] == 3
     assert [p["index"] for p in mano.monitor.report(history, since="2026-11-02")["points"]] == [3]
+    # the report as a table (mano.frame): one row per point, the alert line in attrs
+    pytest.importorskip("pandas")
+    table = mano.frame(timeline)
+    assert list(table["name"]) == [p["name"] for p in points] and list(table["alert"]) == [p["alert"] for p in points]
+    assert np.array_equal(table["estimate"].to_numpy(), [p["estimate"]["accuracy"] for p in points])
+    assert table.attrs["threshold"] == timeline["threshold"]["value"]
 
 
 def test_chunks(tmp_path, calibration):
