@@ -113,6 +113,15 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
   });
 
+  test('axe-core finds no serious or critical accessibility violation with the history shown', async () => {
+    // the error list's items (a role="alert" list) are the page's own matter: dismissed first
+    for (const close of await page.locator('[data-testid="errors"] li button').all()) await close.click();
+    await page.evaluate(fs.readFileSync(path.join(root, 'node_modules/axe-core/axe.min.js'), 'utf8'));
+    const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')})`), []);
+  });
+
   test('nothing leaves the machine, and the page logged no error', () => {
     assert.deepEqual(foreignRequests(requests, origin), []);
     assert.deepEqual(problems, []);
