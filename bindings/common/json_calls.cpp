@@ -34,23 +34,15 @@ std::string prepare_options(const std::string& partial, const source_inputs& sou
         if (!full.contains(key)) throw error("unknown option '" + key + "'");
         full[key] = value;
     }
-    options o = options::from_json(full);
-    if (source.logits) {
-        if (!source.labels) throw error("source logits need their labels");
-        if (source.fit_temperature) o.temperature = fit_temperature(*source.logits, source.labels);
-        o.source = fit_source(*source.logits, source.labels, o.temperature, o.methods);
-        if (marginal_of_source) o.label_marginal = label_frequencies(source.labels, source.logits->rows(), source.logits->cols());
-    } else if (source.fit_temperature) {
-        throw error("temperature 'fit' needs labeled source logits (" + source.source_option + ")");
-    } else if (marginal_of_source) {
-        throw error(source.marginal_option + " 'source' needs " + source.source_option);
-    }
-    if (source.features) {
+    workflow::source_inputs inputs = source;
+    inputs.label_marginal_of_source = marginal_of_source;
+    if (source.feature_rows_data) {
         if (source.feature_cols == 0) throw error("source features need at least one column");
         auto moments = std::make_shared<feature_moments>(source.feature_cols);
-        moments->push(source.features, source.feature_rows);
-        o.source_features = moments;
+        moments->push(source.feature_rows_data, source.feature_rows);
+        inputs.features = moments;
     }
+    options o = workflow::learn_from_source(options::from_json(full), inputs);
     o.validate();
     return o.to_json().dump();
 }
@@ -80,27 +72,65 @@ std::string calibrate(const std::string& sets, const std::string& options_json) 
     return json{{"calibration", c.to_json()}, {"notes", notes}}.dump();
 }
 
-std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
-                         std::vector<std::string>* warnings) {
+namespace {
+
+workflow::family_scoring family_of(const std::string& sets, const std::string& family_json, std::vector<std::string>& names) {
     const json given = parse_input(sets, "sets");
     if (!given.is_array()) throw error("sets must be a list of {name, group?}");
-    std::vector<std::string> names, groups;
+    std::vector<std::string> groups;
     for (const auto& s : given) {
         if (!s.is_object() || !s.contains("name") || !s.at("name").is_string()) throw error("every set needs a \"name\"");
         names.push_back(s.at("name").get<std::string>());
         groups.push_back(s.contains("group") && s.at("group").is_string() ? s.at("group").get<std::string>() : std::string());
     }
-    const auto family = workflow::family_options::from_json(parse_input(family_json, "family options"));
-    const auto scorer = [&](std::size_t i, const workflow::pass& p) -> std::optional<workflow::scored_set> {
-        const auto got = score(i, p.to_json().dump());
-        if (!got) return std::nullopt;
-        return workflow::scored_set{result::from_json(parse_input(got->first, "result")),
-                                    options::from_json(parse_input(got->second, "options"))};
-    };
-    const auto warn = [&](std::size_t i, const std::string& message) {
-        if (warnings) warnings->push_back("set \"" + printable(names[i], 256) + "\": " + message);
-    };
-    return workflow::score_family(names, groups, family, scorer, warn).to_json().dump();
+    return workflow::family_scoring(names, groups, workflow::family_options::from_json(parse_input(family_json, "family options")));
+}
+
+}  // namespace
+
+family_run::family_run(const std::string& sets, const std::string& family_json) : run_(family_of(sets, family_json, names_)) {}
+
+std::string family_run::next() const {
+    const auto r = run_.next();
+    return r ? json{{"index", r->index}, {"pass", r->p.to_json()}}.dump() : "null";
+}
+
+void family_run::give(const std::string& result_json, const std::string& options_json) {
+    run_.give(workflow::scored_set{result::from_json(parse_input(result_json, "result")),
+                                   options::from_json(parse_input(options_json, "options"))});
+}
+
+void family_run::give_none() { run_.give(std::nullopt); }
+
+void family_run::fail(const std::string& message) { run_.fail(message); }
+
+std::vector<std::string> family_run::warnings() const {
+    std::vector<std::string> out;
+    for (const auto& [i, message] : run_.warnings()) out.push_back("set \"" + printable(names_[i], 256) + "\": " + message);
+    return out;
+}
+
+std::string family_run::finish() { return json{{"scored", run_.finish().to_json()}, {"warnings", warnings()}}.dump(); }
+
+std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
+                         std::vector<std::string>* warnings) {
+    family_run run(sets, family_json);
+    for (json r = json::parse(run.next()); !r.is_null(); r = json::parse(run.next())) {
+        std::optional<std::pair<std::string, std::string>> got;
+        try {
+            got = score(r.at("index").get<std::size_t>(), r.at("pass").dump());
+        } catch (const error& e) {
+            run.fail(e.what());  // throws again unless the pass is a variant
+            continue;
+        }
+        if (got) {
+            run.give(got->first, got->second);
+        } else {
+            run.give_none();
+        }
+    }
+    if (warnings) *warnings = run.warnings();
+    return json::parse(run.finish()).at("scored").dump();
 }
 
 std::string evaluate_family(const std::string& scored) {

@@ -25,16 +25,11 @@ namespace bindings {
 nlohmann::json parse_input(const std::string& text, const std::string& kind,
                            std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max());
 
-// What a labeled source set and source features give the options (all optional).
-struct source_inputs {
-    const logits_view* logits = nullptr;  // labeled source logits, K columns
-    const std::int64_t* labels = nullptr;  // their labels (as many as logits->rows())
-    bool fit_temperature = false;          // temperature 'fit': on the source logits
-    const double* features = nullptr;      // source feature rows, feature_rows x feature_cols
+// What a labeled source set and source features give the options (all optional), as arrays:
+// workflow::source_inputs with the feature rows not yet summed into moments.
+struct source_inputs : workflow::source_inputs {
+    const double* feature_rows_data = nullptr;  // source feature rows, feature_rows x feature_cols
     std::size_t feature_rows = 0, feature_cols = 0;
-    // How the binding's users spell the source option and the label marginal, for messages.
-    std::string source_option = "source";
-    std::string marginal_option = "label_marginal";
 };
 
 // The full options JSON: `partial` (snake_case keys, any subset) over the defaults, plus what a
@@ -65,6 +60,25 @@ using json_scorer =
     std::function<std::optional<std::pair<std::string, std::string>>(std::size_t index, const std::string& pass)>;
 std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
                          std::vector<std::string>* warnings);
+
+// The same workflow one set at a time (workflow::family_scoring in JSON), for a front end whose
+// reads are asynchronous (npm's Worker over Files): next() is {"index", "pass"} or null; answer
+// it with give(result, options), give_none() (a set given as a result) or fail(message); then
+// finish() is {"scored": the scored family, "warnings": [...]}.
+class family_run {
+public:
+    family_run(const std::string& sets, const std::string& family_json);
+    std::string next() const;
+    void give(const std::string& result_json, const std::string& options_json);
+    void give_none();
+    void fail(const std::string& message);
+    std::vector<std::string> warnings() const;  // each naming its set
+    std::string finish();
+
+private:
+    std::vector<std::string> names_;
+    workflow::family_scoring run_;
+};
 
 // mano eval over a scored family: {"report": what mano eval --json prints, "notes": [...]}.
 std::string evaluate_family(const std::string& scored);

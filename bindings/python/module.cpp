@@ -129,7 +129,7 @@ std::string prepare_options(const std::string& partial, const py::object& source
     if (auto a = optional_array(source_features, "source features")) {
         array_reader reader(*a, "source features");
         feature_copy = widened(reader);
-        source.features = feature_copy.data();
+        source.feature_rows_data = feature_copy.data();
         source.feature_rows = reader.rows();
         source.feature_cols = reader.cols();
     }

@@ -191,7 +191,7 @@ std::string prepare_options(const std::string& partial, const val& source_logits
             if (!source_labels.isNull()) source.labels = labels_of(source_labels);
         }
         if (!source_features.isNull()) {
-            source.features = copy_in(source_features, scratch.features);
+            source.feature_rows_data = copy_in(source_features, scratch.features);
             source.feature_cols = feature_cols;
             if (feature_cols > 0)
                 source.feature_rows = source_features["length"].as<std::size_t>() / (sizeof(double) * feature_cols);
@@ -202,22 +202,26 @@ std::string prepare_options(const std::string& partial, const val& source_logits
 
 std::string evaluate(const std::string& sets) { return guarded([&] { return api::evaluate(sets); }); }
 
-// The family workflow (api::score_family). `scorer(index, passJson)` is the package's: it returns
-// [resultJson, optionsJson], null when the set cannot be scored (given as a result), or
-// {error: message}: it never throws, since a JS exception would cross these frames without
-// running their destructors. Returns {"scored": the scored family, "warnings": [...]}.
-std::string score_family(const std::string& sets, const std::string& family, val scorer) {
-    return guarded([&] {
-        std::vector<std::string> warnings;
-        const auto score = [&](std::size_t i, const std::string& pass) -> std::optional<std::pair<std::string, std::string>> {
-            const val got = scorer(static_cast<double>(i), pass);
-            if (got.isNull() || got.isUndefined()) return std::nullopt;
-            if (!got.isArray()) throw mano::error(got["error"].as<std::string>());
-            return std::make_pair(got[0].as<std::string>(), got[1].as<std::string>());
-        };
-        const std::string scored = api::score_family(sets, family, score, &warnings);
-        return json{{"scored", json::parse(scored)}, {"warnings", warnings}}.dump();
-    });
+// The family workflow one set at a time (api::family_run): the package answers each request of
+// next() with give, giveNone or fail, synchronously over arrays and one awaited read at a time
+// over Files. JS never runs inside these frames, so no JS exception crosses them.
+class raw_family_run {
+public:
+    explicit raw_family_run(api::family_run run) : run_(std::move(run)) {}
+    std::string next() const { return guarded([&] { return run_.next(); }); }
+    bool give(const std::string& result_json, const std::string& options_json) {
+        return guarded([&] { return run_.give(result_json, options_json), true; });
+    }
+    bool give_none() { return guarded([&] { return run_.give_none(), true; }); }
+    bool fail(const std::string& message) { return guarded([&] { return run_.fail(message), true; }); }
+    std::string finish() { return guarded([&] { return run_.finish(); }); }
+
+private:
+    api::family_run run_;
+};
+
+std::unique_ptr<raw_family_run> family_run(const std::string& sets, const std::string& family) {
+    return guarded([&] { return std::make_unique<raw_family_run>(api::family_run(sets, family)); });
 }
 std::string evaluate_family(const std::string& scored) { return guarded([&] { return api::evaluate_family(scored); }); }
 std::string calibrate_family(const std::string& scored) { return guarded([&] { return api::calibrate_family(scored); }); }
@@ -336,7 +340,13 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("prepareOptions", &prepare_options);
     emscripten::function("evaluate", &evaluate);
     emscripten::function("calibrate", &calibrate);
-    emscripten::function("scoreFamily", &score_family);
+    emscripten::class_<raw_family_run>("FamilyRun")
+        .function("next", &raw_family_run::next)
+        .function("give", &raw_family_run::give)
+        .function("giveNone", &raw_family_run::give_none)
+        .function("fail", &raw_family_run::fail)
+        .function("finish", &raw_family_run::finish);
+    emscripten::function("familyRun", &family_run);
     emscripten::function("evaluateFamily", &evaluate_family);
     emscripten::function("calibrateFamily", &calibrate_family);
     emscripten::function("monitor", &monitor);

@@ -11,6 +11,7 @@
 
 #include "host/scan.hpp"
 #include "io/json.hpp"
+#include "mano/source_options.hpp"
 
 namespace mano {
 namespace cli {
@@ -186,16 +187,9 @@ void method_args::finish() {
 
 namespace {
 
-std::vector<double> read_marginal(const std::string& spec, std::size_t k, const std::vector<std::int64_t>& source_labels) {
+// --label-marginal other than "source" (which the source set answers): uniform or a JSON file.
+std::vector<double> read_marginal(const std::string& spec, std::size_t k) {
     if (spec == "uniform") return {};
-    if (spec == "source") {
-        if (source_labels.empty()) throw error("--label-marginal source needs --source-logits and --source-labels");
-        try {
-            return label_frequencies(source_labels.data(), source_labels.size(), k);
-        } catch (const error& e) {
-            throw error(std::string("--source-labels: ") + e.what());
-        }
-    }
     std::error_code ec;
     if (!std::filesystem::exists(spec, ec))
         throw error("--label-marginal: '" + spec + "' is not uniform, source, or a readable JSON file");
@@ -279,13 +273,17 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
                         std::to_string(source_rows) + " source rows in " + args_.source_logits);
     }
     const logits_view source_view(source.data(), source_rows, k);
-    try {
-        if (args_.temperature == "fit") o.temperature = fit_temperature(source_view, labels.data());
-        if (has_source) o.source = fit_source(source_view, labels.data(), o.temperature, methods);
-    } catch (const error& e) {
-        throw host::file_error(args_.source_logits, e);
+    workflow::source_inputs given;
+    given.source_option = "--source-logits and --source-labels";
+    given.temperature_option = "--temperature";
+    given.marginal_option = "--label-marginal";
+    given.fit_temperature = args_.temperature == "fit";
+    given.label_marginal_of_source = args_.label_marginal == "source";
+    if (has_source) {
+        given.logits = &source_view;
+        given.labels = labels.data();
     }
-    o.label_marginal = read_marginal(args_.label_marginal, k, labels);
+    if (!given.label_marginal_of_source) o.label_marginal = read_marginal(args_.label_marginal, k);
     if (!args_.source_features.empty()) {
         auto reader = io::open_matrix(args_.source_features, input_.read);
         auto moments = std::make_shared<feature_moments>(reader->cols());
@@ -303,11 +301,15 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
         } catch (const error& e) {
             throw host::file_error(args_.source_features, e);
         }
-        o.source_features = moments;
+        given.features = moments;
     }
-
     o.methods = methods;
-    return o;
+    try {
+        return workflow::learn_from_source(o, given);
+    } catch (const error& e) {
+        if (!has_source) throw;
+        throw host::file_error(args_.source_logits, e);
+    }
 }
 
 void model_args::add_to(CLI::App* app, const std::string& batch_flag) {

@@ -14,6 +14,7 @@
 #include "mano/registry.hpp"
 #include "mano/result.hpp"
 #include "mano/source.hpp"
+#include "mano/source_options.hpp"
 #include "mano/student_t.hpp"
 #include "mano/text.hpp"
 #include "mano/transport.hpp"

@@ -125,57 +125,130 @@ branch choose_branch(const std::vector<labeled_set>& first, const options& used)
     return b;
 }
 
+family_scoring::family_scoring(std::vector<std::string> names, std::vector<std::string> groups, family_options f)
+    : names_(std::move(names)), groups_(std::move(groups)), family_(std::move(f)) {
+    if (names_.size() != groups_.size()) throw error("score_family: as many groups as names are needed");
+    if (names_.empty()) stage_ = stage::done;
+}
+
+std::optional<family_scoring::request> family_scoring::next() const {
+    switch (stage_) {
+        case stage::first: return request{set_, first_pass(family_)};
+        case stage::variants: return request{set_, variants_[variant_]};
+        case stage::rescore: return request{set_, rescore_};
+        default: return std::nullopt;
+    }
+}
+
+void family_scoring::give(std::optional<scored_set> scored) {
+    switch (stage_) {
+        case stage::first:
+            if (!scored) throw error("set \"" + printable(names_[set_], 256) + "\" has neither rows nor a result to score");
+            out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores)});
+            if (set_ == 0) out_.used = std::move(scored->used);
+            break;
+        case stage::variants:
+            if (scored) {
+                try {
+                    add_variant(out_.sets[set_].scores, variants_[variant_], scored->scores);
+                } catch (const error& e) {
+                    fail(e.what());
+                    return;
+                }
+            }
+            break;
+        case stage::rescore:
+            if (scored) {
+                out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores)});
+                if (set_ == 0) out_.used = std::move(scored->used);
+            } else {
+                kept_.push_back(set_);
+                out_.sets.push_back(out_.per_set[set_]);
+                if (set_ == 0) out_.used = rescore_.apply(out_.used);
+            }
+            break;
+        default: throw error("family_scoring: every pass is done already");
+    }
+    advance();
+}
+
+void family_scoring::fail(const std::string& message) {
+    if (stage_ != stage::variants) throw error(message);
+    warnings_.emplace_back(set_, "Taylor order " + std::to_string(*variants_[variant_].taylor_order) +
+                                     " left out of the choice (" + message + ")");
+    advance();
+}
+
+void family_scoring::advance() {
+    if (++set_ < names_.size()) return;
+    set_ = 0;
+    if (stage_ == stage::first) {
+        if (!chooses_branch(family_, out_.used)) {
+            stage_ = stage::done;
+            return;
+        }
+        // the choice is among softmax, the options' own Taylor order and the other orders asked for
+        variants_ = variant_passes(family_, out_.used);
+        variant_ = 0;
+        stage_ = stage::variants;
+        if (variants_.empty()) start_rescore();
+    } else if (stage_ == stage::variants) {
+        if (++variant_ == variants_.size()) start_rescore();
+    } else {
+        keep_given_sets();
+        stage_ = stage::done;
+    }
+}
+
+void family_scoring::start_rescore() {
+    const branch b = choose_branch(out_.sets, out_.used);
+    out_.choice = b.choice;
+    rescore_ = b.rescore;
+    out_.per_set = std::move(out_.sets);
+    out_.sets.clear();
+    stage_ = stage::rescore;
+}
+
+void family_scoring::keep_given_sets() {
+    if (kept_.empty()) return;
+    // a set given as a result keeps its scan: MaNo takes its chosen variant, and the softrun
+    // variants of the baselines, computed on each set's own branch, leave every set
+    std::vector<labeled_set> kept;
+    for (const std::size_t i : kept_) kept.push_back(out_.per_set[i]);
+    kept = detail::on_branch(std::move(kept), *out_.choice, &out_.notes);
+    for (std::size_t j = 0; j < kept.size(); ++j) out_.sets[kept_[j]] = std::move(kept[j]);
+    for (const auto& m : method_table)
+        if (m.on_softrun_branch && !out_.sets[kept_.front()].scores[m.id])
+            for (auto& s : out_.sets) s.scores[m.id].reset();
+}
+
+scored_family family_scoring::finish() {
+    if (stage_ != stage::done) throw error("family_scoring: passes are still to be scored");
+    return std::move(out_);
+}
+
 scored_family score_family(const std::vector<std::string>& names, const std::vector<std::string>& groups,
                            const family_options& f, const set_scorer& score, const set_warning& warn) {
-    if (names.size() != groups.size()) throw error("score_family: as many groups as names are needed");
-    scored_family out;
-    const pass first = first_pass(f);
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        auto scored = score(i, first);
-        if (!scored) throw error("set \"" + printable(names[i], 256) + "\" has neither rows nor a result to score");
-        out.sets.push_back({names[i], groups[i], std::move(scored->scores)});
-        if (i == 0) out.used = std::move(scored->used);
-    }
-    if (out.sets.empty() || !chooses_branch(f, out.used)) return out;
-    // the choice is among softmax, the options' own Taylor order and the other orders asked for
-    for (const pass& p : variant_passes(f, out.used)) {
-        for (std::size_t i = 0; i < out.sets.size(); ++i) {
-            try {
-                const auto variant = score(i, p);
-                if (variant) add_variant(out.sets[i].scores, p, variant->scores);
-            } catch (const error& e) {
-                if (warn) warn(i, "Taylor order " + std::to_string(*p.taylor_order) + " left out of the choice (" + e.what() + ")");
-            }
+    family_scoring run(names, groups, f);
+    std::size_t warned = 0;
+    const auto pass_on_warnings = [&] {
+        for (; warned < run.warnings().size(); ++warned)
+            if (warn) warn(run.warnings()[warned].first, run.warnings()[warned].second);
+    };
+    while (const auto r = run.next()) {
+        std::optional<scored_set> scored;
+        try {
+            scored = score(r->index, r->p);
+        } catch (const error& e) {
+            if (r->p.kind != pass::role::variant) throw;
+            run.fail(e.what());
+            pass_on_warnings();
+            continue;
         }
+        run.give(std::move(scored));
+        pass_on_warnings();
     }
-    const branch b = choose_branch(out.sets, out.used);
-    out.choice = b.choice;
-    out.per_set = std::move(out.sets);
-    out.sets.clear();
-    std::vector<labeled_set> kept;  // given as results: moved onto the branch by their variants
-    std::vector<std::size_t> kept_at;
-    for (std::size_t i = 0; i < out.per_set.size(); ++i) {
-        auto scored = score(i, b.rescore);
-        if (scored) {
-            out.sets.push_back({names[i], groups[i], std::move(scored->scores)});
-            if (i == 0) out.used = std::move(scored->used);
-        } else {
-            kept.push_back(out.per_set[i]);
-            kept_at.push_back(i);
-            out.sets.push_back(out.per_set[i]);
-            if (i == 0) out.used = b.rescore.apply(out.used);
-        }
-    }
-    if (!kept.empty()) {
-        // a set given as a result keeps its scan: MaNo takes its chosen variant, and the softrun
-        // variants of the baselines, computed on each set's own branch, leave every set
-        kept = detail::on_branch(std::move(kept), b.choice, &out.notes);
-        for (std::size_t j = 0; j < kept.size(); ++j) out.sets[kept_at[j]] = std::move(kept[j]);
-        for (const auto& m : method_table)
-            if (m.on_softrun_branch && !kept.front().scores[m.id])
-                for (auto& s : out.sets) s.scores[m.id].reset();
-    }
-    return out;
+    return run.finish();
 }
 
 nlohmann::json scored_family::to_json() const {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -104,8 +105,48 @@ struct scored_family {
     static scored_family from_json(const nlohmann::json& j);
 };
 
-// The whole scoring of a family: the first pass, the variant passes, the branch choice and the
-// rescoring on it. `names` and `groups` (same length, "" = none) name the sets.
+// The whole scoring of a family, one set at a time: the first pass, the variant passes, the
+// branch choice and the rescoring on it. A front end asks next() which set to score with which
+// pass, scores it (synchronously or not) and answers with give() or fail(), until next() has
+// nothing more; finish() then gives the scored family. `names` and `groups` (same length, "" =
+// none) name the sets.
+class family_scoring {
+public:
+    family_scoring(std::vector<std::string> names, std::vector<std::string> groups, family_options f);
+
+    struct request {
+        std::size_t index;
+        pass p;
+    };
+    std::optional<request> next() const;  // nullopt: every pass is done
+    // The answer to next(): the set scored, or nullopt when it cannot be (given as a result, not
+    // rows; an error on the first pass).
+    void give(std::optional<scored_set> scored);
+    // The scorer failed: on a variant pass that order leaves this set's choice (a warning says
+    // so); on another pass it throws mano::error(message).
+    void fail(const std::string& message);
+    // What was left out and why, by set index, in the order it happened.
+    const std::vector<std::pair<std::size_t, std::string>>& warnings() const { return warnings_; }
+    scored_family finish();  // once next() is nullopt
+
+private:
+    enum class stage { first, variants, rescore, done };
+    void advance();         // to the next set of this pass, or the next pass
+    void start_rescore();   // the branch chosen from the first pass and its variants
+    void keep_given_sets();  // the sets given as results, moved onto the chosen branch
+    std::vector<std::string> names_, groups_;
+    family_options family_;
+    stage stage_ = stage::first;
+    std::size_t set_ = 0, variant_ = 0;
+    std::vector<pass> variants_;
+    pass rescore_;
+    scored_family out_;
+    std::vector<std::size_t> kept_;  // sets given as results, on the rescoring pass
+    std::vector<std::pair<std::size_t, std::string>> warnings_;
+};
+
+// family_scoring with a synchronous scorer (a mano::error it throws is fail()'s message); each
+// warning goes to `warn` as it happens.
 scored_family score_family(const std::vector<std::string>& names, const std::vector<std::string>& groups,
                            const family_options& f, const set_scorer& score, const set_warning& warn);
 

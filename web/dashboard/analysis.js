@@ -2,7 +2,7 @@
 // predictions of `mano eval`, `mano calibrate` and `mano predict` (or those of a calibration file).
 import { hideProgress, showError, showProgress } from './page.js';
 import { render } from './render.js';
-import { familyOptions, LEVEL, options, state, worker } from './state.js';
+import { LEVEL, options, state, worker } from './state.js';
 
 async function scoreFile(set, how, label) {
   showProgress(label, 0, 1);
@@ -34,9 +34,10 @@ export async function rescore() {
   render();
 }
 
-// With three or more labeled sets: MaNo's branch chosen once for all of them (from their scans),
-// every set scored on it, then the evaluation, the calibration and predictions for the rest: the
-// numbers of `mano eval`, `mano calibrate` and `mano predict` on the same files.
+// With three or more labeled sets: the labeled files scored, evaluated and calibrated in the
+// Worker by the package's calibrateFiles (the core's family workflow: MaNo's branch chosen once
+// for all of them, as `mano eval` and `mano calibrate` do), then every other set scored and read
+// with that calibration, as `mano predict` does.
 export async function analyse() {
   state.evaluation = null;
   state.calibration = null;
@@ -51,25 +52,16 @@ export async function analyse() {
     return;
   }
   try {
-    const chosen = await worker.calibrate(labeled.map((s) => ({ name: s.name, result: s.scan })), options());
-    const family = chosen.normalization;
-    const todo = state.sets.filter((s) => (family ? s.branch !== family.variant : s.result !== s.scan));
-    for (const [i, s] of todo.entries()) {
-      s.result = family
-        ? await scoreFile(s, familyOptions(family), `Scoring ${s.name} with MaNo ${family.variant}, the branch for all sets (${i + 1} of ${todo.length})`)
-        : s.scan;
-      s.branch = family?.variant ?? null;
-    }
-    const sets = labeled.map((s) => ({ name: s.name, result: s.result }));
-    state.evaluation = await worker.evaluate(sets);
-    if (family) {
-      state.calibration = await worker.calibrate(sets, familyOptions(family));
-      state.calibration.normalization = family;
-    } else {
-      state.calibration = chosen;
-    }
-    for (const s of state.sets.filter((x) => x.result.accuracy === undefined))
-      s.prediction = await worker.predict(state.calibration, s.result, { level: LEVEL });
+    const label = `Scoring the ${labeled.length} labeled sets as mano calibrate does`;
+    showProgress(label, 0, 1);
+    const family = await worker.calibrateFiles(
+      labeled.map((s) => ({ name: s.name, file: s.file, labels: s.labels, labelColumn: s.labelColumn })), options(),
+      { onProgress: (done, total) => showProgress(`${label}: ${done.toLocaleString()} of ${total.toLocaleString()} rows`, done, total) });
+    labeled.forEach((s, i) => Object.assign(s, { result: family.sets[i].result, branch: 'calibrated here' }));
+    state.evaluation = family.evaluation;
+    state.calibration = family.calibration;
+    const unlabeled = state.sets.filter((s) => s.scan.accuracy === undefined);
+    await predictWith(unlabeled, family.calibration, `calibration:${JSON.stringify(family.calibration)}`, 'the calibration');
   } catch (e) {
     showError(`calibration: ${e.message}`);
   } finally {
@@ -77,19 +69,24 @@ export async function analyse() {
   }
 }
 
-// With a calibration file: every set scored with its options (as `mano predict` scores them) and
-// read with it, labeled sets too (their estimates beside the truth); the labeled sets' evaluation
-// when there are three or more.
+// Each set scored with the calibration's options (as `mano predict` scores it; once per
+// calibration, which `key` names) and read with it.
+async function predictWith(sets, calibration, key, name) {
+  const todo = sets.filter((s) => s.branch !== key);
+  for (const [i, s] of todo.entries()) {
+    s.result = await scoreFile(s, { calibration }, `Scoring ${s.name} as ${name} says (${i + 1} of ${todo.length})`);
+    s.branch = key;
+  }
+  for (const s of sets) s.prediction = await worker.predict(calibration, s.result, { level: LEVEL });
+}
+
+// With a calibration file: every set scored with its options and read with it, labeled sets too
+// (their estimates beside the truth); the labeled sets' evaluation when there are three or more.
 async function analyseWithLoaded(labeled) {
   const { name, calibration } = state.loaded;
   try {
-    const todo = state.sets.filter((s) => s.branch !== `file:${name}`);
-    for (const [i, s] of todo.entries()) {
-      s.result = await scoreFile(s, { calibration }, `Scoring ${s.name} as ${name} says (${i + 1} of ${todo.length})`);
-      s.branch = `file:${name}`;
-    }
+    await predictWith(state.sets, calibration, `file:${name}`, name);
     state.calibration = calibration;
-    for (const s of state.sets) s.prediction = await worker.predict(calibration, s.result, { level: LEVEL });
     if (labeled.length >= 3) state.evaluation = await worker.evaluate(labeled.map((s) => ({ name: s.name, result: s.result })));
   } catch (e) {
     showError(`${name}: ${e.message}`);

@@ -16,8 +16,8 @@ export const worker = new ManoWorker(new ManoWorkerScript());
 
 // sets: { name, file, labels?, labelColumn?, scan, result, branch?, prediction? }, in the order they
 // came: `scan` is the set scored with per-set softrun (both MaNo branches at once), `result` the
-// set as shown and calibrated: on the branch the calibration chose for all sets (`branch`), else
-// the scan. `method` is the one the user picked; until then the calibration's recommended one.
+// set as shown and calibrated: as the calibration scored it (`branch` names that calibration),
+// else the scan. `method` is the one the user picked; until then the calibration's recommended one.
 export const state = {
   sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null,
   // a calibration file (`mano calibrate -o`) dropped in: { name, calibration }; every set is then
@@ -35,11 +35,6 @@ export const valueOf = (result, m) => result?.methods?.[m]?.score ?? result?.met
 export const forget = (set) => Object.assign(set, { scan: null, result: null, branch: null });
 
 export const options = () => (state.source ? { source: state.source } : {});
-// The options of the calibration's branch for all sets (as `mano calibrate` and `mano predict`
-// score them), or per-set softrun without one.
-export const familyOptions = (family) => (family
-  ? { ...options(), normalization: family.normalization, taylorOrder: family.taylor_order } : options());
-
 // The methods the sets have, in the package's order.
 export function methods() {
   const present = new Set(state.sets.flatMap((s) => Object.keys(s.result.methods)));

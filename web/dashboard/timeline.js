@@ -2,7 +2,7 @@
 // with the core's alert line and too-small warning.
 import { timelineChart } from './charts.js';
 import { $, el, hideProgress, pct, setStatus, showError, showProgress, summaryText } from './page.js';
-import { ALL_SETS, familyOptions, LEVEL, state, valueOf, worker } from './state.js';
+import { ALL_SETS, LEVEL, options, state, valueOf, worker } from './state.js';
 
 export async function buildTimeline() {
   if ($('timeline-file').value === ALL_SETS) {
@@ -21,7 +21,7 @@ export async function buildTimeline() {
   try {
     const label = `Timeline of ${set.name}, ${rows} rows per chunk`;
     // scored as the calibration's sets were, so that each chunk's estimate has its score's own uncertainty
-    const how = state.loaded ? { calibration: state.loaded.calibration } : familyOptions(state.calibration?.normalization);
+    const how = state.calibration ? { calibration: state.calibration } : options();
     const { result } = await worker.scoreFile(set.file, how, {
       labels: set.labels,
       labelColumn: set.labelColumn,

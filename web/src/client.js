@@ -90,6 +90,16 @@ export class ManoWorker {
     return calibration;
   }
 
+  // Labeled Files scored as `mano calibrate` scores a manifest's sets (the core's family
+  // workflow), then evaluated and calibrated, in the worker: sets [{ name, group?, file, labels?,
+  // format?, key?, labelColumn?, header? }] -> { sets (their results on the branch chosen for all
+  // of them), evaluation, calibration (with its notes), warnings }.
+  async calibrateFiles(sets, options = {}, { onProgress, signal } = {}) {
+    const { notes, ...out } = await this.#call('calibrateFiles', { sets, options }, { onProgress, signal });
+    Object.defineProperty(out.calibration, 'notes', { value: notes, enumerable: false });
+    return out;
+  }
+
   predict(calibration, result, { level = 0.9 } = {}) {
     return this.#call('predict', { calibration, result, level });
   }

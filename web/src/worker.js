@@ -8,6 +8,7 @@ import {
   calibrate, evaluate, init, methods, monitor, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
   scoreSource,
 } from './index.js';
+import { calibrateScored, evaluateScored, scoreFamilyAsync } from './workflow.js';
 import { InputError, ManoError } from './errors.js';
 
 const OPENERS = { npy: openNpy, safetensors: openSafetensors, csv: readCsv };
@@ -17,6 +18,18 @@ function openFile(file, { format, ...how } = {}) {
   if (format === undefined) return openMatrix(file, how);
   if (!Object.hasOwn(OPENERS, format)) throw new InputError(`${file.name ?? 'input'}: unknown format '${format}' (npy, safetensors or csv)`);
   return OPENERS[format](file, how);
+}
+
+// The labels of a source's rows: an Int32Array, or a file of integers (Blob).
+async function labelsFor(source, labels) {
+  if (labels === undefined || labels === null) return undefined;
+  const labelArray = ArrayBuffer.isView(labels) ? labels : (await readMatrix(labels)).data;
+  if (!(labelArray instanceof Int32Array))
+    throw new InputError(`${labels.name ?? 'labels'}: labels must be integers (got ${labelArray.constructor.name})`);
+  if (labelArray.length !== source.rows)
+    throw new InputError(`${labels.name ?? 'labels'}: ${labelArray.length} labels for the ${source.rows} rows of ${source.name}` +
+      ' (labels pair with logits one per row, in order)');
+  return labelArray;
 }
 
 // The operations, looked up as own properties only: 'constructor' or 'valueOf' is no operation.
@@ -32,17 +45,35 @@ const ops = Object.assign(Object.create(null), {
   // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
   scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress, signal) => {
     const source = await openFile(file, how);
-    let labelArray;
-    if (labels !== undefined && labels !== null) {
-      labelArray = ArrayBuffer.isView(labels) ? labels : (await readMatrix(labels)).data;
-      if (!(labelArray instanceof Int32Array))
-        throw new InputError(`${labels.name ?? 'labels'}: labels must be integers (got ${labelArray.constructor.name})`);
-      if (labelArray.length !== source.rows)
-        throw new InputError(`${labels.name ?? 'labels'}: ${labelArray.length} labels for the ${source.rows} rows of ${source.name}` +
-          ' (labels pair with logits one per row, in order)');
-    }
+    const labelArray = await labelsFor(source, labels);
     const result = await scoreSource(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
     return { name: source.name, result };
+  },
+  // args: { sets: [{ name, group?, file, labels?, format?, key?, labelColumn?, header? }], options }:
+  // the labeled files scored by the core's family workflow as `mano calibrate` scores a
+  // manifest's sets, then evaluated and calibrated -> { sets: [{ name, group?, result }] (on the
+  // branch chosen for all of them), evaluation, calibration, notes (the calibration's), warnings }.
+  calibrateFiles: async ({ sets, options }, progress, signal) => {
+    if (!Array.isArray(sets) || sets.length === 0) throw new InputError('calibrateFiles: args.sets must be a non-empty array');
+    const opened = [];
+    for (const [i, { file, labels, name, group, options: _, ...how }] of sets.entries()) {
+      if (typeof name !== 'string') throw new InputError(`calibrateFiles: set ${i} has no name`);
+      const source = await openFile(file, how);
+      opened.push({ source, labels: await labelsFor(source, labels) });
+    }
+    const rows = opened.reduce((sum, o) => sum + o.source.rows, 0);
+    let done = 0;
+    const { scored, warnings } = await scoreFamilyAsync(sets, options ?? {}, opened[0].source.cols, async (i, opts, pass) => {
+      const { source, labels } = opened[i];
+      const result = await scoreSource(source, opts, {
+        labels: pass === 'variant' ? undefined : labels, signal, onProgress: (at) => progress(done + at, rows),
+      });
+      done = (done + source.rows) % rows;
+      return result;
+    });
+    const parsed = JSON.parse(scored);
+    const calibration = calibrateScored(scored, warnings);
+    return { sets: parsed.sets, evaluation: evaluateScored(scored), calibration, notes: calibration.notes, warnings };
   },
   read: ({ file, ...opts }) => readMatrix(file, opts),
   evaluate: ({ sets, options }) => {

@@ -1,10 +1,10 @@
 // Labeled sets and calibrations: evaluate() and calibrate() (sets given as results, or with
 // their logits through the core's family workflow), predictions, and the monitoring rules.
-import { InputError } from './errors.js';
+import { InputError, ManoError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
 import { Accumulator } from './accumulator.js';
-import { checkShape, coreOptions, wholeNumber } from './options.js';
+import { checkShape, coreOptions, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -49,41 +49,125 @@ function withLogits(sets) {
   return true;
 }
 
-function scoredFamily(sets, options) {
+function familyOf(options) {
   const { family, taylorOrders = [2], rest } = familyNormalization(options);
   if (!Array.isArray(taylorOrders) || taylorOrders.some((o) => !Number.isInteger(o) || o < 1 || o > 170))
     throw new InputError(`taylorOrders must be an array of whole numbers from 1 to 170 (got ${JSON.stringify(taylorOrders)})`);
-  const cols = sets[0].shape.cols;
-  const prepared = JSON.parse(coreOptions(rest, cols));
-  const inputs = [];
-  if (prepared.source) inputs.push('source');
-  if (prepared.source_features) inputs.push('source_features');
-  const scorer = (index, passJson) => {
-    try {
-      const s = sets[index];
-      const { pass, ...keys } = JSON.parse(passJson);
-      const { rows } = checkShape(s.logits, s.shape);
-      const opts = { ...prepared, ...keys };
-      if (rest.methods === undefined && keys.methods === undefined)
-        opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs))));
-      const json = JSON.stringify(opts);
-      const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, json)), s.shape.cols);
-      try {
-        acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
-        return [JSON.stringify(acc.result()), json];
-      } finally {
-        acc.dispose();
-      }
-    } catch (e) {
-      return { error: e instanceof Error ? e.message : String(e) };
-    }
-  };
-  const names = JSON.stringify(sets.map((s) => (s.group === undefined ? { name: s.name } : { name: s.name, group: String(s.group) })));
-  const { scored, warnings } = JSON.parse(call(() => ready().scoreFamily(names, JSON.stringify({ family, taylor_orders: taylorOrders }), scorer)));
+  return { familyJson: JSON.stringify({ family, taylor_orders: taylorOrders }), rest };
+}
+
+const setNames = (sets) => JSON.stringify(sets.map((s) => (s.group === undefined ? { name: s.name } : { name: s.name, group: String(s.group) })));
+
+// The requests of a FamilyRun (the core's family_scoring: which set to score with which pass),
+// each { index, pass: 'first' | 'variant' | 'rescore', keys: the option keys the pass sets, in the
+// core's names }. Each is answered (answer(), refuse()) before the next is asked for.
+function* familyRequests(run) {
+  for (let r = JSON.parse(call(() => run.next())); r !== null; r = JSON.parse(call(() => run.next()))) {
+    const { pass, ...keys } = r.pass;
+    yield { index: r.index, pass, keys };
+  }
+}
+
+// A set scored: its result, and the options it was scored with (the core's JSON).
+const answer = (run, result, usedJson) => call(() => run.give(JSON.stringify(result), usedJson));
+// The scorer failed with a ManoError: an InputError again, unless the pass is a variant.
+function refuse(run, e) {
+  if (!(e instanceof ManoError)) throw e;
+  call(() => run.fail(e.message));
+}
+
+function startFamily(sets, options) {
+  const { familyJson, rest } = familyOf(options);
+  return { run: call(() => ready().familyRun(setNames(sets), familyJson)), rest };
+}
+
+function finishFamily(run) {
+  const { scored, warnings } = JSON.parse(call(() => run.finish()));
   return { scored: JSON.stringify(scored), warnings };
 }
 
+// Sets given with their logits, scored synchronously; the source set is fitted once.
+function scoredFamily(sets, options) {
+  const { run, rest } = startFamily(sets, options);
+  try {
+    const cols = sets[0].shape.cols;
+    const prepared = JSON.parse(coreOptions(rest, cols));
+    const inputs = [];
+    if (prepared.source) inputs.push('source');
+    if (prepared.source_features) inputs.push('source_features');
+    for (const { index, pass, keys } of familyRequests(run)) {
+      const s = sets[index];
+      let result, json;
+      try {
+        const { rows } = checkShape(s.logits, s.shape);
+        const opts = { ...prepared, ...keys };
+        if (rest.methods === undefined && keys.methods === undefined)
+          opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs))));
+        json = JSON.stringify(opts);
+        const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, json)), s.shape.cols);
+        try {
+          acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
+          result = acc.result();
+        } finally {
+          acc.dispose();
+        }
+      } catch (e) {
+        refuse(run, e);
+        continue;
+      }
+      answer(run, result, json);
+    }
+    return finishFamily(run);
+  } finally {
+    run.delete();
+  }
+}
+
+// A pass's option keys (the core's names, src/mano/workflow.hpp pass::to_json) as the package's.
+const PASS_OPTION_KEYS = { normalization: 'normalization', taylor_order: 'taylorOrder', methods: 'methods' };
+
+// The family workflow over sets whose rows are read asynchronously (Files in the Worker), one
+// awaited read at a time: `scoreSet(index, options, pass)` answers each request with a promise
+// of that set's result scored with these options (the package's, as score() takes them); the
+// rows' labels are not needed on a 'variant' pass. sets: [{ name, group? }], `cols` their
+// classes. -> { scored (the core's JSON text), warnings }.
+export async function scoreFamilyAsync(sets, options, cols, scoreSet) {
+  ready();
+  if (!Array.isArray(sets) || sets.some((s) => !s || typeof s.name !== 'string'))
+    throw new InputError('sets must be an array of { name, group?, ... }');
+  const { run, rest } = startFamily(sets, options);
+  try {
+    for (const { index, pass, keys } of familyRequests(run)) {
+      const opts = { ...rest };
+      for (const [key, value] of Object.entries(keys)) opts[PASS_OPTION_KEYS[key]] = value;
+      let result;
+      try {
+        result = await scoreSet(index, opts, pass);
+      } catch (e) {
+        refuse(run, e);
+        continue;
+      }
+      answer(run, result, coreOptions(withDefaultMethods(opts, cols, result.n), cols));
+    }
+    return finishFamily(run);
+  } finally {
+    run.delete();
+  }
+}
+
 const withNotes = (object, notes) => Object.defineProperty(object, 'notes', { value: notes, enumerable: false });
+
+// mano eval and mano calibrate over a scored family (scoredFamily, scoreFamilyAsync).
+export function evaluateScored(scored, warnings = []) {
+  const { report, notes } = JSON.parse(call(() => ready().evaluateFamily(scored)));
+  // what `mano eval` says on stderr: an order left out of a set's choice, a summary it could not make
+  return Object.defineProperty(report, 'warnings', { value: [...warnings, ...notes], enumerable: false });
+}
+
+export function calibrateScored(scored, warnings = []) {
+  const { calibration, notes } = JSON.parse(call(() => ready().calibrateFamily(scored)));
+  return withNotes(calibration, [...warnings, ...notes]);
+}
 
 // The paper's protocol over labeled sets (mano eval): per set and per method R2, Pearson,
 // Spearman, Kendall, LOO MAE. Sets given as results are evaluated as they are; sets given with
@@ -94,9 +178,7 @@ export function evaluate(sets, options = {}) {
   ready();
   if (!withLogits(sets)) return JSON.parse(call(() => ready().evaluate(setsJson(sets))));
   const { scored, warnings } = scoredFamily(sets, options);
-  const { report, notes } = JSON.parse(call(() => ready().evaluateFamily(scored)));
-  // what `mano eval` says on stderr: an order left out of a set's choice, a summary it could not make
-  return Object.defineProperty(report, 'warnings', { value: [...warnings, ...notes], enumerable: false });
+  return evaluateScored(scored, warnings);
 }
 
 // A per-method linear calibration score -> accuracy, fitted on >= 3 labeled sets; the object is
@@ -110,8 +192,7 @@ export function calibrate(sets, options = {}) {
   ready();
   if (withLogits(sets)) {
     const { scored, warnings } = scoredFamily(sets, options);
-    const { calibration, notes } = JSON.parse(call(() => ready().calibrateFamily(scored)));
-    return withNotes(calibration, [...warnings, ...notes]);
+    return calibrateScored(scored, warnings);
   }
   const probe = sets?.[0]?.result?.k;
   const { family, taylorOrders, rest } = familyNormalization(options);

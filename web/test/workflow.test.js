@@ -80,6 +80,59 @@ describe('evaluate and calibrate of sets given as logits equal mano eval and man
   });
 });
 
+describe('the Worker\'s calibrateFiles: the family workflow one awaited read at a time, over Files', () => {
+  test('equals calibrate/evaluate over the same sets given as arrays, and mano calibrate', async () => {
+    const { handleMessage } = await import(path.join(root, 'dist/worker.js'));
+    const file = path.join(root, 'bench/digits_c/data/cnn/manifest.json');
+    const dir = path.dirname(file);
+    const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const chosen = manifest.sets.filter((s) => /^(clean|gaussian_noise|rotate|blur)/.test(s.name)).slice(0, 8);
+    const blob = (f) => Object.assign(new Blob([fs.readFileSync(path.join(dir, f))]), { name: f });
+    const options = { taylorOrders: [1, 2], methods: ['mano', 'confscore', 'entropy'] };
+    const replies = [];
+    await handleMessage({
+      id: 1, op: 'calibrateFiles',
+      args: { sets: chosen.map((s) => ({ name: s.name, group: s.group, file: blob(s.logits), labels: blob(s.labels) })), options },
+    }, (m) => replies.push(m));
+    const reply = replies.find((m) => m.type !== 'progress');
+    assert.equal(reply.type, 'result', JSON.stringify(reply));
+    const { sets, evaluation, calibration, notes, warnings } = reply.value;
+    assert.ok(replies.some((m) => m.type === 'progress'), 'progress was reported');
+
+    const { sets: all } = await readManifest(file);
+    const arrays = all.filter((s) => chosen.some((c) => c.name === s.name));
+    const want = mano.calibrate(arrays, options);
+    assert.deepEqual(compareDeep(calibration, JSON.parse(JSON.stringify(want)), 1e-12), []);
+    assert.deepEqual(notes, want.notes);
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(compareDeep(evaluation, mano.evaluate(arrays, options), 1e-12), []);
+    assert.deepEqual(sets.map((s) => s.name), arrays.map((s) => s.name));
+    assert.equal(sets[0].result.methods.mano.normalization, calibration.normalization.normalization, 'the sets are on the chosen branch');
+
+    const list = path.join(tempDir('mano-files-'), 'manifest.json');
+    fs.writeFileSync(list, JSON.stringify({ sets: chosen.map((s) => ({ ...s, logits: path.join(dir, s.logits), labels: path.join(dir, s.labels) })) }));
+    const cal = `${list}.cal.json`;
+    execFileSync(nativeMano, ['calibrate', list, '--allow-outside-paths', '-o', cal, '--quiet', '--taylor-orders', '1,2',
+      '--methods', 'mano,confscore,entropy']);
+    assert.deepEqual(compareDeep(byMethod(calibration), byMethod(JSON.parse(fs.readFileSync(cal, 'utf8'))), 1e-6, '', 1e-7), []);
+    fs.rmSync(path.dirname(list), { recursive: true, force: true });
+  });
+
+  test('a bad file is one FormatError naming it; no sets is an InputError', async () => {
+    const { handleMessage } = await import(path.join(root, 'dist/worker.js'));
+    const bad = Object.assign(new Blob([new Uint8Array([1, 2, 3])]), { name: 'broken.npy' });
+    const replies = [];
+    await handleMessage({ id: 2, op: 'calibrateFiles', args: { sets: [{ name: 'a', file: bad }], options: {} } }, (m) => replies.push(m));
+    const reply = replies.at(-1);
+    assert.equal(reply.type, 'error');
+    assert.equal(reply.name, 'FormatError');
+    assert.match(reply.message, /broken\.npy/);
+    replies.length = 0;
+    await handleMessage({ id: 3, op: 'calibrateFiles', args: { sets: [], options: {} } }, (m) => replies.push(m));
+    assert.match(replies.at(-1).message, /non-empty array/);
+  });
+});
+
 describe('monitor: the core\'s monitoring rules', () => {
   const points = [0.90, 0.92, 0.88, 0.91, 0.70, 0.89].map((estimate) => ({ estimate, se: 0.02, rows: 500 }));
 
