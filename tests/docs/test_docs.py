@@ -3,7 +3,8 @@
 - every relative link and image in README.md and docs/ points at a file that exists, and a link
   with a #fragment at a heading of that file (GitHub's anchors);
 - the generated parts (docs/methods.md, the --help section of docs/cli.md) are what
-  docs/make.py writes from this build's `mano`;
+  docs/make.py writes from this build's `mano`, and the npm and Python types of the JSON shapes
+  (web/src/shapes.d.ts, mano/_shapes.pyi) what bindings/make_types.py writes from their schema;
 - every code block marked runnable (a `<!-- runnable -->` line before it) runs and exits 0: sh
   blocks with bash, python blocks with /usr/bin/python3, in the repository root, with this
   build's `mano` first on PATH and its Python package importable.
@@ -66,7 +67,10 @@ def check_generated():
     r = subprocess.run(["/usr/bin/python3", str(REPO / "docs/make.py"), MANO, "--check"], capture_output=True, text=True)
     if r.returncode != 0:
         failures.append("docs/make.py --check: the generated docs are stale:\n" + r.stdout[-3000:] + r.stderr)
-    print("generated docs: checked")
+    r = subprocess.run(["/usr/bin/python3", str(REPO / "bindings/make_types.py"), "--check"], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append("bindings/make_types.py --check: the generated types are stale: " + r.stderr)
+    print("generated docs and types: checked")
 
 
 def runnable_blocks():

@@ -2,7 +2,10 @@
 
 // methods.d.ts is written at build time from the estimator table (bindings/wasm/method_names.mjs).
 import type { MethodName, ResultMethods } from './methods.js';
+import type { Calibration, NormalizationChoice, Prediction, Result } from './shapes.js';
 export type { MethodName, ResultMethods };
+// shapes.d.ts is generated from the one description of the JSON shapes (src/mano/schema/shapes.schema.json).
+export * from './shapes.js';
 
 /** An input besides the logits that a method needs. */
 export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
@@ -59,39 +62,6 @@ export interface Options {
    * included), so that predict(calibration, result) reads the result on its scale. Give no other option.
    */
   calibration?: Calibration;
-}
-
-export interface ManoMethodResult {
-  score: number;
-  criterion: number;
-  normalization: 'softmax' | 'taylor';
-  p: number;
-  eta: number;
-  taylor_order: number;
-  criterion_fixed?: boolean;
-  batch_size?: number;
-  batches?: number;
-  se?: number;
-  /** softrun without a fixed criterion: the score on each branch ("softmax", "taylor2"), for calibrate's family choice. */
-  variants?: Record<string, number>;
-}
-export interface ScoreResult { score: number; se?: number }
-export interface AccuracyResult { accuracy: number; threshold?: number; error?: number; se?: number }
-
-/** The JSON result of the native CLI (`mano score --json`), docs/cli.md "JSON result". */
-export interface Result {
-  n: number;
-  k: number;
-  /** The true accuracy, when labels were given. */
-  accuracy?: number;
-  /** How many rows each class wins (argmax): K counts summing to n (K <= 1000). */
-  predicted?: number[];
-  /** The mean maximum softmax probability. */
-  confidence?: number;
-  /** Each method computed (methods.d.ts, generated from the estimator table). */
-  methods: ResultMethods;
-  /** scoreSource with chunkResults: one result per chunk of rows. */
-  chunks?: { first: number; rows: number; result: Result }[];
 }
 
 /** Row-aligned companions of the logits. */
@@ -167,6 +137,13 @@ export interface Evaluation {
   normalization?: NormalizationChoice & { per_set?: SummaryStats };
 }
 
+/** A labeled set given as a file, for ManoWorker.calibrateFiles: read as scoreFile reads it. */
+export interface LabeledFile extends Pick<ScoreFileOptions, 'labels' | 'format' | 'key' | 'labelColumn' | 'header'> {
+  name: string;
+  group?: string;
+  file: BlobLike;
+}
+
 /** calibrate's options: `normalization` may also be 'family' (the default), one softrun branch for all the sets. */
 export interface CalibrateOptions extends Omit<Options, 'normalization'> {
   /**
@@ -180,95 +157,6 @@ export interface CalibrateOptions extends Omit<Options, 'normalization'> {
    * taylorOrder (default [2]; the CLI's --taylor-orders).
    */
   taylorOrders?: number[];
-}
-
-/** One group of calibration sets left out: the line fitted on the others, and the left-out sets' residuals. */
-export interface CalibrationFold {
-  group: string;
-  slope: number;
-  intercept: number;
-  /** true accuracy - the fold line's (clipped) estimate, one per left-out set. */
-  residuals: number[];
-}
-
-/** accuracy ~ slope * score + intercept for one method. */
-export interface MethodCalibration {
-  slope: number;
-  intercept: number;
-  residual_se: number;
-  n: number;
-  score_min: number;
-  score_max: number;
-  score_mean: number;
-  score_sxx: number;
-  /** Mean |residual| when each set's group was left out (with at least 2 groups). */
-  logo_mae?: number;
-  folds?: CalibrationFold[];
-}
-
-/** MaNo's normalization shared by the calibration's sets (calibrate with normalization 'family'). */
-export interface NormalizationChoice {
-  /** 'softmax' or 'taylor' with its order, e.g. 'taylor2'. */
-  variant: string;
-  normalization: 'softmax' | 'taylor';
-  taylor_order: number;
-  by: 'leave-one-group-out' | 'pooled criterion';
-  /** The criterion over every row of the sets. */
-  pooled_criterion: number;
-  eta: number;
-  /** By leave-one-group-out: each variant's error. */
-  errors?: Record<string, number>;
-}
-
-/** What `mano calibrate` writes: JSON.stringify it to save it, and the CLI's predict reads it. */
-export interface Calibration {
-  format: 'mano-calibration';
-  version: number;
-  k: number;
-  options: Record<string, unknown>;
-  methods: Partial<Record<MethodName, MethodCalibration>>;
-  sets: string[];
-  normalization?: NormalizationChoice;
-  /** The method with the lowest leave-one-group-out error: it backs Prediction.estimate. */
-  recommended?: MethodName;
-  /** The best method that does not assume the calibration's class proportions. */
-  fallback?: MethodName;
-  /** Methods by leave-one-group-out error, best first. */
-  ranking?: { method: MethodName; logo_mae: number }[];
-  /** The calibration sets' mean predicted class proportions, and each set's confidence and distance from them. */
-  shift?: { proportions: number[]; sets: { confidence: number; distance: number }[] };
-  /** Why a method was left out (not enumerable: not saved). */
-  readonly notes?: string[];
-}
-
-export interface Prediction {
-  n: number;
-  k: number;
-  level: number;
-  accuracy?: number;
-  methods: Partial<Record<MethodName, {
-    score: number;
-    se?: number;
-    accuracy: number;
-    interval: [number, number];
-    extrapolated: boolean;
-    /** The line's value lies below 0 or above 1 here: the accuracy is clipped, the interval keeps its width. */
-    out_of_range?: 'below' | 'above';
-  }>>;
-  /** The calibration's recommended estimate (its fallback when the set's class proportions are out of range). */
-  estimate?: {
-    method: MethodName;
-    accuracy: number;
-    interval: [number, number];
-    extrapolated: boolean;
-    /** true when another method than the recommended one backs it. */
-    fallback: boolean;
-    out_of_range?: 'below' | 'above';
-  };
-  /** Total variation distance of the set's predicted class proportions from the calibration sets' mean. */
-  /** Total variation of the set's predicted class proportions from the calibration sets' mean; outside when
-   * distance > range (the calibration sets as confident) + allowance (sampling noise of n rows). */
-  shift?: { distance: number; range: number; allowance: number; outside: boolean };
 }
 
 export interface Matrix {
@@ -456,6 +344,19 @@ export class ManoWorker {
   read(file: BlobLike, options?: CsvOptions & { key?: string }): Promise<Matrix>;
   evaluate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Promise<Evaluation>;
   calibrate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Promise<Calibration>;
+  /**
+   * Labeled files scored as `mano calibrate` scores a manifest's sets (the core's family workflow:
+   * one MaNo branch chosen for all of them), then evaluated and calibrated, in the worker.
+   */
+  calibrateFiles(sets: LabeledFile[], options?: CalibrateOptions,
+    how?: { onProgress?: (done: number, total: number) => void; signal?: AbortSignalLike }): Promise<{
+    /** Each set's result on the branch chosen for all of them. */
+    sets: LabeledSet[];
+    evaluation: Evaluation;
+    calibration: Calibration;
+    /** An extra Taylor order left out of a set's choice, and why. */
+    warnings: string[];
+  }>;
   predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
   predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
     options?: { level?: number }): Promise<ScorePrediction[]>;

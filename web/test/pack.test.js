@@ -72,7 +72,7 @@ describe('npm pack', () => {
     assert.deepEqual(entries.filter((e) => !allowed.test(e)), [], 'unexpected files in the tarball');
     for (const needed of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'dist/worker.d.ts',
       'dist/mano.js', 'dist/mano.wasm', 'dist/errors.js', 'dist/loaders.js', 'dist/core.js', 'dist/client.js',
-      'dist/methods.d.ts']) {
+      'dist/methods.d.ts', 'dist/shapes.d.ts']) {
       assert.ok(entries.includes(needed), `${needed} is missing from the tarball`);
     }
     const wasm = fs.readFileSync(path.join(project, 'node_modules/mano-score/dist/mano.wasm'));

@@ -18,26 +18,12 @@ Source = Union[tuple[Union[ArrayLike, PathLike], Union[ArrayLike, PathLike]], Ma
 class InputError(ValueError):
     """Bad input (logits, labels, options, files, states): the message says what and where."""
 
-class MethodResult(TypedDict, total=False):
-    score: float
-    accuracy: float
-    se: float
-    threshold: float
-    error: float
-    criterion: float
-    normalization: str
-    p: float
-    eta: float
-    taylor_order: int
-    variants: dict[str, float]
+# The JSON shapes (a result, a calibration, a prediction), generated from their one description
+# (src/mano/schema/shapes.schema.json) by bindings/make_types.py.
+from mano._shapes import Calibration, ManoMethodResult, Prediction, Result
+from mano._shapes import AccuracyResult, ScoreResult
 
-class Result(TypedDict, total=False):
-    n: int
-    k: int
-    methods: dict[str, MethodResult]
-    accuracy: float
-    predicted: list[int]
-    confidence: float
+MethodResult = Union[ManoMethodResult, ScoreResult, AccuracyResult]
 
 class MethodInfo(TypedDict, total=False):
     name: str
@@ -108,7 +94,7 @@ def calibrate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[
               temperature: Union[None, float, Literal["fit"]] = None,
               label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
               architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
-              notes: Optional[list[str]] = None) -> dict[str, Any]: ...
+              notes: Optional[list[str]] = None) -> Calibration: ...
 def predict(calibration: Union[Mapping[str, Any], PathLike], x: Any, *, level: float = 0.9,
             labels: Union[None, ArrayLike, PathLike] = None, groups: Optional[Sequence[str]] = None, threads: int = 0,
             allow_outside_paths: bool = False) -> Any: ...
@@ -125,4 +111,4 @@ def read(path: PathLike, *, key: Optional[str] = None, shape: Optional[Sequence[
 def read_labels(path: PathLike, *, key: Optional[str] = None, label_column: Union[None, str, int] = None,
                 header: Optional[bool] = None, rows: Optional[int] = None) -> npt.NDArray[np.int64]: ...
 def read_manifest(path: PathLike, *, allow_outside_paths: bool = False) -> dict[str, Any]: ...
-def read_calibration(path: PathLike) -> dict[str, Any]: ...
+def read_calibration(path: PathLike) -> Calibration: ...

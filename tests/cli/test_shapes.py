@@ -1,0 +1,107 @@
+"""The JSON the CLI writes has the shapes their one description gives
+(src/mano/schema/shapes.schema.json, from which bindings/make_types.py writes the npm and Python
+types): every result of `mano score --json` (every method of the table, MaNo batched and not,
+chunks), the calibration file of `mano calibrate`, and `mano predict --json` with and without a
+manifest, checked with jsonschema (Debian's python3-jsonschema). The schema allows no key it does
+not name, so a key the core starts writing fails here until the description names it.
+
+  /usr/bin/python3 tests/cli/test_shapes.py build/release/native/mano"""
+import json
+import pathlib
+import sys
+import tempfile
+
+import jsonschema
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from harness import check, finish  # noqa: E402
+from workflow_support import run  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((REPO / "src/mano/schema/shapes.schema.json").read_text())
+MANIFEST = REPO / "bench/fashion_mnist_c/data/bncnn/manifest.json"
+DATA = MANIFEST.parent
+
+
+def validator(name):
+    """A validator of one definition, resolving its $refs within the schema."""
+    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{name}"}
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def conforms(name, value, what):
+    errors = sorted(validator(name).iter_errors(value), key=lambda e: list(e.absolute_path))
+    detail = "; ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:160]}" for e in errors[:3])
+    check(not errors, f"{what} is a {name}" + (f": {detail}" if detail else ""))
+
+
+def output(*args):
+    proc = run(*args)
+    check(proc.returncode == 0, f"mano {' '.join(map(str, args[:2]))}: exit {proc.returncode} {proc.stderr.strip()[:300]}")
+    return proc.stdout
+
+
+def methods_of_table():
+    return [m["name"] for m in json.loads(output("methods", "--json"))["methods"]]
+
+
+def check_results(tmp):
+    """Every method of the table on one set (the inputs each needs given), then MaNo batched."""
+    logits = DATA / "contrast_3_logits.npy"
+    inputs = ["--source-logits", DATA / "source_logits.npy", "--source-labels", DATA / "source_labels.npy",
+              "--second-logits", DATA / "rotate_2_logits.npy"]
+    names = methods_of_table()
+    without_features = [m for m in names if m not in ("dispersion", "frechet")]
+    text = output("score", "--json", "--quiet", logits, *inputs, "--methods", ",".join(without_features))
+    result = json.loads(text)
+    check(set(result["methods"]) == set(without_features), f"score computed {sorted(result['methods'])}")
+    conforms("Result", result, "score --json with every method but the feature ones")
+    batched = json.loads(output("score", "--json", "--quiet", logits, "--methods", "mano", "--batch-size", "500"))
+    conforms("Result", batched, "score --json --batch-size 500")
+    chunked = [json.loads(line) for line in output("score", "--json", "--quiet", logits, "--chunk-size", "800").splitlines()]
+    check(len(chunked) >= 2, f"--chunk-size 800 gave {len(chunked)} results")
+    for i, r in enumerate(chunked):
+        conforms("Result", r, f"score --chunk-size 800, chunk {i}")
+
+
+def check_calibration_and_predictions(tmp):
+    cal = tmp / "cal.json"
+    output("calibrate", MANIFEST, "-o", cal, "--quiet", "--methods", "mano,confscore,mde,cot,atc_ne,nuclear",
+           "--group", "gaussian_noise", "--group", "contrast", "--group", "pixelate", "--group", "zoom")
+    calibration = json.loads(cal.read_text())
+    conforms("Calibration", calibration, "the file mano calibrate wrote")
+    for key in ("normalization", "recommended", "fallback", "ranking", "shift"):
+        check(key in calibration, f"the calibration has {key!r} (the test covers it)")
+    report = json.loads(output("predict", "--calibration", cal, "--manifest", MANIFEST, "--json", "--quiet",
+                               "--group", "rotate", "--group", "label_shift"))
+    conforms("PredictionReport", report, "predict --manifest --json")
+    check(all("accuracy" in s for s in report["sets"]), "the manifest's sets have their true accuracy (the test covers it)")
+    check("coverage" in report and report["sets"] and "estimate" in report["sets"][0],
+          "predict --manifest --json has its coverage and estimates (the test covers them)")
+    lines = output("predict", "--calibration", cal, DATA / "rotate_5_logits.npy", DATA / "clean_logits.npy",
+                   "--json", "--quiet").splitlines()
+    check(len(lines) == 2, f"predict FILE FILE --json wrote {len(lines)} lines")
+    for line in lines:
+        conforms("Prediction", json.loads(line), "predict FILE --json")
+
+
+def check_drift_is_caught():
+    """A key the description does not name, or a required one missing, is not a Result."""
+    good = {"n": 2, "k": 3, "methods": {"confscore": {"score": 0.5}}}
+    check(validator("Result").is_valid(good), "a minimal result conforms")
+    check(not validator("Result").is_valid({**good, "unnamed": 1}), "a result with an unnamed key does not")
+    check(not validator("Result").is_valid({"n": 2, "k": 3}), "a result without methods does not")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        check_results(tmp)
+        check_calibration_and_predictions(tmp)
+    check_drift_is_caught()
+    finish()
+
+
+if __name__ == "__main__":
+    main()
