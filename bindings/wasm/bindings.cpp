@@ -144,7 +144,7 @@ public:
         });
     }
     // as_shard: `other`'s own rows come in as the shard its state names (Accumulator.merge);
-    // otherwise they join this one's, as the chunks of one source do (scoreSource)
+    // otherwise they join this one's, as the chunks of one source do (scoreStream)
     bool merge(const raw_accumulator& other, bool as_shard) {
         return guarded([&] {
             if (as_shard)

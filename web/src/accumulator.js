@@ -1,5 +1,5 @@
 // Scoring: the streaming Accumulator (push chunks, merge, state), score() of a whole matrix and
-// scoreSource() of a file chunk by chunk.
+// scoreStream() of a file chunk by chunk.
 import { InputError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { describeValue } from './text.js';
@@ -103,7 +103,7 @@ export class Accumulator {
     return this;
   }
 
-  // scoreSource's chunks are parts of one source, not shards: their rows join this one's own.
+  // scoreStream's chunks are parts of one source, not shards: their rows join this one's own.
   [mergePart](part) {
     call(() => this.#live().merge(part.#live(), false));
     return this;
@@ -157,9 +157,6 @@ export function score(data, shape, options = {}) {
   }
 }
 
-// Scores a MatrixSource (openNpy/openSafetensors) or a Matrix chunk by chunk, without holding
-// the whole matrix. { chunkRows, labels, onProgress(done, total), chunkResults } -> the result,
-// with `chunks: [{ first, rows, result }]` when chunkResults is a number of rows per chunk.
 // A macrotask boundary (a MessageChannel round trip: unlike setTimeout, never clamped to 4 ms), so
 // that an abort posted to a Worker is handled between two chunks.
 function nextTask() {
@@ -173,21 +170,25 @@ function nextTask() {
   });
 }
 
-export async function scoreSource(source, options = {}, { chunkRows, labels, onProgress, chunkResults, signal } = {}) {
+// Scores a stream of rows (a MatrixSource of openNpy/openSafetensors, or a Matrix) chunk by
+// chunk, without holding the whole matrix. { chunkRows, labels, onProgress(done, total),
+// chunkResults } -> the result, with `chunks: [{ first, rows, result }]` when chunkResults is a
+// number of rows per chunk. (Named for the stream, not the labeled source set of options.source.)
+export async function scoreStream(stream, options = {}, { chunkRows, labels, onProgress, chunkResults, signal } = {}) {
   ready();
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function'))
     throw new InputError('signal must be an AbortSignal');
   if (signal?.aborted) throw signal.reason;
-  const rows = wholeNumber(source?.rows, 'source.rows');
-  const cols = wholeNumber(source?.cols, 'source.cols');
-  if (typeof source.read !== 'function' && !(ArrayBuffer.isView(source.data) && !(source.data instanceof DataView)))
+  const rows = wholeNumber(stream?.rows, 'stream.rows');
+  const cols = wholeNumber(stream?.cols, 'stream.cols');
+  if (typeof stream.read !== 'function' && !(ArrayBuffer.isView(stream.data) && !(stream.data instanceof DataView)))
     throw new InputError('data must be a typed array of the logits (Float32Array, Float64Array, or Uint16Array with ' +
-      `a dtype), or the source must have read(first, count); got ${describeValue(source.data)}`);
-  if (typeof source.read !== 'function' && source.data.length !== rows * cols)
-    throw new InputError(`data has ${source.data.length} values but rows x cols = ${rows} x ${cols} = ${rows * cols}`);
-  const read = typeof source.read === 'function' ? (first, count) => source.read(first, count)
-    : async (first, count) => source.data.subarray(first * cols, (first + count) * cols);
-  const labelsAll = labels ?? source.labels;
+      `a dtype), or the stream must have read(first, count); got ${describeValue(stream.data)}`);
+  if (typeof stream.read !== 'function' && stream.data.length !== rows * cols)
+    throw new InputError(`data has ${stream.data.length} values but rows x cols = ${rows} x ${cols} = ${rows * cols}`);
+  const read = typeof stream.read === 'function' ? (first, count) => stream.read(first, count)
+    : async (first, count) => stream.data.subarray(first * cols, (first + count) * cols);
+  const labelsAll = labels ?? stream.labels;
   if (labelsAll && labelsAll.length !== rows) throw new InputError(`labels: ${labelsAll.length} labels for ${rows} rows`);
   const step = chunkResults != null ? wholeNumber(chunkResults, 'chunkResults')
     : chunkRows != null ? wholeNumber(chunkRows, 'chunkRows') : Math.max(1, Math.floor(CHUNK_BYTES / (cols * 4)));
@@ -199,7 +200,7 @@ export async function scoreSource(source, options = {}, { chunkRows, labels, onP
     for (let first = 0; first < rows; first += step) {
       const count = Math.min(step, rows - first);
       const data = await read(first, count);
-      const extras = { dtype: source.dtype };
+      const extras = { dtype: stream.dtype };
       if (labelsAll) extras.labels = labelsAll.subarray ? labelsAll.subarray(first, first + count) : Array.prototype.slice.call(labelsAll, first, first + count);
       if (chunkResults) {
         const part = accumulator(cols, options);

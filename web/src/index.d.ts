@@ -201,7 +201,7 @@ export type UrlLike = string | { readonly href: string; toString(): string };
 export type FileInput = ArrayBuffer | ArrayBufferView | BlobLike;
 export interface CsvOptions { labelColumn?: string | number; header?: boolean; delimiter?: string; name?: string }
 
-export interface ScoreSourceOptions {
+export interface ScoreStreamOptions {
   chunkRows?: number;
   labels?: LabelsArray;
   onProgress?: (done: number, total: number) => void;
@@ -221,7 +221,7 @@ export interface InitOptions {
 export interface Api {
   init: typeof init;
   score: typeof score;
-  scoreSource: typeof scoreSource;
+  scoreStream: typeof scoreStream;
   accumulator: typeof accumulator;
   accumulatorFromJSON: typeof accumulatorFromJSON;
   evaluate: typeof evaluate;
@@ -243,7 +243,7 @@ export const CHUNK_BYTES: number;
 export function init(options?: InitOptions): Promise<Api>;
 export function simdSupported(): boolean;
 export function score(data: LogitsArray, shape: Shape, options?: Options): Result;
-export function scoreSource(source: MatrixSource | Matrix, options?: Options, how?: ScoreSourceOptions): Promise<Result>;
+export function scoreStream(stream: MatrixSource | Matrix, options?: Options, how?: ScoreStreamOptions): Promise<Result>;
 export function accumulator(cols: number, options?: Options): Accumulator;
 export function accumulatorFromJSON(state: AccumulatorState | string): Accumulator;
 /** With sets given as logits, `options` as calibrate()'s and a non-enumerable `warnings`. */

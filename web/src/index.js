@@ -7,11 +7,11 @@ export { ManoError, InputError, FormatError, LoadError } from './errors.js';
 export { openMatrix, openNpy, openSafetensors, readCsv, readMatrix, readNpy, readSafetensors } from './loaders.js';
 export { ManoWorker } from './client.js';
 
-import { accumulator, accumulatorFromJSON, score, scoreSource } from './accumulator.js';
+import { accumulator, accumulatorFromJSON, score, scoreStream } from './accumulator.js';
 import { wholeNumber } from './options.js';
 import { calibrate, evaluate, monitor, predict, predictScores } from './workflow.js';
 
-export { CHUNK_BYTES, Accumulator, accumulator, accumulatorFromJSON, score, scoreSource } from './accumulator.js';
+export { CHUNK_BYTES, Accumulator, accumulator, accumulatorFromJSON, score, scoreStream } from './accumulator.js';
 export { calibrate, evaluate, monitor, predict, predictScores } from './workflow.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only where the
@@ -187,7 +187,7 @@ export function version() {
 }
 
 const api = {
-  init, score, scoreSource, accumulator, accumulatorFromJSON, evaluate, calibrate, monitor, predict, predictScores, defaultMethods,
+  init, score, scoreStream, accumulator, accumulatorFromJSON, evaluate, calibrate, monitor, predict, predictScores, defaultMethods,
   methods, version,
   simdSupported,
 };

@@ -115,7 +115,8 @@ export function calibrationOptions(options, cols) {
   if (others.length)
     throw new InputError(`options.calibration scores as the calibration's sets were scored: give no other option (got ${others.join(', ')})`);
   const cal = options.calibration;
-  if (cal === null || typeof cal !== 'object' || cal.format !== 'mano-calibration' || cal.options === null || typeof cal.options !== 'object')
+  // the core checks the rest (calibration_file.cpp), as it does the CLI's --calibration
+  if (cal === null || typeof cal !== 'object')
     throw new InputError("options.calibration must be a calibration: what calibrate() returns or `mano calibrate` writes (format 'mano-calibration')");
   const scoring = JSON.parse(call(() => ready().scoringOptions(jsonForCore(cal, 'calibration'), options[calibrationRows] ?? 0, cols)));
   return JSON.stringify(scoring.options);

@@ -65,7 +65,7 @@ export interface Result {
   confidence?: number;
   /** Each method computed, by what it returns (methods.d.ts, generated from the estimator table). */
   methods: ResultMethods;
-  /** npm's scoreSource with chunkResults: one result per chunk of rows. */
+  /** npm's scoreStream with chunkResults: one result per chunk of rows. */
   chunks?: Chunk[];
   /** `mano score --json`: the file the rows were read from. */
   file?: string;

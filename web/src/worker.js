@@ -6,14 +6,14 @@
 // replies { id, type: 'cancelled' } instead of a result. A cancel gets no reply of its own.
 import {
   calibrate, evaluate, init, methods, monitor, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
-  scoreSource,
+  scoreStream,
 } from './index.js';
 import { calibrateScored, evaluateScored, scoreFamilyAsync } from './workflow.js';
 import { InputError, ManoError } from './errors.js';
 
 const OPENERS = { npy: openNpy, safetensors: openSafetensors, csv: readCsv };
 
-// A File/Blob as something scoreSource streams (openMatrix), or read as the `format` given.
+// A File/Blob as something scoreStream streams (openMatrix), or read as the `format` given.
 function openFile(file, { format, ...how } = {}) {
   if (format === undefined) return openMatrix(file, how);
   if (!Object.hasOwn(OPENERS, format)) throw new InputError(`${file.name ?? 'input'}: unknown format '${format}' (npy, safetensors or csv)`);
@@ -39,14 +39,14 @@ const ops = Object.assign(Object.create(null), {
   score: ({ data, shape, options, chunkRows }, progress, signal) => {
     if (shape === null || typeof shape !== 'object')
       throw new InputError('score: args.shape must be { rows, cols, dtype?, labels? }');
-    return scoreSource({ rows: shape.rows, cols: shape.cols, dtype: shape.dtype, data, labels: shape.labels },
+    return scoreStream({ rows: shape.rows, cols: shape.cols, dtype: shape.dtype, data, labels: shape.labels },
       options, { chunkRows, onProgress: progress, signal });
   },
   // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
   scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress, signal) => {
     const source = await openFile(file, how);
     const labelArray = await labelsFor(source, labels);
-    const result = await scoreSource(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
+    const result = await scoreStream(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
     return { name: source.name, result };
   },
   // args: { sets: [{ name, group?, file, labels?, format?, key?, labelColumn?, header? }], options }:
@@ -65,7 +65,7 @@ const ops = Object.assign(Object.create(null), {
     let done = 0;
     const { scored, warnings } = await scoreFamilyAsync(sets, options ?? {}, opened[0].source.cols, async (i, opts, pass) => {
       const { source, labels } = opened[i];
-      const result = await scoreSource(source, opts, {
+      const result = await scoreStream(source, opts, {
         labels: pass === 'variant' ? undefined : labels, signal, onProgress: (at) => progress(done + at, rows),
       });
       done = (done + source.rows) % rows;

@@ -115,18 +115,18 @@ describe('cancelling Worker jobs (AbortSignal)', () => {
     assert.deepEqual(compareDeep(r, mano.score(q.slice(0, 1000 * cols), { rows: 1000, cols }, { methods: ['mano'] }), 1e-12), []);
   });
 
-  test('scoreSource refuses labels of another length than the rows', async () => {
+  test('scoreStream refuses labels of another length than the rows', async () => {
     const rows = 100, cols = 4;
     const q = normalLogits(rows, cols, 2, 13);
-    await assert.rejects(mano.scoreSource({ rows, cols, data: q }, {}, { labels: new Int32Array(150) }),
+    await assert.rejects(mano.scoreStream({ rows, cols, data: q }, {}, { labels: new Int32Array(150) }),
       (e) => e instanceof mano.InputError && /labels: 150 labels for 100 rows/.test(e.message));
   });
 
-  test('scoreSource on the main thread takes a signal too', async () => {
+  test('scoreStream on the main thread takes a signal too', async () => {
     const rows = 5000, cols = 10;
     const q = normalLogits(rows, cols, 2, 12);
     const controller = new AbortController();
-    await assert.rejects(mano.scoreSource({ rows, cols, data: q }, {}, { chunkRows: 100, signal: controller.signal,
+    await assert.rejects(mano.scoreStream({ rows, cols, data: q }, {}, { chunkRows: 100, signal: controller.signal,
       onProgress: (done) => done >= 1000 && controller.abort() }), (e) => e.name === 'AbortError');
   });
 });

@@ -73,6 +73,8 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.throws(() => mano.score(m.data.subarray(0, 20 * 5), { rows: 20, cols: 5 }, { calibration: cal }),
       (e) => e instanceof mano.InputError && e.message === 'the logits have 5 classes but the calibration was fitted on logits with 10');
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: { format: 'other' } }),
+      (e) => e instanceof mano.InputError && /calibration: not a mano calibration \("format" is not "mano-calibration"\)/.test(e.message));
+    assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: 'cal.json' }),
       (e) => e instanceof mano.InputError && /must be a calibration/.test(e.message));
   });
 

@@ -116,14 +116,14 @@ test('own rows keep their name once shards come in: neither a merge back nor a s
   assert.equal(c.rows, 600);
 });
 
-test('an empty state names no shard and merges any number of times; scoreSource still merges its chunks', async () => {
+test('an empty state names no shard and merges any number of times; scoreStream still merges its chunks', async () => {
   const empty = mano.accumulator(cols, { methods }).toJSON();
   assert.deepEqual(empty.shards, []);
   const total = mano.accumulator(cols, { methods }).merge(empty).merge(empty);
   assert.equal(total.rows, 0);
   const q = normalLogits(1000, cols, 2, 17);
   const whole = mano.score(q, { rows: 1000, cols }, { methods });
-  const chunked = await mano.scoreSource({ rows: 1000, cols, data: q }, { methods }, { chunkResults: 10 });
+  const chunked = await mano.scoreStream({ rows: 1000, cols, data: q }, { methods }, { chunkResults: 10 });
   assert.equal(chunked.chunks.length, 100);
   assert.deepEqual(compareDeep({ ...chunked, chunks: undefined }, { ...whole, chunks: undefined }, 1e-12), []);
 });

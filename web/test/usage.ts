@@ -5,7 +5,7 @@
 import {
   CHUNK_BYTES, FormatError, InputError, LoadError, ManoError, ManoWorker, accumulator, accumulatorFromJSON, calibrate,
   defaultMethods, evaluate, init, methods as methodTable, openNpy, openSafetensors, predict, readCsv, readMatrix, readNpy, readSafetensors,
-  score, scoreSource, simdSupported, version, Accumulator,
+  score, scoreStream, simdSupported, version, Accumulator,
 } from 'mano-score';
 import type {
   AccumulatorState, Api, CalibrateOptions, Calibration, CalibrationFold, Dtype, Evaluation, InitOptions, LabeledSet,
@@ -94,7 +94,7 @@ export async function useEverything(): Promise<number> {
   const source: MatrixSource = await openNpy(npyBlob, { name: 'logits.npy' });
   const part = await source.read(0, Math.min(100, source.rows));
   const partLength: number = part.length;
-  const streamed: Result = await scoreSource(source, { methods: ['mano'] }, {
+  const streamed: Result = await scoreStream(source, { methods: ['mano'] }, {
     chunkRows: 1000,
     onProgress: (done: number, total: number) => console.log(`${done}/${total}`),
     chunkResults: 500,
@@ -102,10 +102,10 @@ export async function useEverything(): Promise<number> {
   });
   const timeline = streamed.chunks?.map((c) => [c.first, c.rows, c.result.methods.mano?.score ?? NaN]) ?? [];
   const st = await openSafetensors(await npyBlob.arrayBuffer(), { key: 'logits' });
-  await scoreSource(st);
+  await scoreStream(st);
 
   const m: Matrix = await readNpy(new Uint8Array(16));
-  const byMatrix = await scoreSource(m, {}, { labels: m.labels });
+  const byMatrix = await scoreStream(m, {}, { labels: m.labels });
   const fromMatrix = score(logits(m), { rows: m.rows, cols: m.cols, dtype: floatDtype(m), labels: m.labels });
   const csv = await readCsv(file, { labelColumn: 'label', header: true, delimiter: ',', name: 'x.csv' });
   const csvLabels: Int32Array | undefined = csv.labels;

@@ -65,7 +65,7 @@ class Result(TypedDict, total=False):
     methods: Required[dict[str, Union[ManoMethodResult, ScoreResult, AccuracyResult]]]
     """Each method computed, by what it returns (methods.d.ts, generated from the estimator table)."""
     chunks: list[Chunk]
-    """npm's scoreSource with chunkResults: one result per chunk of rows."""
+    """npm's scoreStream with chunkResults: one result per chunk of rows."""
     file: str
     """`mano score --json`: the file the rows were read from."""
     chunk: int
