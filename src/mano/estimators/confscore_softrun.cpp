@@ -1,5 +1,6 @@
 // ConfScore on MaNo's softrun normalization: the mean of max_k sigma_ik on the branch the
 // criterion picks (softmax of q, or its Taylor normalization).
+// mano: per-row code in the default pass, built for speed in every build (src/mano/CMakeLists.txt)
 #include "mano/estimators/estimator.hpp"
 
 namespace mano {

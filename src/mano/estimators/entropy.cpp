@@ -1,4 +1,5 @@
 // Entropy: the mean softmax entropy -sum_k p_ik log p_ik at temperature T, in nats.
+// mano: per-row code in the default pass, built for speed in every build (src/mano/CMakeLists.txt)
 #include <cmath>
 
 #include "mano/estimators/estimator.hpp"

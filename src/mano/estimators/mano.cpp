@@ -1,6 +1,7 @@
 // MaNo (Xie et al., NeurIPS 2024): S = (sum_ik sigma_ik^p / (N K))^(1/p) on the softrun
 // normalization, with both branches summed so that the branch is chosen at finalize; in batch
 // mode (the authors' code) the unweighted mean of per-batch scores.
+// mano: per-row code in the default pass, built for speed in every build (src/mano/CMakeLists.txt)
 #include <cmath>
 #include <limits>
 

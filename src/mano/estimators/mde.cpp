@@ -1,4 +1,5 @@
 // MDE (Peng et al., 2024): LSE_j(E_j) - mean_i E_i over the energies E_i = -LSE_k(q_ik / T).
+// mano: per-row code in the default pass, built for speed in every build (src/mano/CMakeLists.txt)
 #include <algorithm>
 #include <cmath>
 
