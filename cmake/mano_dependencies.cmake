@@ -25,9 +25,10 @@ if(MANO_BUILD_CLI)
   else()
     message(STATUS "mano: .npz support off (MANO_WITH_NPZ=OFF): the CLI reads every other format")
   endif()
-  # `mano monitor`'s history is an SQLite file.
+  # `mano monitor`'s history is an SQLite file; a calibration's identity in it is its SHA-256.
   if(MANO_WITH_MONITOR)
     mano_require(SQLite3 libsqlite3-dev)
+    mano_require(OpenSSL libssl-dev COMPONENTS Crypto)
   else()
     message(STATUS "mano: mano monitor off (MANO_WITH_MONITOR=OFF): the CLI has every other subcommand")
   endif()

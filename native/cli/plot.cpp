@@ -390,6 +390,13 @@ void write_file(const std::string& path, const std::string& text) {
     const auto fail = [&](const std::string& what, int code) {
         throw error(path + ": cannot write the file (" + what + (code ? std::string(": ") + std::strerror(code) : "") + ")");
     };
+    // a monitoring history (mano monitor, an SQLite file) is never replaced by another output
+    if (std::ifstream existing{path, std::ios::binary}) {
+        char head[16] = {};
+        if (existing.read(head, sizeof head) && std::string(head, sizeof head) == std::string("SQLite format 3\0", 16))
+            throw error(path + ": an SQLite database (a mano monitoring history?) is there; mano writes no other "
+                        "output over one: choose another path");
+    }
     // A temporary file beside the target, renamed over it once complete and on disk: a reader, a
     // crash or a concurrent writer sees the old file or the new one, never a part of either.
     const std::filesystem::path target(path);

@@ -36,7 +36,8 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
 
 // Writes `text` to `path` atomically: into a temporary file in the same folder, flushed to disk,
 // then renamed over `path`, so that a crash or a concurrent writer never leaves a partial file and
-// the previous one stays whole until the new one is complete. Throws mano::error naming the path.
+// the previous one stays whole until the new one is complete. Refuses to replace an SQLite file
+// (a monitoring history). Throws mano::error naming the path.
 void write_file(const std::string& path, const std::string& text);
 
 // Throws mano::error when `output` is one of `inputs` (the same file, by any path): mano never

@@ -135,6 +135,13 @@ def test_bad_files(tmp, rng, cal):
         proc = run("monitor", "add", target, *inputs, "--calibration", cal)
         check(one_error_line(proc, str(target), "input") and target.read_bytes() == before,
               f"add {target.name}: refused, unchanged ({proc.stderr.strip()!r})")
+    # no other command's output replaces a history (an SQLite file), even one that is not its input
+    other = tmp / "other.db"
+    shutil.copy(good, other)
+    for args in (["score", batch, "--emit-state", other, "--quiet"], ["monitor", "report", good, "--json", "-o", other]):
+        proc = run(*args)
+        check(one_error_line(proc, str(other), "SQLite") and other.read_bytes() == data,
+              f"{' '.join(map(str, args[:2]))} -> {other.name}: refused, unchanged ({proc.stderr.strip()!r})")
     # the history given after the files: the first file is taken as the history and refused
     proc = run("monitor", "add", batch, good, "--calibration", cal)
     check(proc.returncode == 2 and good.read_bytes() == data, f"add with the history last: refused ({proc.stderr.strip()!r})")
