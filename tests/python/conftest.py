@@ -9,9 +9,28 @@ import os
 import pathlib
 import sys
 
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 if importlib.util.find_spec("mano") is None:
     _build = os.environ.get("MANO_PYTHONPATH") or str(REPO / "build" / "release" / "python")
     if os.path.isdir(_build):
         sys.path.insert(0, _build)
+
+
+# The example manifest evaluated and calibrated once per test module (test_frame.py, test_plot.py).
+
+
+@pytest.fixture(scope="module")
+def report():
+    import mano
+    from api_support import MANIFEST
+    return mano.evaluate(MANIFEST, threads=1)
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    import mano
+    from api_support import MANIFEST
+    return mano.calibrate(MANIFEST, threads=1)

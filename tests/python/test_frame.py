@@ -35,16 +35,6 @@ def truth():
     return example_truth()
 
 
-@pytest.fixture(scope="module")
-def report():
-    return mano.evaluate(MANIFEST, threads=1)
-
-
-@pytest.fixture(scope="module")
-def calibration():
-    return mano.calibrate(MANIFEST, threads=1)
-
-
 def test_import_mano_loads_neither_pandas_nor_matplotlib_nor_torch():
     where = os.path.dirname(os.path.dirname(mano.__file__))
     code = ("import sys, mano; print([m for m in ('pandas', 'matplotlib', 'torch', 'dask') if m in sys.modules]); "

@@ -18,16 +18,6 @@ from api_support import EXAMPLE, MANIFEST, MANO_BIN, needs_cli  # noqa: E402
 from test_frame import mano_monitor_report, monitor_report  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def report():
-    return mano.evaluate(MANIFEST, threads=1)
-
-
-@pytest.fixture(scope="module")
-def calibration():
-    return mano.calibrate(MANIFEST, threads=1)
-
-
 def true_accuracy():
     out = {}
     for s in json.loads(MANIFEST.read_text())["sets"]:
