@@ -125,12 +125,131 @@ void check_finite_row(const double* row, std::size_t k, std::size_t index, Args.
                                  describe(row[c]) + " (rows and columns count from 0); logits must be finite");
 }
 
+// How push hands one call's rows to the kernel: the rows per kernel call (the block plan) and the
+// buffers a block is read into and scored in, sized once for the call.
+class block_reader {
+public:
+    block_reader(const logits_view& rows, const row_inputs& extra, const detail::block_needs& needs, bool scaled)
+        : rows_(rows), extra_(extra), needs_(needs), scaled_(scaled), k_(rows.cols()),
+          // The kernel takes float rows (float32 in place when contiguous, float16/bfloat16
+          // widened exactly) or, for float64 logits, double rows.
+          as_double_(rows.type() == dtype::float64),
+          in_place_(rows.row_stride() == k_ && (rows.type() == dtype::float32 || as_double_)) {
+        plan();
+        allocate();
+    }
+    std::size_t block_rows() const { return block_rows_; }
+    const detail::row_stats* stats() const { return stats_.data(); }
+    const double* second_rows() const { return second_rows_.data(); }
+
+    // Rows [first, first + count) through the kernel (on q, and on q / T when scaled): the block
+    // every component adds. `first_row` numbers the block's first row for messages.
+    detail::block read(std::size_t first, std::size_t count, std::size_t first_row, detail::row_kernel kernel,
+                       const detail::kernel_params& params, const detail::kernel_params& baseline_params,
+                       double temperature) {
+        const float* block_f = nullptr;
+        const double* block_d = nullptr;
+        if (as_double_ && in_place_) {
+            block_d = static_cast<const double*>(rows_.data()) + first * k_;
+        } else if (as_double_) {
+            widen_rows(rows_, first, count, double_block_.data());
+            block_d = double_block_.data();
+        } else if (in_place_) {
+            block_f = static_cast<const float*>(rows_.data()) + first * k_;
+        } else {
+            float_rows(rows_, first, count, float_block_.data());
+            block_f = float_block_.data();
+        }
+        kernel(block_f, block_d, count, k_, params, scratch_.data(), stats_.data(), outputs_);
+        detail::block b;
+        b.count = count;
+        b.k = k_;
+        b.first_row = first_row;
+        b.stats = b.base = stats_.data();
+        b.probs = needs_.probs ? softmax_probs_.data() : nullptr;
+        if (needs_.softrun_rows) {
+            b.softmax_rows = softmax_probs_.data();
+            b.taylor_rows = taylor_probs_.data();
+        }
+        if (scaled_) {
+            const double inv_t = 1.0 / temperature;
+            // q / T in double: rounding it to float would move exp(q/T - max) by ulp(q/T)
+            if (as_double_)
+                for (std::size_t i = 0; i < count * k_; ++i) scaled_rows_[i] = block_d[i] * inv_t;
+            else
+                for (std::size_t i = 0; i < count * k_; ++i) scaled_rows_[i] = static_cast<double>(block_f[i]) * inv_t;
+            kernel(nullptr, scaled_rows_.data(), count, k_, baseline_params, scratch_.data(), base_stats_.data(), base_outputs_);
+            b.base = base_stats_.data();
+            b.probs = needs_.probs ? base_probs_.data() : nullptr;
+        }
+        if (extra_.second) {
+            widen_rows(*extra_.second, first, count, second_rows_.data());
+            b.second = second_rows_.data();
+        }
+        if (extra_.features) {
+            widen_rows(*extra_.features, first, count, feature_rows_.data());
+            b.features = feature_rows_.data();
+            b.dim = extra_.features->cols();
+        }
+        return b;
+    }
+
+private:
+    // Rows per kernel call: ~32K logits, so that the blocks stay in cache. Large blocks, ~1M
+    // logits (up to 4096 rows), where a call has more to amortize: a Gram matrix update (each call
+    // adds into all of its K x K doubles; at least 256 rows), and rows read in place with nothing
+    // kept per row but their statistics (the kernel looks ahead and prefetches within a call only).
+    void plan() {
+        const std::size_t large_block = std::min<std::size_t>(4096, std::max<std::size_t>(1, (1 << 20) / k_));
+        block_rows_ = std::max<std::size_t>(1, block_logits / k_);
+        if (needs_.gram) block_rows_ = std::max<std::size_t>({block_rows_, 256, large_block});
+        if (in_place_ && !scaled_ && !extra_.second && !needs_.softrun_rows && !needs_.probs && !extra_.features)
+            block_rows_ = std::max(block_rows_, large_block);
+        block_rows_ = std::min(block_rows_, rows_.rows());
+    }
+
+    void allocate() {
+        const std::size_t n = block_rows_ * k_;
+        if (!in_place_) as_double_ ? double_block_.resize(n) : float_block_.resize(n);
+        if (scaled_) scaled_rows_.resize(n);
+        scratch_.resize(detail::kernel_scratch_floats(k_));
+        stats_.resize(block_rows_);
+        if (needs_.softrun_rows || (needs_.probs && !scaled_)) {
+            softmax_probs_.resize(n);
+            outputs_.softmax = softmax_probs_.data();
+        }
+        if (needs_.softrun_rows) {
+            taylor_probs_.resize(n);
+            outputs_.taylor = taylor_probs_.data();
+        }
+        if (scaled_) {
+            base_stats_.resize(block_rows_);
+            if (needs_.probs) {
+                base_probs_.resize(n);
+                base_outputs_.softmax = base_probs_.data();
+            }
+        }
+        if (extra_.second) second_rows_.resize(n);
+        if (extra_.features) feature_rows_.resize(block_rows_ * extra_.features->cols());
+    }
+
+    const logits_view& rows_;
+    const row_inputs& extra_;
+    const detail::block_needs& needs_;
+    const bool scaled_;
+    const std::size_t k_;
+    const bool as_double_, in_place_;
+    std::size_t block_rows_ = 0;
+    std::vector<float> float_block_, scratch_;
+    std::vector<double> double_block_, scaled_rows_, second_rows_, feature_rows_;
+    std::vector<detail::row_stats> stats_, base_stats_;
+    std::vector<double> softmax_probs_, taylor_probs_, base_probs_;
+    detail::row_outputs outputs_, base_outputs_;
+};
+
 }  // namespace
 
-void accumulator::push(const logits_view& rows, const row_inputs& extra) {
-    impl& a = *impl_;
-    const std::size_t k = a.k;
-    auto& core = a.core;
+void accumulator::impl::check_push(const logits_view& rows, const row_inputs& extra) const {
     if (rows.cols() != k)
         throw error("logits have " + std::to_string(rows.cols()) + " columns but this accumulator was created for " +
                     std::to_string(k));
@@ -154,142 +273,69 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
         throw error("labels were given for some pushes but not for others; give them with every push or never");
     if (core.n > 0 && (second != nullptr) != (core.second_rows == core.n))
         throw error("a second model's logits were given for some pushes but not for others; give them with every push or never");
-    const detail::block_needs& needs = a.needs;
-    const bool scaled = a.scaled();
-    // The kernel takes float rows (float32 in place when contiguous, float16/bfloat16 widened
-    // exactly) or, for float64 logits, double rows.
-    const bool as_double = rows.type() == dtype::float64;
-    const bool in_place = rows.row_stride() == k && (rows.type() == dtype::float32 || as_double);
+}
 
-    // Rows per kernel call: ~32K logits, so that the blocks below stay in cache. Large blocks,
-    // ~1M logits (up to 4096 rows), where a call has more to amortize: a Gram matrix update (each
-    // call adds into all of its K x K doubles; at least 256 rows), and rows read in place with
-    // nothing kept per row but their statistics (the kernel looks ahead and prefetches within a
-    // call only).
-    const std::size_t large_block = std::min<std::size_t>(4096, std::max<std::size_t>(1, (1 << 20) / k));
-    std::size_t block_rows = std::max<std::size_t>(1, block_logits / k);
-    if (needs.gram) block_rows = std::max<std::size_t>({block_rows, 256, large_block});
-    if (in_place && !scaled && !second && !needs.softrun_rows && !needs.probs && !extra.features)
-        block_rows = std::max(block_rows, large_block);
-    block_rows = std::min(block_rows, rows.rows());
-    std::vector<float> float_block;
-    std::vector<double> double_block, scaled_rows, second_rows, feature_rows;
-    if (!in_place) as_double ? double_block.resize(block_rows * k) : float_block.resize(block_rows * k);
-    if (scaled) scaled_rows.resize(block_rows * k);
-    std::vector<float> scratch(detail::kernel_scratch_floats(k));
-    std::vector<detail::row_stats> stats(block_rows), base_stats;
-    std::vector<double> softmax_probs, taylor_probs, base_probs;
-    detail::row_outputs outputs, base_outputs;
-    if (needs.softrun_rows || (needs.probs && !scaled)) {
-        softmax_probs.resize(block_rows * k);
-        outputs.softmax = softmax_probs.data();
-    }
-    if (needs.softrun_rows) {
-        taylor_probs.resize(block_rows * k);
-        outputs.taylor = taylor_probs.data();
-    }
-    if (scaled) {
-        base_stats.resize(block_rows);
-        if (needs.probs) {
-            base_probs.resize(block_rows * k);
-            base_outputs.softmax = base_probs.data();
+void accumulator::impl::add_row_sums(const detail::block& b, const logits_view& rows, std::size_t first,
+                                     const row_inputs& extra) {
+    for (std::size_t r = 0; r < b.count; ++r) {
+        const auto& st = b.stats[r];
+        const std::size_t row = b.first_row + r;  // for messages
+        if (st.bad_col >= 0) {
+            std::vector<double> bad(k);
+            widen_rows(rows, first + r, 1, bad.data());
+            check_finite_row(bad.data(), k, row);
         }
+        if (st.bad_col == -2)
+            throw error("row " + std::to_string(row) + ": logits are too large to subtract from the row maximum (the difference overflows "
+                        "double precision); scale them down");
+        if (st.taylor_overflow && core.taylor_overflow_row < 0)
+            core.taylor_overflow_row = static_cast<std::int64_t>(core.n + r);
+        core.phi_sum += st.phi;
+        core.max_prob.add(b.base[r].max_prob);
+        if (!core.predicted.empty()) core.predicted[static_cast<std::size_t>(st.argmax)] += 1;
+        if (extra.labels) {
+            const std::int64_t label = extra.labels[first + r];
+            if (label < 0 || static_cast<std::size_t>(label) >= k)
+                throw error("row " + std::to_string(row) + ": label " + std::to_string(label) +
+                            " is outside [0, " + std::to_string(k) + "), the classes of these logits");
+            core.correct += label == st.argmax ? 1 : 0;
+            core.labeled_rows += 1;
+        }
+        if (b.second) check_finite_row<row_input_error>(b.second + r * k, k, row, row_input_error::input::second);
     }
-    if (second) second_rows.resize(block_rows * k);
-    const std::size_t dim = extra.features ? extra.features->cols() : 0;
-    if (extra.features) feature_rows.resize(block_rows * dim);
+    if (b.features) {
+        check_features(b.features, b.count, b.dim, b.first_row);
+        core.feature_rows += b.count;
+    }
+    if (b.second) core.second_rows += b.count;
+}
 
-    // One transaction: the driver's sums are copied (they are small), each component keeps what
-    // it needs to roll back.
-    const impl::sums saved = core;
+// A push is one transaction: the rows in blocks through the kernel (block_reader), each block's
+// row statistics into the driver's sums (add_row_sums) and every component; on any error the
+// sums and the components roll back.
+void accumulator::push(const logits_view& rows, const row_inputs& extra) {
+    impl& a = *impl_;
+    a.check_push(rows, extra);
+    if (rows.rows() == 0) return;
+    block_reader reader(rows, extra, a.needs, a.scaled());
+    const impl::sums saved = a.core;  // the driver's sums are small: copied
     for (auto& c : a.components) c->begin(rows.rows());
     try {
-        for (std::size_t first = 0; first < rows.rows(); first += block_rows) {
-            const std::size_t count = std::min(block_rows, rows.rows() - first);
-            const float* block_f = nullptr;
-            const double* block_d = nullptr;
-            if (as_double && in_place) {
-                block_d = static_cast<const double*>(rows.data()) + first * k;
-            } else if (as_double) {
-                widen_rows(rows, first, count, double_block.data());
-                block_d = double_block.data();
-            } else if (in_place) {
-                block_f = static_cast<const float*>(rows.data()) + first * k;
-            } else {
-                float_rows(rows, first, count, float_block.data());
-                block_f = float_block.data();
-            }
-            a.kernel(block_f, block_d, count, k, a.params, scratch.data(), stats.data(), outputs);
-            detail::block b;
-            b.count = count;
-            b.k = k;
-            b.first_row = extra.first_row.value_or(saved.n) + first;
-            b.stats = b.base = stats.data();
-            b.probs = needs.probs ? softmax_probs.data() : nullptr;
-            if (needs.softrun_rows) {
-                b.softmax_rows = softmax_probs.data();
-                b.taylor_rows = taylor_probs.data();
-            }
-            if (scaled) {
-                const double inv_t = 1.0 / a.opts.temperature;
-                // q / T in double: rounding it to float would move exp(q/T - max) by ulp(q/T)
-                if (as_double)
-                    for (std::size_t i = 0; i < count * k; ++i) scaled_rows[i] = block_d[i] * inv_t;
-                else
-                    for (std::size_t i = 0; i < count * k; ++i) scaled_rows[i] = static_cast<double>(block_f[i]) * inv_t;
-                a.kernel(nullptr, scaled_rows.data(), count, k, a.baseline_params, scratch.data(), base_stats.data(),
-                         base_outputs);
-                b.base = base_stats.data();
-                b.probs = needs.probs ? base_probs.data() : nullptr;
-            }
-            if (second) {
-                widen_rows(*second, first, count, second_rows.data());
-                b.second = second_rows.data();
-            }
-            for (std::size_t r = 0; r < count; ++r) {
-                const auto& st = stats[r];
-                const std::size_t row = b.first_row + r;  // for messages
-                if (st.bad_col >= 0) {
-                    std::vector<double> bad(k);
-                    widen_rows(rows, first + r, 1, bad.data());
-                    check_finite_row(bad.data(), k, row);
-                }
-                if (st.bad_col == -2)
-                    throw error("row " + std::to_string(row) + ": logits are too large to subtract from the row maximum (the difference overflows "
-                                "double precision); scale them down");
-                if (st.taylor_overflow && core.taylor_overflow_row < 0)
-                    core.taylor_overflow_row = static_cast<std::int64_t>(core.n + r);
-                core.phi_sum += st.phi;
-                core.max_prob.add(b.base[r].max_prob);
-                if (!core.predicted.empty()) core.predicted[static_cast<std::size_t>(st.argmax)] += 1;
-                if (extra.labels) {
-                    const std::int64_t label = extra.labels[first + r];
-                    if (label < 0 || static_cast<std::size_t>(label) >= k)
-                        throw error("row " + std::to_string(row) + ": label " + std::to_string(label) +
-                                    " is outside [0, " + std::to_string(k) + "), the classes of these logits");
-                    core.correct += label == st.argmax ? 1 : 0;
-                    core.labeled_rows += 1;
-                }
-                if (second) check_finite_row<row_input_error>(second_rows.data() + r * k, k, row, row_input_error::input::second);
-            }
-            if (extra.features) {
-                widen_rows(*extra.features, first, count, feature_rows.data());
-                check_features(feature_rows.data(), count, dim, b.first_row);
-                b.features = feature_rows.data();
-                b.dim = dim;
-                core.feature_rows += count;
-            }
-            if (second) core.second_rows += count;
+        for (std::size_t first = 0; first < rows.rows(); first += reader.block_rows()) {
+            const std::size_t count = std::min(reader.block_rows(), rows.rows() - first);
+            const detail::block b = reader.read(first, count, extra.first_row.value_or(saved.n) + first, a.kernel, a.params,
+                                                a.baseline_params, a.opts.temperature);
+            a.add_row_sums(b, rows, first, extra);
             for (auto& c : a.components) c->add(b);
-            core.n += count;
+            a.core.n += count;
         }
     } catch (...) {
-        core = saved;
+        a.core = saved;
         for (auto& c : a.components) c->rollback();
         throw;
     }
     for (auto& c : a.components) c->commit();
-    core.own_rows += rows.rows();
+    a.core.own_rows += rows.rows();
 }
 
 result accumulator::finalize() const {

@@ -50,6 +50,11 @@ struct accumulator::impl {
         for (const auto& c : other.components) components.push_back(c->clone());
     }
     bool scaled() const { return opts.temperature != 1.0; }
+    // push's parts (accumulator.cpp): the rows and their companions checked against each other
+    // and against what earlier pushes gave; a block's row statistics added to the sums (each row
+    // checked: finite logits, labels in [0, K), a finite second model's row; then finite features).
+    void check_push(const logits_view& rows, const row_inputs& extra) const;
+    void add_row_sums(const detail::block& b, const logits_view& rows, std::size_t first, const row_inputs& extra);
     nlohmann::json state_json() const;
     // The shard name of the own rows: a hash of the state that holds them and the shard label.
     std::uint64_t own_rows_id() const;
