@@ -75,8 +75,9 @@ def py_type(node):
     if kind in simple:
         return simple[kind]
     if kind == "array":
-        if "prefixItems" in node:
-            return "tuple[" + ", ".join(py_type(n) for n in node["prefixItems"]) + "]"
+        if "prefixItems" in node:  # JSON arrays are lists in Python, whatever their length
+            kinds = {py_type(n) for n in node["prefixItems"]}
+            return f"list[{kinds.pop() if len(kinds) == 1 else 'Any'}]"
         return f"list[{py_type(node['items'])}]"
     if kind == "object" and "properties" in node:
         kinds = {py_type(v) for v in node["properties"].values()}
@@ -115,7 +116,7 @@ def typescript(defs):
 
 def python(defs):
     out = [f"# {HEADER}", "# The keys each JSON object may have; `Required` marks those it always has.",
-           "from typing import Any, Literal, Required, TypedDict, Union", ""]
+           "from typing import Any, Literal, TypedDict, Union", "", "from typing_extensions import Required", ""]
     for name, node in defs.items():
         if name == "MethodName":
             continue
@@ -136,8 +137,12 @@ def python(defs):
 
 
 def write(path, text):
+    """Atomically, with the mode a plain create gives (0666 less the umask), not the temporary's 0600."""
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
         f.write(text)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(f.name, 0o666 & ~umask)
     os.replace(f.name, path)
 
 

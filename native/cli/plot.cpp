@@ -391,6 +391,7 @@ void write_file(const std::string& path, const std::string& text) {
         throw error(path + ": cannot write the file (" + what + (code ? std::string(": ") + std::strerror(code) : "") + ")");
     };
     // a monitoring history (mano monitor, an SQLite file) is never replaced by another output
+    // (checked before the rename below: a history created in between is not seen)
     if (std::ifstream existing{path, std::ios::binary}) {
         char head[16] = {};
         if (existing.read(head, sizeof head) && std::string(head, sizeof head) == std::string("SQLite format 3\0", 16))

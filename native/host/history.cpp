@@ -172,12 +172,18 @@ store store::for_writing(const std::string& path) {
     // WAL: readers do not block the writer, and a commit is one append to the log. The mode is
     // kept in the file; switching needs the file to itself, so a writer that meets another one
     // here waits its turn.
-    for (int attempt = 0;; ++attempt) {
+    // One deadline for the whole wait: SQLite's own busy handler is off meanwhile, so that each
+    // try does not wait busy_timeout_ms of its own.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+    sqlite3_busy_timeout(s.db_, 0);
+    for (;;) {
         const int rc = sqlite3_exec(s.db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
         if (rc == SQLITE_OK) break;
-        if ((rc & 0xff) != SQLITE_BUSY || attempt >= busy_timeout_ms / 50) fail(path, s.db_, rc, "cannot switch the history to WAL mode");
+        if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline)
+            fail(path, s.db_, rc, "cannot switch the history to WAL mode");
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    sqlite3_busy_timeout(s.db_, busy_timeout_ms);
     return s;
 }
 

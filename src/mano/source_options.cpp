@@ -8,6 +8,7 @@ namespace workflow {
 
 options learn_from_source(options o, const source_inputs& given) {
     if (given.logits) {
+        if (given.logits->rows() == 0) throw error(given.source_option + ": the source set has no rows");
         if (!given.labels) throw error(given.source_option + ": the source logits need their labels");
         if (given.fit_temperature) o.temperature = fit_temperature(*given.logits, given.labels);
         o.source = fit_source(*given.logits, given.labels, o.temperature, o.methods);

@@ -127,7 +127,7 @@ branch choose_branch(const std::vector<labeled_set>& first, const options& used)
 
 family_scoring::family_scoring(std::vector<std::string> names, std::vector<std::string> groups, family_options f)
     : names_(std::move(names)), groups_(std::move(groups)), family_(std::move(f)) {
-    if (names_.size() != groups_.size()) throw error("score_family: as many groups as names are needed");
+    if (names_.size() != groups_.size()) throw error("family_scoring: as many groups as names are needed");
     if (names_.empty()) stage_ = stage::done;
 }
 

@@ -145,8 +145,8 @@ private:
     std::vector<std::pair<std::size_t, std::string>> warnings_;
 };
 
-// family_scoring with a synchronous scorer (a mano::error it throws is fail()'s message); each
-// warning goes to `warn` as it happens.
+// family_scoring with a synchronous scorer: a mano::error it throws on a variant pass is fail()'s
+// message, on another pass it propagates as it is; each warning goes to `warn` as it happens.
 scored_family score_family(const std::vector<std::string>& names, const std::vector<std::string>& groups,
                            const family_options& f, const set_scorer& score, const set_warning& warn);
 

@@ -96,7 +96,8 @@ export async function drawHistory() {
   const changed = points.map((p) => p.calibration !== hash);
   const corePoints = points.map((p, i) => ({
     estimate: changed[i] ? null : p.prediction.estimate?.accuracy ?? null,
-    se: changed[i] ? null : p.prediction.methods?.[noiseMethod]?.se ?? null,
+    // as mano monitor report: a score's se only where the point has an estimate
+    se: changed[i] || p.prediction.estimate === undefined ? null : p.prediction.methods?.[noiseMethod]?.se ?? null,
     rows: p.n,
   }));
   let assessment;

@@ -137,6 +137,8 @@ export async function scoreFamilyAsync(sets, options, cols, scoreSet) {
     throw new InputError('sets must be an array of { name, group?, ... }');
   const { run, rest } = startFamily(sets, options);
   try {
+    // the options each set was scored with, as the core writes them: the source set fitted once
+    const prepared = JSON.parse(coreOptions(rest, cols));
     for (const { index, pass, keys } of familyRequests(run)) {
       const opts = { ...rest };
       for (const [key, value] of Object.entries(keys)) opts[PASS_OPTION_KEYS[key]] = value;
@@ -147,7 +149,9 @@ export async function scoreFamilyAsync(sets, options, cols, scoreSet) {
         refuse(run, e);
         continue;
       }
-      answer(run, result, coreOptions(withDefaultMethods(opts, cols, result.n), cols));
+      const used = { ...prepared, ...keys };
+      if (keys.methods === undefined) used.methods = withDefaultMethods(opts, cols, result.n).methods ?? prepared.methods;
+      answer(run, result, JSON.stringify(used));
     }
     return finishFamily(run);
   } finally {

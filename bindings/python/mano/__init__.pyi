@@ -22,6 +22,7 @@ class InputError(ValueError):
 # (src/mano/schema/shapes.schema.json) by bindings/make_types.py.
 from mano._shapes import Calibration, ManoMethodResult, Prediction, Result
 from mano._shapes import AccuracyResult, ScoreResult
+from mano import monitor as monitor
 
 MethodResult = Union[ManoMethodResult, ScoreResult, AccuracyResult]
 

@@ -89,7 +89,7 @@ def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration
     files = [os.fspath(f) for f in files]
     if not files:
         raise InputError("files: give at least one logits file")
-    args = ["add", os.fspath(db), *files, "--calibration", os.fspath(calibration), "--quiet"]
+    args = ["add", "--calibration", os.fspath(calibration), "--quiet"]
     if at is not None:
         args += ["--at", _time(at, "at")]
     if name is not None:
@@ -98,7 +98,7 @@ def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration
         args += ["--chunk-size", _whole(chunk_size, "chunk_size")]
     if threads is not None:
         args += ["--threads", _whole(threads, "threads")]
-    _run(args)
+    _run([*args, "--", os.fspath(db), *files])  # after "--": a path that starts with "-" is a path
 
 
 def report(db: PathLike, *, reference: Optional[int] = None, reference_until: Any = None, since: Any = None) -> dict:
@@ -107,7 +107,7 @@ def report(db: PathLike, *, reference: Optional[int] = None, reference_until: An
     reference period's mean - 3 sd), ``alerts``, ``noise`` (the too-small warning, when it applies)
     and ``latest`` (``latest["alert"]``: what makes the command exit 3). The reference period is
     the first add's points, or the first ``reference`` points, or those up to ``reference_until``."""
-    args = ["report", os.fspath(db), "--json"]
+    args = ["report", "--json"]
     if reference is not None and reference_until is not None:
         raise InputError("give reference or reference_until, not both")
     if reference is not None:
@@ -116,4 +116,4 @@ def report(db: PathLike, *, reference: Optional[int] = None, reference_until: An
         args += ["--reference-until", _time(reference_until, "reference_until")]
     if since is not None:
         args += ["--since", _time(since, "since")]
-    return json.loads(_run(args, allowed=(0, ALERT_STATUS)).stdout)
+    return json.loads(_run([*args, "--", os.fspath(db)], allowed=(0, ALERT_STATUS)).stdout)
