@@ -1,6 +1,7 @@
 """Writes Digits-C, the quality benchmark of mano: three classifiers of scikit-learn's bundled
 digits (8x8 images, 10 classes; nothing is downloaded) evaluated on 14 corruption types x 5
-severities of the test split, the clean test split, and 12 label-shifted resamples of it.
+severities of the test split, the clean test split, 12 label-shifted resamples of it, and 14 mixed
+sets (a label-shifted resample, then one corruption type at severity 3).
 
 For each model <m> in logreg, mlp, cnn, bench/digits_c/data/<m>/ receives float32 logits
 (<set>_logits.npy, N x 10) and int64 labels (<set>_labels.npy) for every set, a labeled source
@@ -117,10 +118,13 @@ CORRUPTIONS = {
     "zoom": (zoom, [0.95, 0.9, 0.85, 0.8, 0.75]),
 }
 LABEL_SHIFT_ALPHAS = [0.1, 0.5, 1.0, 5.0]  # three resamples each
+MIXED_SEVERITY = 3                   # mixed sets: every corruption type at its middle severity,
+MIXED_ALPHAS = [0.5, 1.0, 5.0]       # on Dirichlet(alpha) class proportions, alpha cycling by type
 
 
 def build_sets():
-    """[(name, group, images, labels)]: the clean test split, every corruption, the label shifts."""
+    """[(name, group, images, labels)]: the clean test split, every corruption, the label shifts, the
+    mixed sets."""
     sets = [("clean", "clean", x_test, y_test)]
     for t, (name, (f, params)) in enumerate(CORRUPTIONS.items()):
         for s, c in enumerate(params, start=1):
@@ -135,6 +139,17 @@ def build_sets():
             counts = rng.multinomial(len(y_test), rng.dirichlet(np.full(K, alpha)))
             rows = np.concatenate([rng.choice(by_class[k], counts[k]) for k in range(K)])
             sets.append((f"label_shift_a{alpha:g}_{r}", "label_shift", x_test[rows], y_test[rows]))
+    # Mixed: label shift on top of a corruption, where label-shift routing is weakest. For the t-th
+    # corruption type: class proportions ~ Dirichlet(MIXED_ALPHAS[t % 3]), as many rows as the test
+    # split drawn with replacement within each class of it (as above), then corrupted by that type at
+    # MIXED_SEVERITY. One generator per set, seeded [200, t], used after every draw above, so the
+    # other sets are unchanged.
+    for t, (name, (f, params)) in enumerate(CORRUPTIONS.items()):
+        rng = np.random.default_rng([200, t])
+        alpha = MIXED_ALPHAS[t % len(MIXED_ALPHAS)]
+        counts = rng.multinomial(len(y_test), rng.dirichlet(np.full(K, alpha)))
+        rows = np.concatenate([rng.choice(by_class[k], counts[k]) for k in range(K)])
+        sets.append((f"mixed_{name}_{MIXED_SEVERITY}", "mixed", f(x_test[rows], params[MIXED_SEVERITY - 1], rng), y_test[rows]))
     return sets
 
 
