@@ -1,7 +1,8 @@
 """Writes Fashion-MNIST-C, the real-image quality benchmark of mano: three classifiers of
 Fashion-MNIST (28x28 gray images, 10 classes, from Debian's dataset-fashion-mnist; nothing is
 downloaded) evaluated on 13 corruption types x 5 severities of a fixed 2000-image subset of the
-test split, that clean subset, and 12 label-shifted resamples of the test split.
+test split, that clean subset, 12 label-shifted resamples of the test split, and 13 mixed sets
+(label shift on top of one corruption type at severity 3).
 
 For each model <m> in mlp, lenet, bncnn, bench/fashion_mnist_c/data/<m>/ receives float32 logits
 (<set>_logits.npy, 2000 x 10) for every set, int64 labels (test_labels.npy, shared by the clean
@@ -9,7 +10,13 @@ and every corrupted set; label_shift_*_labels.npy for the label shifts), a label
 validation set (source_*.npy) and manifest.json in the format of `mano eval`. Deterministic
 (fixed split, seeds, one torch thread): run it twice and the files are byte-identical.
 
-    /usr/bin/python3 bench/fashion_mnist_c/make_fashion_mnist_c.py [-v]
+The mixed sets (mixed_<type>_3_logits.npy, 1000 x 10, and mixed_<type>_3_labels.npy) are the last
+step, and they derive from the corrupted logits written before them, not from new images: the
+committed models cannot be retrained bit-for-bit on another CPU, so new images could not be scored
+by them. `--mixed-only` runs that step alone on the logits already in data/ (no training, no idx
+files) and leaves every other file as it is, apart from the mixed entries of each manifest.
+
+    /usr/bin/python3 bench/fashion_mnist_c/make_fashion_mnist_c.py [-v] [--mixed-only]
 """
 import gzip
 import json
@@ -39,6 +46,8 @@ K = 10
 N_SOURCE = 2000   # held out of the training split, labeled: the source validation set
 N_TEST = 2000     # fixed subset of the test split: the clean set and every corruption of it
 N_SHIFT = 2000    # rows of each label-shift set
+N_MIXED = 1000    # rows of each mixed set (fewer than the others, to keep data/ near 20 MB)
+MIXED_ONLY = "--mixed-only" in sys.argv
 
 
 # ---- data: the idx files of Debian's dataset-fashion-mnist, images in [0, 1] ----
@@ -62,18 +71,19 @@ def stratified(y, per_class, rng):
     return np.sort(np.concatenate([rng.choice(np.flatnonzero(y == k), per_class, replace=False) for k in range(K)]))
 
 
-train_images = read_idx("train-images-idx3-ubyte").astype(np.float64) / 255.0
-train_labels = read_idx("train-labels-idx1-ubyte").astype(np.int64)
-test_images = read_idx("t10k-images-idx3-ubyte").astype(np.float64) / 255.0
-test_labels = read_idx("t10k-labels-idx1-ubyte").astype(np.int64)
+if not MIXED_ONLY:  # the mixed sets need only the logits already written
+    train_images = read_idx("train-images-idx3-ubyte").astype(np.float64) / 255.0
+    train_labels = read_idx("train-labels-idx1-ubyte").astype(np.int64)
+    test_images = read_idx("t10k-images-idx3-ubyte").astype(np.float64) / 255.0
+    test_labels = read_idx("t10k-labels-idx1-ubyte").astype(np.int64)
 
-val_idx = stratified(train_labels, N_SOURCE // K, np.random.default_rng(0))
-train_mask = np.ones(len(train_labels), bool)
-train_mask[val_idx] = False
-x_train, y_train = train_images[train_mask], train_labels[train_mask]
-x_val, y_val = train_images[val_idx], train_labels[val_idx]
-sub_idx = stratified(test_labels, N_TEST // K, np.random.default_rng(1))
-x_test, y_test = test_images[sub_idx], test_labels[sub_idx]
+    val_idx = stratified(train_labels, N_SOURCE // K, np.random.default_rng(0))
+    train_mask = np.ones(len(train_labels), bool)
+    train_mask[val_idx] = False
+    x_train, y_train = train_images[train_mask], train_labels[train_mask]
+    x_val, y_val = train_images[val_idx], train_labels[val_idx]
+    sub_idx = stratified(test_labels, N_TEST // K, np.random.default_rng(1))
+    x_test, y_test = test_images[sub_idx], test_labels[sub_idx]
 
 
 # ---- models: each maps images in [0, 1] (M x 28 x 28) to logits (M x 10) ----
@@ -170,6 +180,8 @@ CORRUPTIONS = {  # name: (function, [parameter of severity 1..5], keyword argume
     "zoom": (C.zoom, [0.95, 0.9, 0.8, 0.7, 0.6], {}),
 }
 LABEL_SHIFT_ALPHAS = [0.1, 0.5, 1.0, 5.0]  # three resamples each
+MIXED_SEVERITY = 3                   # mixed sets: every corruption type at its middle severity,
+MIXED_ALPHAS = [0.5, 1.0, 5.0]       # on Dirichlet(alpha) class proportions, alpha cycling by type
 
 
 def build_sets():
@@ -193,7 +205,65 @@ def build_sets():
     return sets
 
 
+def write_mixed_sets(folder):
+    """Mixed sets: label shift on top of a corruption, where label-shift routing is weakest. For
+    the t-th corruption type (CORRUPTIONS order): class proportions ~ Dirichlet(MIXED_ALPHAS[t % 3]),
+    N_MIXED rows drawn with replacement within each class of that type's severity-MIXED_SEVERITY set
+    (2000 rows, 200 per class, labels test_labels.npy), whose logits, as written in `folder`, are
+    taken row for row. One generator per set, seeded [200, t] (no other set's seed). Digits-C
+    corrupts freshly drawn images instead; here the committed models could not score new images
+    (see the module's docstring). Returns (manifest entries, {set: accuracy})."""
+    y = np.load(folder / "test_labels.npy")
+    by_class = [np.flatnonzero(y == k) for k in range(K)]
+    entries, accs = [], {}
+    for t, corruption in enumerate(CORRUPTIONS):
+        rng = np.random.default_rng([200, t])
+        alpha = MIXED_ALPHAS[t % len(MIXED_ALPHAS)]
+        counts = rng.multinomial(N_MIXED, rng.dirichlet(np.full(K, alpha)))
+        rows = np.concatenate([rng.choice(by_class[k], counts[k]) for k in range(K)])
+        z = np.load(folder / f"{corruption}_{MIXED_SEVERITY}_logits.npy")[rows].astype(np.float32)
+        labels = y[rows].astype(np.int64)
+        name = f"mixed_{corruption}_{MIXED_SEVERITY}"
+        np.save(folder / f"{name}_logits.npy", z)
+        np.save(folder / f"{name}_labels.npy", labels)
+        accs[name] = float(np.mean(z.argmax(1) == labels))
+        entries.append({"name": name, "group": "mixed", "logits": f"{name}_logits.npy", "labels": f"{name}_labels.npy"})
+    return entries, accs
+
+
+MIXED_HEADER = ["| model | mixed sets: min accuracy | median | max | sets |", "|---|---:|---:|---:|---:|"]
+
+
+def mixed_row(model_name, accs):
+    values = np.array(list(accs.values()))
+    return f"| {model_name} | {values.min():.3f} | {np.median(values):.3f} | {values.max():.3f} | {len(values)} |"
+
+
+def mixed_only():
+    """--mixed-only: (re)writes the mixed sets of every model from the logits in data/, replaces the
+    manifests' mixed entries and touches no other file."""
+    summary, lines = {}, []
+    for model_name in MODELS:
+        folder = OUT / model_name
+        if not (folder / "manifest.json").is_file():
+            sys.exit(f"{folder / 'manifest.json'} not found: run without --mixed-only first")
+        for stale in folder.glob("mixed_*.npy"):
+            stale.unlink()
+        manifest = json.loads((folder / "manifest.json").read_text())
+        entries, accs = write_mixed_sets(folder)
+        manifest["sets"] = [e for e in manifest["sets"] if e.get("group") != "mixed"] + entries
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        lines.append(mixed_row(model_name, accs))
+        summary[model_name] = accs
+    print("\n".join(MIXED_HEADER + lines))
+    if "-v" in sys.argv:
+        C.print_per_set(summary, list(next(iter(summary.values()))))
+    C.print_digest(OUT, "bench/fashion_mnist_c/data")
+
+
 def main():
+    if MIXED_ONLY:
+        return mixed_only()
     start = time.time()
     sets = build_sets()
     print(f"# corrupted sets built in {time.time() - start:.1f} s", file=sys.stderr)
@@ -204,7 +274,7 @@ def main():
         print(f"# {name} trained in {time.time() - start:.1f} s", file=sys.stderr)
     print("| model | accuracy: source | clean test | min over sets | median | max | sets |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    summary = {}
+    summary, mixed_lines = {}, []
     for model_name, logits_of in models.items():
         folder = OUT / model_name
         folder.mkdir(parents=True, exist_ok=True)
@@ -221,15 +291,19 @@ def main():
                 np.save(folder / labels_file, y)
             accs[name] = float(np.mean(z.argmax(1) == y))
             entries.append({"name": name, "group": group, "logits": f"{name}_logits.npy", "labels": labels_file})
+        mixed_entries, mixed_accs = write_mixed_sets(folder)  # last: from the logits just written
+        entries += mixed_entries
         manifest = {"source": {"logits": "source_logits.npy", "labels": "source_labels.npy"}, "sets": entries}
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         source_acc = float(np.mean(source_logits.argmax(1) == y_val))
         values = np.array(list(accs.values()))
         print(f"| {model_name} | {source_acc:.3f} | {accs['clean']:.3f} | {values.min():.3f} | "
               f"{np.median(values):.3f} | {values.max():.3f} | {len(values)} |")
-        summary[model_name] = accs
+        mixed_lines.append(mixed_row(model_name, mixed_accs))
+        summary[model_name] = {**accs, **mixed_accs}
+    print("\n".join([""] + MIXED_HEADER + mixed_lines))
     if "-v" in sys.argv:
-        C.print_per_set(summary, [s[0] for s in sets])
+        C.print_per_set(summary, list(next(iter(summary.values()))))
     C.print_digest(OUT, "bench/fashion_mnist_c/data")
 
 if __name__ == "__main__":
