@@ -1,9 +1,14 @@
 """The held-out protocol of the quality tables (docs/benchmarks/quality.md): for each model of a
 benchmark, calibrate on the labeled sets of half of the corruption types (1st, 3rd, ... in manifest order), then
-estimate the accuracy of the other half's sets, the clean set and the label-shift sets from
+estimate the accuracy of the other half's sets, the clean set, the label-shift sets and the mixed
+sets (label shift on top of a corruption; never calibrated on, whatever their corruption type) from
 their logits alone, and compare every estimate with the truth. MaNo appears twice: with the
 family's normalization (one branch for all sets, `mano calibrate`'s default) and with the
 paper's literal per-set criterion (`--normalization softrun`).
+
+It reads only the CLI's JSON. Where predict names each set's regime ("estimate": {"regime"}), it
+counts the sets routed to the label-shift regime per scope; the class-shift flag ("shift":
+{"outside"}) and an older CLI's fallback ("estimate": {"fallback"}) are information lines only.
 
     /usr/bin/python3 bench/trust_report.py build/release/native/mano bench/fashion_mnist_c [--markdown]
 """
@@ -50,8 +55,26 @@ def stats_of(rows, keep):
             "width": float(np.mean(hi - lo)), "sets": len(r)}
 
 
+NOT_TYPES = ("clean", "label_shift", "mixed")  # groups that are not corruption types
+SCOPES = [("held-out types + clean", lambda g: g not in ("label_shift", "mixed")),
+          ("label shift", lambda g: g == "label_shift"), ("mixed", lambda g: g == "mixed"),
+          ("all predicted", lambda g: True)]
+ALL = SCOPES[-1][1]
+
+
+def count_line(what, pred, flag):
+    """'what: a/b held-out types + clean, ...' over the scopes but the last, or None when no set
+    carries the flag (flag(set) is None where the JSON lacks it)."""
+    flags = [(s.get("group", ""), flag(s)) for s in pred["sets"]]
+    if all(f is None for _, f in flags):
+        return None
+    parts = [f"{sum(bool(f) for g, f in flags if keep(g))}/{sum(keep(g) for g, _ in flags)} {name}"
+             for name, keep in SCOPES[:-1] if any(keep(g) for g, _ in flags)]
+    return f"{what}: " + ", ".join(parts)
+
+
 def fmt(s):
-    return "–" if s is None else f"{s['mae']:.3f} | {100 * s['coverage']:.0f}% | {s['width']:.2f}"
+    return "– | – | –" if s is None else f"{s['mae']:.3f} | {100 * s['coverage']:.0f}% | {s['width']:.2f}"
 
 
 def report(mano, bench, markdown):
@@ -60,9 +83,11 @@ def report(mano, bench, markdown):
     for manifest in sorted(pathlib.Path(bench, "data").glob("*/manifest.json")):
         model = manifest.parent.name
         sets = json.loads(manifest.read_text())["sets"]
-        types = [g for g in dict.fromkeys(s["group"] for s in sets) if g not in ("clean", "label_shift")]
+        types = [g for g in dict.fromkeys(s["group"] for s in sets) if g not in NOT_TYPES]
         fit_on, held_out = types[0::2], types[1::2]
-        predicted = [*held_out, "clean", "label_shift"]
+        present = {s["group"] for s in sets}
+        predicted = [*held_out, *(g for g in ("clean", "label_shift", "mixed") if g in present)]
+        n_fit = sum(s["group"] in fit_on for s in sets)
         with tempfile.TemporaryDirectory() as tmp:
             family, literal = pathlib.Path(tmp, "family.json"), pathlib.Path(tmp, "per_set.json")
             run(mano, "calibrate", manifest, *groups(manifest, *fit_on), "-o", family, "--quiet", *EXTRA)
@@ -76,32 +101,46 @@ def report(mano, bench, markdown):
         methods = list(cal["methods"])
         rows = rows_of(pred, methods)
         rows["mano (per-set criterion)"] = rows_of(pred_literal, ["mano"])["mano"]
-        scopes = [("held-out types + clean", lambda g: g != "label_shift"), ("label shift", lambda g: g == "label_shift"),
-                  ("all predicted", lambda g: True)]
         choice = cal["normalization"]
         order = ["estimate", "mano", "mano (per-set criterion)"] + [m for m in methods if m != "mano"]
-        best_baseline = min((m for m in methods if m != "mano"), key=lambda m: stats_of(rows[m], scopes[2][1])["mae"])
+        best_baseline = min((m for m in methods if m != "mano"), key=lambda m: stats_of(rows[m], ALL)["mae"])
         ranking = ", ".join(f"{r['method']} {r['logo_mae']:.3f}" for r in cal["ranking"][:4])
-        out.append(f"\n#### {model}: calibrated on {', '.join(fit_on)} ({5 * len(fit_on)} sets); predicted "
-                   f"{', '.join(held_out)}, clean and label shift ({len(pred['sets'])} sets)\n")
+        what = [*held_out, *({"label_shift": "label shift"}.get(g, g) for g in predicted if g in NOT_TYPES)]
+        out.append(f"\n#### {model}: calibrated on {', '.join(fit_on)} ({n_fit} sets); predicted "
+                   f"{', '.join(what[:-1])} and {what[-1]} ({len(pred['sets'])} sets)\n")
+        estimates = [s["estimate"] for s in pred["sets"] if "estimate" in s]
+        if "fallback" in cal:  # an older CLI: one estimate with a fallback under class shift
+            routing = f"fallback under class shift: {cal.get('fallback')}"
+        else:
+            routed = sorted({e["method"] for e in estimates if e.get("regime") == "label_shift"})
+            routing = f"label-shift regime: {', '.join(routed) or 'no set routed'}"
         out.append(f"MaNo's normalization for the family: {choice['variant']} (held-out-group error: " +
                    ", ".join(f"{k} {v:.3f}" for k, v in choice.get("errors", {}).items()) +
-                   f"); recommended: {cal['recommended']}, fallback under class shift: {cal.get('fallback')}; "
-                   f"calibration ranking: {ranking}\n")
-        out.append("| method | " + " | ".join(f"MAE | cov. | width ({name})" for name, _ in scopes) + " |")
-        out.append("|---|" + "---:|---:|---:|" * len(scopes))
+                   f"); recommended: {cal['recommended']}, {routing}; calibration ranking: {ranking}\n")
+        out.append("| method | " + " | ".join(f"MAE | cov. | width ({name})" for name, _ in SCOPES) + " |")
+        out.append("|---|" + "---:|---:|---:|" * len(SCOPES))
         for m in order:
             label = {"estimate": f"**recommended estimate** ({cal['recommended']})",
                      "mano": f"mano (family: {choice['variant']})"}.get(m, m)
-            out.append(f"| {label} | " + " | ".join(fmt(stats_of(rows[m], keep)) for _, keep in scopes) + " |")
-        all_scope = scopes[2][1]
-        est, fam, lit = (stats_of(rows[m], all_scope) for m in ("estimate", "mano", "mano (per-set criterion)"))
-        base = stats_of(rows[best_baseline], all_scope)
-        outside = sum(s["shift"]["outside"] for s in pred["sets"] if s.get("group") == "label_shift")
-        flagged = sum(s["shift"]["outside"] for s in pred["sets"] if s.get("group") != "label_shift")
-        n_ls = sum(s.get("group") == "label_shift" for s in pred["sets"])
-        out.append(f"\nclass shift flagged on {outside}/{n_ls} label-shift sets and on {flagged}/"
-                   f"{len(pred['sets']) - n_ls} other sets")
+            out.append(f"| {label} | " + " | ".join(fmt(stats_of(rows[m], keep)) for _, keep in SCOPES) + " |")
+        est, fam, lit = (stats_of(rows[m], ALL) for m in ("estimate", "mano", "mano (per-set criterion)"))
+        base = stats_of(rows[best_baseline], ALL)
+        info = [
+            count_line("routed to the label-shift regime", pred,
+                       lambda s: None if "regime" not in s.get("estimate", {}) else s["estimate"]["regime"] == "label_shift"),
+            count_line("fell back (older CLI: class shift)", pred,
+                       lambda s: s.get("estimate", {}).get("fallback")),
+            count_line("class shift flagged (information only)", pred,
+                       lambda s: s.get("shift", {}).get("outside")),
+        ]
+        mixed = [(s["name"], s["accuracy"], s["estimate"]["accuracy"]) for s in pred["sets"]
+                 if s.get("group") == "mixed" and "estimate" in s]
+        if mixed:  # mixed_<type>_<severity>: was <type> calibrated on?
+            split = [(what, [abs(e - a) for n, a, e in mixed if n[len("mixed_"):].rsplit("_", 1)[0] in types_of])
+                     for what, types_of in (("held out", held_out), ("calibrated on", fit_on))]
+            info.append("recommended estimate's MAE on mixed sets whose corruption type was " + ", ".join(
+                f"{what}: {np.mean(e):.3f} ({len(e)} sets)" for what, e in split if e))
+        out.append("\n" + "\n".join(line for line in info if line))
         summary.append((model, est, fam, lit, best_baseline, base))
     out.append("\n#### Summary over all predicted sets (MAE, 90% interval coverage, mean width)\n")
     out.append("| model | recommended estimate | MaNo, family normalization | MaNo, per-set criterion | "
