@@ -48,12 +48,16 @@ std::unique_ptr<estimator> make_confscore_softrun(const estimator_setup&);
 std::unique_ptr<estimator> make_nuclear_softrun(const estimator_setup&);
 std::unique_ptr<estimator> make_cott(const estimator_setup&);
 nlohmann::json fit_cott(const source_sample&);
+std::unique_ptr<estimator> make_mlls(const estimator_setup&);
+nlohmann::json fit_mlls(const source_sample&);
+std::unique_ptr<estimator> make_cbpe(const estimator_setup&);
+nlohmann::json fit_cbpe(const source_sample&);
 }  // namespace detail
 
 // The estimators, in the table's order (the order of results, columns and state lists).
 enum class method {
     mano, confscore, entropy, nuclear, mde, cot, atc_mc, atc_ne, doc, agreement, dispersion, frechet,
-    confscore_softrun, nuclear_softrun, cott
+    confscore_softrun, nuclear_softrun, cott, mlls, cbpe
 };
 
 // What a method's one number is: a score that rises or falls with accuracy (mapped to accuracy
@@ -73,7 +77,8 @@ enum method_input : unsigned {
 enum class method_cost {
     linear,     // one pass, O(N·K) time, O(K) memory (O(D) with features)
     quadratic,  // O(N·K²) time and O(K²) memory: a Gram matrix (O(N·D²), O(D²) with features)
-    keeps_rows  // O(N·K) memory and an exact solver superlinear in N·K
+    keeps_rows  // O(N·K) memory, and a solver over all the rows (COT's exact transport, superlinear
+                // in N·K; MLLS's EM, O(N·K) per iteration)
 };
 
 struct method_info {
@@ -207,6 +212,17 @@ inline constexpr method_info method_table[] = {
      "threshold", &detail::make_cott, &detail::fit_cott,
      "1 − Σ_ci π_ci [1 − p_ic > t], π COT's optimal plan, t the cost above which the source's plan moves a mass equal to the source error",
      "As COT (the label marginal, every row kept), and it needs a labeled source set."},
+    {method::mlls, "mlls", method_returns::accuracy, needs_source, true, keeps_rows_max_k, keeps_rows_max_logits,
+     method_cost::keeps_rows, false,
+     "MLLS: the mean prior-adjusted probability of the predicted class, the class priors re-estimated by EM on posteriors calibrated on the source (Saerens et al., 2002)",
+     "iterations", &detail::make_mlls, &detail::fit_mlls,
+     "P_i = softmax(a log p_i + b), a and b minimizing the source NLL (bias-corrected temperature scaling; b = 0 beyond 100 classes); EM from w = 1: Q_ik = w_k P_ik / Σ_j w_j P_ij, w_k = (1/N) Σ_i Q_ik / π_k (π the source class frequencies; add-½ counts and b = 0 when a class has no source rows), until no prior moves by 1e-10 (at most 20000 iterations, else a warning); accuracy (1/N) Σ_i Q_{i,argmax_k q_ik}, priors (1/N) Σ_i Q_i",
+     "Right only under label shift (the class mix moves, each class's inputs do not): on corrupted inputs the source calibration is overconfident and so is MLLS; predictions use it only on sets the label-shift check accepts. Keeps every row (O(N K) memory) and iterates over them."},
+    {method::cbpe, "cbpe", method_returns::accuracy, needs_source, true, 0, 0, method_cost::linear, false,
+     "CBPE: the mean calibrated confidence, the temperature fitted on the source (NannyML's confidence-based performance estimation)",
+     nullptr, &detail::make_cbpe, &detail::fit_cbpe,
+     "(1/N) Σ_i max_k P_ik, P = softmax(a log p), a minimizing the source NLL (temperature scaling on top of T)",
+     "Right only where the source calibration holds (label shift); overconfident on corrupted inputs, as ConfScore."},
 };
 inline constexpr int method_count = static_cast<int>(std::size(method_table));
 

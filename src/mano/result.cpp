@@ -44,6 +44,13 @@ nlohmann::json result::to_json() const {
                 m["batches"] = mano->batches;
             }
         }
+        if (info.id == method::mlls && mlls) {
+            m["priors"] = mlls->priors;
+            m["converged"] = mlls->converged;
+            m["confidence"] = mlls->confidence;
+            m["confidence_se"] = mlls->confidence_se;
+            m["expected_confidence"] = mlls->expected_confidence;
+        }
         methods[info.name] = m;
     }
     nlohmann::json out = {{"n", n}, {"k", k}, {"methods", methods}};
@@ -114,6 +121,23 @@ result result::from_json(const nlohmann::json& j) {
                 x.batches = static_cast<std::size_t>(number(m, "batches", where));
             }
             r.mano = x;
+        }
+        if (which == method::mlls) {
+            label_shift_result x;
+            if (!m.contains("priors") || !m.at("priors").is_array() || m.at("priors").size() != r.k)
+                throw error("result: " + where + " needs an array \"priors\" of k numbers");
+            for (const auto& v : m.at("priors")) {
+                if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+                    throw error("result: " + where + " \"priors\" must hold numbers in [0, 1]");
+                x.priors.push_back(v.get<double>());
+            }
+            if (!m.contains("converged") || !m.at("converged").is_boolean())
+                throw error("result: " + where + " needs a boolean \"converged\"");
+            x.converged = m.at("converged").get<bool>();
+            x.confidence = number(m, "confidence", where);
+            x.confidence_se = number(m, "confidence_se", where);
+            x.expected_confidence = number(m, "expected_confidence", where);
+            r.mlls = x;
         }
         r[which] = e;
     }

@@ -30,6 +30,17 @@ struct mano_result {
     std::map<std::string, double> variants;
 };
 
+// MLLS's details besides its accuracy (result::estimates[method::mlls]; src/mano/label_shift.hpp).
+struct label_shift_result {
+    std::vector<double> priors;  // the class priors EM estimated
+    bool converged = true;       // false: EM stopped at its iteration limit (the estimate's detail)
+    // The label-shift check of a calibration's predictions: the mean calibrated confidence, its
+    // standard error, and what the source set's confidence by class predicts at these priors.
+    double confidence = 0;
+    double confidence_se = 0;
+    double expected_confidence = 0;
+};
+
 // "softmax", or "taylor" followed by the order ("taylor2"); parse_variant is its inverse and
 // throws mano::error on anything else.
 std::string variant_name(normalization n, int taylor_order);
@@ -58,6 +69,8 @@ struct result {
     std::array<std::optional<estimate>, method_count> estimates;
     // MaNo's details besides its score.
     std::optional<mano_result> mano;
+    // MLLS's priors and its label-shift check.
+    std::optional<label_shift_result> mlls;
     const std::optional<estimate>& operator[](method m) const { return estimates[static_cast<int>(m)]; }
     std::optional<estimate>& operator[](method m) { return estimates[static_cast<int>(m)]; }
     // The method's value, when computed.

@@ -11,7 +11,12 @@ options learn_from_source(options o, const source_inputs& given) {
         if (given.logits->rows() == 0) throw error(given.source_option + ": the source set has no rows");
         if (!given.labels) throw error(given.source_option + ": the source logits need their labels");
         if (given.fit_temperature) o.temperature = fit_temperature(*given.logits, given.labels);
-        o.source = fit_source(*given.logits, given.labels, o.temperature, o.methods);
+        // default methods are resolved per set later: fit what every default could need
+        std::vector<method> fitting = o.methods;
+        if (fitting.empty())
+            for (const auto& m : method_table)
+                if (m.by_default && m.fit_source) fitting.push_back(m.id);
+        o.source = fit_source(*given.logits, given.labels, o.temperature, fitting);
         if (given.label_marginal_of_source)
             o.label_marginal = label_frequencies(given.labels, given.logits->rows(), given.logits->cols());
     } else if (given.fit_temperature) {
