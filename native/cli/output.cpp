@@ -144,7 +144,7 @@ void print_predictions(const std::vector<std::string>& names, const std::vector<
         if (truth) row.push_back(p.accuracy ? fixed(*p.accuracy, 3) : "-");
         if (estimate)
             row.push_back(p.estimate ? estimate_cell(p.estimate->value) + " " + method_name(p.estimate->m) +
-                                           (p.estimate->fallback ? "!" : "")
+                                           (p.estimate->regime == regime::label_shift ? " (label shift)" : "")
                                      : "-");
         if (shift) row.push_back(p.shift ? fixed(p.shift->distance, 2) + (p.shift->outside ? " outside" : "") : "-");
         for (const auto m : methods) row.push_back(p.methods.count(m) ? estimate_cell(p.methods.at(m)) : "-");
@@ -154,8 +154,8 @@ void print_predictions(const std::vector<std::string>& names, const std::vector<
     std::cout << "(estimated accuracy [" << fixed(100 * level, 0)
               << "% prediction interval]; * = the score lies outside the calibration's range";
     if (estimate)
-        std::cout << "; estimate = the calibration's recommended method (! = its fallback, because the set's predicted "
-                     "class proportions are outside the calibrated range)";
+        std::cout << "; estimate = MLLS where the set passes the label-shift check (label shift), else the calibration's "
+                     "recommended method";
     if (shift)
         std::cout << "; class shift = total variation between the set's predicted class proportions and the calibration "
                      "sets' mean";
@@ -253,9 +253,8 @@ void report_calibration(const calibration& cal, const std::string& output, const
     if (cal.normalization) std::cout << describe_choice(*cal.normalization) << '\n';
     if (cal.recommended) {
         std::cout << "recommended estimate: " << method_name(*cal.recommended);
-        if (cal.fallback && *cal.fallback != *cal.recommended)
-            std::cout << "; on sets whose predicted class proportions are outside the calibrated range: "
-                      << method_name(*cal.fallback);
+        if (std::any_of(cal.methods.begin(), cal.methods.end(), [](const method_calibration& mc) { return mc.m == method::mlls; }))
+            std::cout << "; on sets that pass the label-shift check: mlls";
         std::cout << '\n';
     }
 }

@@ -1,5 +1,5 @@
 // Fitting the calibration (calibration.hpp, calibrate): one line per method over labeled sets,
-// its leave-one-group-out folds, the ranking that picks the recommended method and its fallback,
+// its leave-one-group-out folds, the ranking that picks the recommended method,
 // and the class-shift reference.
 #include "mano/calibration.hpp"
 
@@ -121,10 +121,8 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     if (c.methods.empty()) throw error("calibration: no method could be fitted on these sets");
     c.opts.methods.clear();
     for (const auto& mc : c.methods) c.opts.methods.push_back(mc.m);
-    for (const auto* mc : detail::by_held_out_error(c.methods)) {
-        if (!c.recommended) c.recommended = mc->m;
-        if (!c.fallback && !info_of(mc->m).assumes_class_proportions) c.fallback = mc->m;
-    }
+    const auto ranked = detail::by_held_out_error(c.methods);
+    if (!ranked.empty()) c.recommended = ranked.front()->m;
     if (std::all_of(sets.begin(), sets.end(), [&](const labeled_set& s) {
             return s.scores.predicted.size() == c.k && s.scores.confidence;
         })) {

@@ -108,9 +108,9 @@ struct calibration {
     std::vector<method_calibration> methods;
     std::vector<std::string> sets;  // names of the fitted sets
     std::optional<normalization_choice> normalization;  // set when the family's branch was chosen
-    // The method with the lowest leave-one-group-out error, and the best of those that do not
-    // assume class proportions (the estimate on sets outside the calibrated class shift).
-    std::optional<method> recommended, fallback;
+    // The method with the lowest leave-one-group-out error: the estimate of sets outside the
+    // label-shift regime.
+    std::optional<method> recommended;
     std::optional<shift_reference> shift;  // when every set had predicted class counts
 
     nlohmann::json to_json() const;
@@ -168,12 +168,36 @@ struct shift_check {
     bool outside = false;
 };
 
-// The estimate of the recommended method, or of its fallback when the set's class proportions
-// are out of range (or the set lacks the recommended method).
+// Which estimator a set's estimate comes from (docs/cli.md, "Regimes"): MLLS where the set looks
+// like label shift of the source set, the calibration's line of the lowest held-out error elsewhere.
+enum class regime { general, label_shift };
+const char* regime_name(regime r) noexcept;  // "general", "label_shift"
+
+// The label-shift check: a set is label-shift-like when its mean calibrated confidence matches
+// what the source set's confidence by class gives at the priors MLLS estimated, within
+// label_shift_tolerance + 3 se, and no class takes more than label_shift_max_prior of them (a
+// corruption that collapses the predictions onto a class looks like extreme label shift).
+inline constexpr double label_shift_tolerance = 0.02;
+inline constexpr double label_shift_max_prior = 0.6;
+// The half-width of an MLLS interval is at least this.
+inline constexpr double label_shift_interval_floor = 0.01;
+struct label_shift_check {
+    double gap = 0;        // |confidence - expected confidence|
+    double allowance = 0;  // label_shift_tolerance + 3 se
+    double max_prior = 0;
+    bool passed = false;
+};
+
+// The MLLS estimate of a label-shift-like set: its accuracy, with the interval
+// estimate -/+ max(floor, hypot(q, z se)), q the level quantile of |residual| over the source
+// set's synthetic label-shift resamples (label_shift.hpp), se the estimate's row-sampling error.
+prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level);
+
+// The set's estimate: the method, its prediction and the regime that chose it.
 struct set_estimate {
     method m = method::mano;
-    prediction value;  // as in set_prediction::methods
-    bool fallback = false;
+    prediction value;  // as in set_prediction::methods (for MLLS in the label-shift regime: its own)
+    enum regime regime = regime::general;
 };
 
 // What a calibration predicts for one set.
@@ -183,11 +207,13 @@ struct set_prediction {
     std::map<method, prediction> methods;
     std::optional<double> accuracy;  // the true accuracy, when the result has one
     std::optional<shift_check> shift;  // when the calibration and the result have class counts
+    std::optional<label_shift_check> label_shift;  // when the result has MLLS
     std::optional<set_estimate> estimate;
 
     // {"n", "k", "level", "methods": {method: {"score", "se"?, "accuracy", "interval": [lo, hi],
     // "extrapolated"}}, "accuracy"?, "estimate"?: {"method", "accuracy", "interval",
-    // "extrapolated", "fallback"}, "shift"?: {"distance", "range", "allowance", "outside"}}
+    // "extrapolated", "regime"}, "shift"?: {"distance", "range", "allowance", "outside"},
+    // "label_shift"?: {"gap", "allowance", "max_prior", "passed"}}
     nlohmann::json to_json() const;
 };
 

@@ -44,7 +44,6 @@ nlohmann::json calibration::to_json() const {
                         {"options", opts.to_json()}, {"methods", fits}, {"sets", sets}};
     if (normalization) j["normalization"] = normalization->to_json();
     if (recommended) j["recommended"] = method_name(*recommended);
-    if (fallback) j["fallback"] = method_name(*fallback);
     const auto ranked = detail::by_held_out_error(methods);
     if (!ranked.empty()) {
         j["ranking"] = nlohmann::json::array();
@@ -137,7 +136,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
             return m;
         };
         c.recommended = calibrated("recommended");
-        c.fallback = calibrated("fallback");
+        // "fallback": calibrations before the label-shift regime named a stand-in; it is no longer used
         if (j.contains("normalization")) {
             c.normalization = normalization_choice::from_json(j.at("normalization"));
             if (c.opts.norm != c.normalization->norm || c.opts.taylor_order != c.normalization->taylor_order)

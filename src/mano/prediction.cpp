@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "mano/label_shift.hpp"
+#include "mano/source.hpp"
 #include "mano/student_t.hpp"
 #include "mano/detail/labeled_sets.hpp"
 #include "mano/error.hpp"
@@ -133,6 +135,28 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     return p;
 }
 
+const char* regime_name(regime r) noexcept { return r == regime::label_shift ? "label_shift" : "general"; }
+
+prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level) {
+    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    prediction p;
+    p.score = accuracy;
+    p.score_se = se;
+    // the ceil(level (m + 1))-th smallest |residual|, the largest when there are too few
+    std::vector<double> spread;
+    for (const double r : residuals) spread.push_back(std::abs(r));
+    std::sort(spread.begin(), spread.end());
+    double q = 0;
+    if (!spread.empty()) {
+        const auto rank = static_cast<std::size_t>(std::ceil(level * static_cast<double>(spread.size() + 1) - 1e-9));
+        q = spread[std::min(rank, spread.size()) - 1];
+    }
+    const double z = student_t_quantile(0.5 + level / 2, 1e9);
+    const double half = std::max(label_shift_interval_floor, std::hypot(q, z * se));
+    bound(p, accuracy, accuracy - half, accuracy + half);
+    return p;
+}
+
 options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out) {
     if (k != c.k)
         throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
@@ -187,7 +211,6 @@ set_prediction predict(const calibration& c, const result& r, double level) {
         out.methods[v.m] = predict(*found, v.value, v.se, level);
     }
     out.accuracy = r.accuracy;
-    bool outside = false;
     if (c.shift && r.predicted.size() == c.k && r.confidence) {
         shift_check shift;
         shift.distance = class_shift(r, c.shift->proportions);
@@ -196,15 +219,31 @@ set_prediction predict(const calibration& c, const result& r, double level) {
         // the range by less than this is sampling noise, not a shift
         for (const double p : c.shift->proportions)
             shift.allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
-        shift.outside = outside = shift.distance > shift.range + shift.allowance;
+        shift.outside = shift.distance > shift.range + shift.allowance;
         out.shift = shift;
     }
-    // the estimate: the calibrated method with the lowest leave-one-group-out error that this
-    // result has, passing over those that assume class proportions when the set is outside
-    const method_calibration* best = nullptr;
+    // the regime: MLLS on a label-shift-like set, else the calibrated method with the lowest
+    // leave-one-group-out error that this result has (the class-shift check above is information)
+    const auto& mlls = r[method::mlls];
+    if (mlls && r.mlls && out.methods.count(method::mlls) && c.opts.source && c.opts.source->fitted.contains("mlls")) {
+        label_shift_check check;
+        check.gap = std::abs(r.mlls->confidence - r.mlls->expected_confidence);
+        check.allowance = label_shift_tolerance + 3 * r.mlls->confidence_se;
+        check.max_prior = *std::max_element(r.mlls->priors.begin(), r.mlls->priors.end());
+        check.passed = check.gap <= check.allowance && check.max_prior <= label_shift_max_prior;
+        out.label_shift = check;
+        if (check.passed) {
+            const auto model = label_shift_model::from_json(c.opts.source->fitted.at("mlls"), c.k);
+            out.estimate = set_estimate{method::mlls, predict_label_shift(mlls->value, mlls->se.value_or(0), model.residuals, level),
+                                        regime::label_shift};
+            return out;
+        }
+    }
     for (const auto* mc : detail::by_held_out_error(c.methods))
-        if (!best && out.methods.count(mc->m) && !(outside && info_of(mc->m).assumes_class_proportions)) best = mc;
-    if (best) out.estimate = set_estimate{best->m, out.methods.at(best->m), !c.recommended || best->m != *c.recommended};
+        if (out.methods.count(mc->m)) {
+            out.estimate = set_estimate{mc->m, out.methods.at(mc->m), regime::general};
+            break;
+        }
     return out;
 }
 
@@ -216,12 +255,15 @@ nlohmann::json set_prediction::to_json() const {
     if (shift)
         out["shift"] = {{"distance", shift->distance}, {"range", shift->range}, {"allowance", shift->allowance},
                         {"outside", shift->outside}};
+    if (label_shift)
+        out["label_shift"] = {{"gap", label_shift->gap}, {"allowance", label_shift->allowance},
+                              {"max_prior", label_shift->max_prior}, {"passed", label_shift->passed}};
     if (estimate) {
         out["estimate"] = {{"method", method_name(estimate->m)},
                            {"accuracy", estimate->value.accuracy},
                            {"interval", {estimate->value.lower, estimate->value.upper}},
                            {"extrapolated", estimate->value.extrapolated},
-                           {"fallback", estimate->fallback}};
+                           {"regime", regime_name(estimate->regime)}};
         if (estimate->value.out_of_range) out["estimate"]["out_of_range"] = estimate->value.out_of_range < 0 ? "below" : "above";
     }
     return out;

@@ -26,7 +26,7 @@ def same_prediction(stored, expected, what):
     e, s = expected.get("estimate"), stored.get("estimate")
     ok = (e is None) == (s is None) and set(expected["methods"]) == set(stored["methods"])
     if ok and e is not None:
-        ok = e["method"] == s["method"] and e["fallback"] == s["fallback"]
+        ok = e["method"] == s["method"] and e["regime"] == s["regime"]
         worst = max(abs(e["accuracy"] - s["accuracy"]), *(abs(a - b) for a, b in zip(e["interval"], s["interval"])))
     for m, v in expected["methods"].items():
         if m in stored["methods"]:

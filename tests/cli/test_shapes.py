@@ -71,7 +71,7 @@ def check_calibration_and_predictions(tmp):
            "--group", "gaussian_noise", "--group", "contrast", "--group", "pixelate", "--group", "zoom")
     calibration = json.loads(cal.read_text())
     conforms("Calibration", calibration, "the file mano calibrate wrote")
-    for key in ("normalization", "recommended", "fallback", "ranking", "shift"):
+    for key in ("normalization", "recommended", "ranking", "shift"):
         check(key in calibration, f"the calibration has {key!r} (the test covers it)")
     report = json.loads(output("predict", "--calibration", cal, "--manifest", MANIFEST, "--json", "--quiet",
                                "--group", "rotate", "--group", "label_shift"))

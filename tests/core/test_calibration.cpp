@@ -334,7 +334,7 @@ TEST_CASE("interval coverage over the sets with a true accuracy") {
     mano::set_prediction held, missed, unlabeled;
     held.accuracy = 0.5;
     held.methods[mano::method::confscore] = estimate(0.52, 0.45, 0.6);
-    held.estimate = mano::set_estimate{mano::method::confscore, held.methods.at(mano::method::confscore), false};
+    held.estimate = mano::set_estimate{mano::method::confscore, held.methods.at(mano::method::confscore), mano::regime::general};
     missed.accuracy = 0.8;
     missed.methods[mano::method::confscore] = estimate(0.7, 0.65, 0.75);
     unlabeled.methods[mano::method::confscore] = estimate(0.1, 0.0, 0.2);

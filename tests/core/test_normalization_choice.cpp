@@ -77,7 +77,7 @@ TEST_CASE("one normalization for a family of sets") {
         CHECK(p.methods.at(mano::method::mano).score == 0.45);
         REQUIRE(p.estimate);
         CHECK(p.estimate->m == mano::method::mano);
-        CHECK_FALSE(p.estimate->fallback);
+        CHECK(p.estimate->regime == mano::regime::general);
         const auto j = p.to_json();
         CHECK(j.at("methods").at("mano").at("score").get<double>() == 0.45);
         CHECK(j.at("estimate").at("method") == "mano");

@@ -93,7 +93,7 @@ def test_calibration_is_one_row_per_method_with_the_least_squares_line(calibrati
     assert list(f["rank"]) == list(range(1, len(f) + 1))  # sorted by the held-out error
     assert (np.diff(f["logo_mae"]) >= -1e-12).all()  # ties (ConfScore and DoC) within rounding
     assert f.index[0] == calibration["recommended"] and bool(f.loc[calibration["recommended"], "recommended"])
-    assert f["recommended"].sum() == 1 and f["fallback"].sum() == 1
+    assert f["recommended"].sum() == 1
 
 
 def test_prediction_is_one_row_with_the_estimate_on_the_line(calibration, truth):

@@ -37,14 +37,14 @@ export function csvText() {
   const m = state.method;
   const quote = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
   const lines = [['set', 'n', 'k', 'accuracy', ...all, `estimate_${m}`, 'lower', 'upper', 'estimate', 'estimate_method',
-    'estimate_lower', 'estimate_upper', 'estimate_fallback', 'class_shift', 'class_shift_outside'].join(',')];
+    'estimate_lower', 'estimate_upper', 'estimate_regime', 'class_shift', 'class_shift_outside'].join(',')];
   for (const s of state.sets) {
     const p = s.prediction?.methods?.[m];
     const e = s.prediction?.estimate;
     const shift = s.prediction?.shift;
     lines.push([s.name, s.result.n, s.result.k, s.result.accuracy ?? '', ...all.map((x) => valueOf(s.result, x) ?? ''),
       p?.accuracy ?? '', p?.interval[0] ?? '', p?.interval[1] ?? '',
-      e?.accuracy ?? '', e?.method ?? '', e?.interval[0] ?? '', e?.interval[1] ?? '', e?.fallback ?? '',
+      e?.accuracy ?? '', e?.method ?? '', e?.interval[0] ?? '', e?.interval[1] ?? '', e?.regime ?? '',
       shift?.distance ?? '', shift?.outside ?? ''].map(quote).join(','));
   }
   return `${lines.join('\n')}\n`;

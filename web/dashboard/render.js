@@ -34,17 +34,19 @@ export function render() {
   if (state.sets.some((s) => s.name === chosen)) files.value = chosen;
 }
 
-// Why a set's estimate is not the recommended method's, or is less sure than it looks.
+// Which regime chose a set's estimate, and why it may be less sure than it looks.
 function estimateWarnings(s) {
   const e = s.prediction.estimate;
   const out = [];
-  if (s.prediction.shift?.outside) {
-    const recommended = state.calibration.recommended;
-    out.push(`class proportions outside the calibrated range (shift ${pct(s.prediction.shift.distance)}, ` +
-      `calibrated up to ${pct(s.prediction.shift.range)} + ${pct(s.prediction.shift.allowance)} sampling noise)` +
-      (e.fallback ? `: by ${e.method} instead of ${recommended}, which assumes them` : `; ${e.method} does not assume them`));
-  } else if (e.fallback) {
+  if (e.regime === 'label_shift') {
+    out.push(`label shift: the class mix moved, not the inputs (MLLS's priors explain the confidence within ` +
+      `${pct(s.prediction.label_shift.allowance)}), so the estimate is MLLS's`);
+  } else if (e.method !== state.calibration.recommended) {
     out.push(`by ${e.method}: the recommended ${state.calibration.recommended} has no score for this set`);
+  }
+  if (s.prediction.shift?.outside) {
+    out.push(`class proportions outside the calibrated range (shift ${pct(s.prediction.shift.distance)}, ` +
+      `calibrated up to ${pct(s.prediction.shift.range)} + ${pct(s.prediction.shift.allowance)} sampling noise)`);
   }
   if (e.extrapolated) out.push(`the ${e.method} score lies outside the calibrated range`);
   return out;
@@ -181,7 +183,7 @@ async function renderCalibration() {
   // the calibration's leave-one-group-out error (what "recommended" ranks by), else the evaluation's leave-one-out one
   const heldOut = (x) => cal?.methods?.[x]?.logo_mae ?? summary[x].mae;
   const rows = Object.keys(summary).sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b)).map((x) => {
-    const name = x === cal?.recommended ? `${x} ★` : x === cal?.fallback ? `${x} ☆` : x;
+    const name = x === cal?.recommended ? `${x} ★` : x;
     const tr = el('tr', { className: x === m ? 'selected' : '' },
       ...[name, fmt(summary[x].r2, 3), fmt(summary[x].spearman, 3), fmt(summary[x].kendall, 3), pct(heldOut(x))]
         .map((c) => el('td', { className: x === m ? 'selected' : '', textContent: c })));
@@ -190,7 +192,7 @@ async function renderCalibration() {
     return tr;
   });
   const legend = cal?.recommended ? el('caption', { textContent: `★ recommended (lowest held-out error)` +
-    (cal.fallback && cal.fallback !== cal.recommended ? ` · ☆ its stand-in on sets whose class proportions are outside the calibrated range` : '') }) : '';
+    (cal.methods?.mlls ? ' · mlls on sets that pass the label-shift check' : '') }) : '';
   $('summary-table').replaceChildren(legend,
     el('thead', {}, el('tr', {}, ...['method', 'R²', 'ρ', 'τ', 'held-out MAE'].map((h) => el('th', { textContent: h })))),
     el('tbody', {}, ...rows));

@@ -23,6 +23,8 @@ export interface AccuracyResult {
   error?: number;
   /** Standard error of the estimate over the rows. */
   se?: number;
+  /** MLLS's EM iterations. */
+  iterations?: number;
 }
 
 /** MaNo's own entry: its score and how it was computed. */
@@ -41,6 +43,24 @@ export interface ManoMethodResult {
   se?: number;
   /** softrun without a fixed criterion: the score on each branch ("softmax", "taylor2"), for calibrate's family choice. */
   variants?: Record<string, number>;
+}
+
+/** MLLS's own entry: its accuracy, the class priors EM estimated and the label-shift check's inputs (docs/methods.md). */
+export interface MllsMethodResult {
+  accuracy: number;
+  /** Row-sampling standard error of the estimate: sqrt(sum_i Q(1 - Q)) / N at the predicted classes. */
+  se?: number;
+  /** EM iterations. */
+  iterations: number;
+  /** false when EM stopped at its iteration limit. */
+  converged: boolean;
+  /** The class priors EM estimated (K numbers). */
+  priors: number[];
+  /** The mean calibrated confidence. */
+  confidence: number;
+  confidence_se: number;
+  /** What the source set's confidence by class gives at these priors. */
+  expected_confidence: number;
 }
 
 /** One chunk of rows of a set scored chunk by chunk. */
@@ -136,10 +156,8 @@ export interface Calibration {
   /** The calibration sets' names. */
   sets: string[];
   normalization?: NormalizationChoice;
-  /** The method with the lowest leave-one-group-out error: it backs Prediction.estimate. */
+  /** The method with the lowest leave-one-group-out error: it backs Prediction.estimate outside the label-shift regime. */
   recommended?: MethodName;
-  /** The best method that does not assume the calibration's class proportions. */
-  fallback?: MethodName;
   /** Methods by leave-one-group-out error, best first. */
   ranking?: RankedMethod[];
   shift?: CalibrationShift;
@@ -158,14 +176,14 @@ export interface MethodPrediction {
   out_of_range?: OutOfRange;
 }
 
-/** The calibration's recommended estimate (its fallback when the set's class proportions are out of range). */
+/** The set's estimate: MLLS where the set passes the label-shift check (regime label_shift), else the calibration's recommended method (regime general). */
 export interface Estimate {
   method: MethodName;
   accuracy: number;
   interval: Interval;
   extrapolated: boolean;
-  /** true when another method than the recommended one backs it. */
-  fallback: boolean;
+  /** Which estimator the set's regime chose (docs/cli.md, "Regimes"). */
+  regime: 'general' | 'label_shift';
   out_of_range?: OutOfRange;
 }
 
@@ -175,6 +193,14 @@ export interface ShiftCheck {
   range: number;
   allowance: number;
   outside: boolean;
+}
+
+/** The label-shift check: the set's mean calibrated confidence against what the source set's confidence by class gives at MLLS's priors; passed when gap <= allowance (0.02 + 3 se) and max_prior <= 0.6. */
+export interface LabelShiftCheck {
+  gap: number;
+  allowance: number;
+  max_prior: number;
+  passed: boolean;
 }
 
 /** The estimates of one set through a calibration (`mano predict --json`, a set's entry). */
@@ -188,6 +214,7 @@ export interface Prediction {
   methods: Partial<Record<MethodName, MethodPrediction>>;
   estimate?: Estimate;
   shift?: ShiftCheck;
+  label_shift?: LabelShiftCheck;
   /** `mano predict --manifest`: the set's name in the manifest. */
   name?: string;
   /** The set's group, when it has one. */

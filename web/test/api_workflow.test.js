@@ -107,7 +107,6 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.deepEqual(compareDeep(once.shift, nativeCal.shift, 1e-6), []);
     assert.deepEqual(compareDeep(once.options, nativeCal.options, 1e-6, '', 0).filter((d) => !d.startsWith('.methods')), []);
     assert.equal(once.recommended, nativeCal.recommended);
-    assert.equal(once.fallback, nativeCal.fallback);
     assert.ok(contrast.every((s) => s.result.methods.mano.normalization === 'softmax'), 'the example\'s sets are on softmax one by one');
     assert.notEqual(once.normalization.variant, 'softmax', 'and the family takes the other branch');
     assert.ok(!('nuclear_softrun' in once.methods) && once.notes.some((n) => /nuclear_softrun/.test(n)), once.notes.join('; '));

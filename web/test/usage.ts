@@ -137,7 +137,6 @@ export async function useEverything(): Promise<number> {
   const chosenBy: 'leave-one-group-out' | 'pooled criterion' | undefined = choice?.by;
   const variantErrors: Record<string, number> | undefined = choice?.errors;
   const recommended: MethodName | undefined = family.recommended;
-  const fallbackMethod: MethodName | undefined = family.fallback;
   const best: MethodName | undefined = family.ranking?.[0]?.method;
   const fit: MethodCalibration | undefined = family.methods.mano;
   const fold: CalibrationFold | undefined = fit?.folds?.[0];
@@ -151,7 +150,8 @@ export async function useEverything(): Promise<number> {
   const extrapolated: boolean | undefined = prediction.methods.confscore?.extrapolated;
   const estimateMethod: MethodName | undefined = prediction.estimate?.method;
   const estimateLow: number | undefined = prediction.estimate?.interval[0];
-  const usedFallback: boolean | undefined = prediction.estimate?.fallback;
+  const regime: 'general' | 'label_shift' | undefined = prediction.estimate?.regime;
+  const labelShiftPassed: boolean | undefined = prediction.label_shift?.passed;
   const outside: boolean | undefined = prediction.shift?.outside;
   const shiftDistance: number | undefined = prediction.shift?.distance;
   const methods: MethodName[] = defaultMethods(10, 2000);
@@ -251,7 +251,7 @@ export async function useEverything(): Promise<number> {
   void [v, chunk, manoScore, criterion, norm, cot, atc, trueAccuracy, n, se, rows, arch, accResult, partLength,
     timeline, st, csvLabels, safetensors, any, r2, groupR2, setAccuracy, notes, left, low, high, extrapolated, methods,
     started, name, result, read, wEval, wPred, isError, notAPromise, notString, setMano, taylor2, predicted, confidence,
-    variant, branch, chosenBy, variantErrors, recommended, fallbackMethod, best, residual, logoMae, proportions,
-    calibratedDistance, estimateMethod, estimateLow, usedFallback, outside, shiftDistance, estimateText];
+    variant, branch, chosenBy, variantErrors, recommended, best, residual, logoMae, proportions,
+    calibratedDistance, estimateMethod, estimateLow, regime, labelShiftPassed, outside, shiftDistance, estimateText];
   return manoScore ?? 0;
 }

@@ -24,6 +24,8 @@ class AccuracyResult(TypedDict, total=False):
     """COT's transport cost: the estimated error."""
     se: float
     """Standard error of the estimate over the rows."""
+    iterations: float
+    """MLLS's EM iterations."""
 
 
 class ManoMethodResult(TypedDict, total=False):
@@ -42,6 +44,24 @@ class ManoMethodResult(TypedDict, total=False):
     se: float
     variants: dict[str, float]
     """softrun without a fixed criterion: the score on each branch ("softmax", "taylor2"), for calibrate's family choice."""
+
+
+class MllsMethodResult(TypedDict, total=False):
+    """MLLS's own entry: its accuracy, the class priors EM estimated and the label-shift check's inputs (docs/methods.md)."""
+    accuracy: Required[float]
+    se: float
+    """Row-sampling standard error of the estimate: sqrt(sum_i Q(1 - Q)) / N at the predicted classes."""
+    iterations: Required[float]
+    """EM iterations."""
+    converged: Required[bool]
+    """false when EM stopped at its iteration limit."""
+    priors: Required[list[float]]
+    """The class priors EM estimated (K numbers)."""
+    confidence: Required[float]
+    """The mean calibrated confidence."""
+    confidence_se: Required[float]
+    expected_confidence: Required[float]
+    """What the source set's confidence by class gives at these priors."""
 
 
 class Chunk(TypedDict, total=False):
@@ -64,7 +84,7 @@ class Result(TypedDict, total=False):
     """How many rows each class wins (argmax): K counts summing to n (K <= 1000)."""
     confidence: float
     """The mean maximum softmax probability."""
-    methods: Required[dict[str, Union[ManoMethodResult, ScoreResult, AccuracyResult]]]
+    methods: Required[dict[str, Union[ManoMethodResult, MllsMethodResult, ScoreResult, AccuracyResult]]]
     """Each method computed, by what it returns (methods.d.ts, generated from the estimator table)."""
     chunks: list[Chunk]
     """npm's scoreStream with chunkResults: one result per chunk of rows."""
@@ -138,9 +158,7 @@ class Calibration(TypedDict, total=False):
     """The calibration sets' names."""
     normalization: NormalizationChoice
     recommended: MethodName
-    """The method with the lowest leave-one-group-out error: it backs Prediction.estimate."""
-    fallback: MethodName
-    """The best method that does not assume the calibration's class proportions."""
+    """The method with the lowest leave-one-group-out error: it backs Prediction.estimate outside the label-shift regime."""
     ranking: list[RankedMethod]
     """Methods by leave-one-group-out error, best first."""
     shift: CalibrationShift
@@ -158,13 +176,13 @@ class MethodPrediction(TypedDict, total=False):
 
 
 class Estimate(TypedDict, total=False):
-    """The calibration's recommended estimate (its fallback when the set's class proportions are out of range)."""
+    """The set's estimate: MLLS where the set passes the label-shift check (regime label_shift), else the calibration's recommended method (regime general)."""
     method: Required[MethodName]
     accuracy: Required[float]
     interval: Required[Interval]
     extrapolated: Required[bool]
-    fallback: Required[bool]
-    """true when another method than the recommended one backs it."""
+    regime: Required[Literal["general", "label_shift"]]
+    """Which estimator the set's regime chose (docs/cli.md, "Regimes")."""
     out_of_range: OutOfRange
 
 
@@ -174,6 +192,14 @@ class ShiftCheck(TypedDict, total=False):
     range: Required[float]
     allowance: Required[float]
     outside: Required[bool]
+
+
+class LabelShiftCheck(TypedDict, total=False):
+    """The label-shift check: the set's mean calibrated confidence against what the source set's confidence by class gives at MLLS's priors; passed when gap <= allowance (0.02 + 3 se) and max_prior <= 0.6."""
+    gap: Required[float]
+    allowance: Required[float]
+    max_prior: Required[float]
+    passed: Required[bool]
 
 
 class Prediction(TypedDict, total=False):
@@ -187,6 +213,7 @@ class Prediction(TypedDict, total=False):
     methods: Required[dict[str, MethodPrediction]]
     estimate: Estimate
     shift: ShiftCheck
+    label_shift: LabelShiftCheck
     name: str
     """`mano predict --manifest`: the set's name in the manifest."""
     group: str

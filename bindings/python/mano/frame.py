@@ -11,11 +11,11 @@ told apart by their keys, and their rows:
 - :func:`mano.evaluate`: one row per set: ``name``, ``group``, then the score columns.
 - :func:`mano.calibrate`: one row per calibrated method (index ``method``): ``slope``,
   ``intercept``, ``residual_se``, ``logo_mae``, ``n``, ``score_min``, ``score_max``, ``rank``
-  (1 = the lowest held-out error), ``recommended``, ``fallback``.
+  (1 = the lowest held-out error), ``recommended``.
 - :func:`mano.predict` (one result, a list of them, or the list it gives for sets): one row per
   set: ``name``, ``group`` (for sets), ``n``, ``accuracy`` (true, NaN without labels), the
-  recommended ``method``, its ``estimate``, interval ``low`` and ``high``, ``extrapolated``,
-  ``fallback``, ``shift_distance``, ``shift_outside``, and per method ``<method>_estimate``,
+  ``method`` of its estimate, the ``estimate``, interval ``low`` and ``high``, ``extrapolated``,
+  ``regime`` (``label_shift`` or ``general``), ``shift_distance``, ``shift_outside``, and per method ``<method>_estimate``,
   ``<method>_low``, ``<method>_high``.
 - a monitoring report (``mano monitor report --json``, :func:`mano.monitor.report`): one row per
   point: ``time`` (datetime), ``name``, the prediction's columns as above, ``alert``, and the
@@ -119,7 +119,7 @@ def _predict_row(p: Mapping) -> dict:
     shift = p.get("shift") or {}
     row = {"n": p.get("n"), "accuracy": _number(p.get("accuracy")), "method": estimate.get("method"),
            "estimate": _number(estimate.get("accuracy")), "low": low, "high": high,
-           "extrapolated": bool(estimate.get("extrapolated", False)), "fallback": bool(estimate.get("fallback", False)),
+           "extrapolated": bool(estimate.get("extrapolated", False)), "regime": estimate.get("regime"),
            "shift_distance": _number(shift.get("distance")), "shift_outside": bool(shift.get("outside", False))}
     for name, m in sorted(p.get("methods", {}).items()):
         row[f"{name}_estimate"] = _number(m.get("accuracy"))
@@ -133,8 +133,7 @@ def _calibration(cal: Mapping, pd: Any) -> "pandas.DataFrame":  # noqa: F821
     for name, m in cal["methods"].items():
         rows.append({"method": name, **{key: _number(m.get(key)) for key in
                                         ("slope", "intercept", "residual_se", "logo_mae", "n", "score_min", "score_max")},
-                     "rank": ranks.get(name), "recommended": name == cal.get("recommended"),
-                     "fallback": name == cal.get("fallback")})
+                     "rank": ranks.get(name), "recommended": name == cal.get("recommended")})
     out = pd.DataFrame(rows).set_index("method")
     out["n"] = out["n"].astype("int64")
     return out.sort_values("rank", na_position="last")
