@@ -6,8 +6,6 @@
 #include <cmath>
 #include <string>
 
-#include <Eigen/Dense>
-
 #include "mano/error.hpp"
 
 namespace mano {
@@ -24,6 +22,31 @@ void calibrate_row(const double* p, std::size_t k, double a, const std::vector<d
     double sum = 0;
     for (std::size_t c = 0; c < k; ++c) out[c] = std::exp(out[c] - top), sum += out[c];
     for (std::size_t c = 0; c < k; ++c) out[c] /= sum;
+}
+
+// Solves H x = g for the symmetric positive definite H (dim x dim, row-major) by Cholesky; a
+// dozen lines rather than a linear-algebra library in the WebAssembly build, whose size is budgeted.
+std::vector<double> solve_spd(std::vector<double> h, std::vector<double> g, std::size_t dim) {
+    for (std::size_t j = 0; j < dim; ++j) {
+        double d = h[j * dim + j];
+        for (std::size_t p = 0; p < j; ++p) d -= h[j * dim + p] * h[j * dim + p];
+        d = std::sqrt(std::max(d, 1e-300));
+        h[j * dim + j] = d;
+        for (std::size_t i = j + 1; i < dim; ++i) {
+            double v = h[i * dim + j];
+            for (std::size_t p = 0; p < j; ++p) v -= h[i * dim + p] * h[j * dim + p];
+            h[i * dim + j] = v / d;
+        }
+    }
+    for (std::size_t i = 0; i < dim; ++i) {  // L y = g
+        for (std::size_t p = 0; p < i; ++p) g[i] -= h[i * dim + p] * g[p];
+        g[i] /= h[i * dim + i];
+    }
+    for (std::size_t i = dim; i-- > 0;) {  // L^T x = y
+        for (std::size_t p = i + 1; p < dim; ++p) g[i] -= h[p * dim + i] * g[p];
+        g[i] /= h[i * dim + i];
+    }
+    return g;
 }
 
 std::int64_t argmax(const double* row, std::size_t k) {
@@ -91,9 +114,7 @@ posterior_calibration fit_posterior_calibration(const double* probs, std::size_t
     std::vector<double> p(k);
     double value = mean_nll(probs, n, k, labels, fit.scale, fit.bias, p);
     for (int iteration = 0; iteration < 100; ++iteration) {
-        Eigen::VectorXd gradient = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dim));
-        Eigen::MatrixXd hessian = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(dim), static_cast<Eigen::Index>(dim));
-        Eigen::VectorXd phi_mean(dim);
+        std::vector<double> gradient(dim, 0.0), hessian(dim * dim, 0.0);
         for (std::size_t i = 0; i < n; ++i) {
             const double* row = probs + i * k;
             calibrate_row(row, k, fit.scale, fit.bias, p.data());
@@ -102,30 +123,30 @@ posterior_calibration fit_posterior_calibration(const double* probs, std::size_t
             for (std::size_t c = 0; c < k; ++c) mean_log += p[c] * safe_log(row[c]), mean_log_sq += p[c] * safe_log(row[c]) * safe_log(row[c]);
             const auto y = static_cast<std::size_t>(labels[i]);
             gradient[0] += mean_log - safe_log(row[y]);
-            hessian(0, 0) += mean_log_sq - mean_log * mean_log;
+            hessian[0] += mean_log_sq - mean_log * mean_log;
             if (!with_bias) continue;
             for (std::size_t c = 1; c < k; ++c) {
-                const auto ci = static_cast<Eigen::Index>(c);
-                gradient[ci] += p[c] - (y == c ? 1.0 : 0.0);
+                gradient[c] += p[c] - (y == c ? 1.0 : 0.0);
                 const double cross = p[c] * safe_log(row[c]) - p[c] * mean_log;
-                hessian(0, ci) += cross;
-                hessian(ci, 0) += cross;
-                hessian(ci, ci) += p[c];
-                for (std::size_t d = 1; d < k; ++d) hessian(ci, static_cast<Eigen::Index>(d)) -= p[c] * p[d];
+                hessian[c] += cross;
+                hessian[c * dim] += cross;
+                hessian[c * dim + c] += p[c];
+                for (std::size_t d = 1; d < k; ++d) hessian[c * dim + d] -= p[c] * p[d];
             }
         }
-        gradient /= static_cast<double>(n);
-        hessian /= static_cast<double>(n);
-        if (gradient.cwiseAbs().maxCoeff() < 1e-10) break;
-        hessian.diagonal().array() += 1e-12;
-        const Eigen::VectorXd step = hessian.ldlt().solve(gradient);
+        double largest = 0;
+        for (auto& g : gradient) g /= static_cast<double>(n), largest = std::max(largest, std::abs(g));
+        for (auto& h : hessian) h /= static_cast<double>(n);
+        if (largest < 1e-10) break;
+        for (std::size_t j = 0; j < dim; ++j) hessian[j * dim + j] += 1e-12;
+        const std::vector<double> step = solve_spd(hessian, gradient, dim);
         // backtracking: the NLL is convex, a full Newton step is taken near the optimum
         double t = 1;
         bool moved = false;
         for (int half = 0; half < 40 && !moved; ++half, t /= 2) {
             posterior_calibration next = fit;
             next.scale -= t * step[0];
-            for (std::size_t c = 1; with_bias && c < k; ++c) next.bias[c] -= t * step[static_cast<Eigen::Index>(c)];
+            for (std::size_t c = 1; with_bias && c < k; ++c) next.bias[c] -= t * step[c];
             const double next_value = mean_nll(probs, n, k, labels, next.scale, next.bias, p);
             if (std::isfinite(next_value) && next_value <= value) fit = next, value = next_value, moved = true;
         }

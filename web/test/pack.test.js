@@ -13,7 +13,8 @@ import { relClose, root, runNative, tempDir } from './support.js';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const example = path.join(root, 'tests/data/example/contrast_0_logits.npy');
-const MAX_WASM_GZ = 300 * 1024;
+// 340 KiB since the label-shift estimators and the audit (issue 31): from 300 KiB, which left no room for them
+const MAX_WASM_GZ = 340 * 1024;
 
 // npm with a private cache and no network chatter, so the test leaves the user's setup alone.
 function runNpm(args, cwd, cache) {
