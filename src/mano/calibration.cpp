@@ -12,6 +12,7 @@
 
 #include "mano/detail/labeled_sets.hpp"
 #include "mano/error.hpp"
+#include "mano/student_t.hpp"
 #include "mano/text.hpp"
 
 namespace mano {
@@ -27,7 +28,7 @@ std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets) {
 }
 
 std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
-                                  const std::vector<std::string>& keys) {
+                                  const std::vector<std::string>& keys, enum link l) {
     std::vector<std::string> order;
     for (const auto& k : keys)
         if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
@@ -35,7 +36,7 @@ std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vecto
     for (const auto& g : order) {
         std::vector<double> xs, ys;
         for (std::size_t i = 0; i < x.size(); ++i)
-            if (keys[i] != g) xs.push_back(x[i]), ys.push_back(y[i]);
+            if (keys[i] != g) xs.push_back(x[i]), ys.push_back(to_link(l, y[i]));
         group_fold f;
         f.group = g;
         try {
@@ -46,7 +47,7 @@ std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vecto
             return {};
         }
         for (std::size_t i = 0; i < x.size(); ++i)
-            if (keys[i] == g) f.residuals.push_back(y[i] - clip01(f.slope * x[i] + f.intercept));
+            if (keys[i] == g) f.residuals.push_back(y[i] - clip01(from_link(l, f.slope * x[i] + f.intercept)));
         folds.push_back(std::move(f));
     }
     return folds;
@@ -72,7 +73,36 @@ double mean_abs_residual(const std::vector<group_fold>& folds) {
     return sum / static_cast<double>(n);
 }
 
+// One method's line on a link: the fit, the score moments and the folds. Throws mano::error when
+// the line cannot be fitted.
+method_calibration fit_method(method m, enum link l, const std::vector<double>& values, const std::vector<double>& acc,
+                              const std::vector<std::string>& keys) {
+    method_calibration mc;
+    mc.m = m;
+    mc.link = l;
+    std::vector<double> x, y;
+    for (const double v : values) x.push_back(to_link(l, v));
+    for (const double a : acc) y.push_back(to_link(l, a));
+    mc.fit = fit_line(x, y);
+    const double n = static_cast<double>(x.size());
+    double sum = 0;
+    for (const double v : x) sum += v;
+    mc.score_mean = sum / n;
+    for (const double v : x) mc.score_sxx += (v - mc.score_mean) * (v - mc.score_mean);
+    mc.folds = fit_folds(x, acc, keys, l);
+    if (!mc.folds.empty()) mc.logo_mae = mean_abs_residual(mc.folds);
+    return mc;
+}
+
 }  // namespace detail
+
+const char* link_name(link l) noexcept { return l == link::probit ? "probit" : "identity"; }
+
+double to_link(link l, double x) {
+    return l == link::probit ? normal_quantile(std::min(1 - probit_margin, std::max(probit_margin, x))) : x;
+}
+
+double from_link(link l, double y) { return l == link::probit ? normal_cdf(y) : y; }
 
 calibration calibrate(const std::vector<labeled_set>& given, const options& opts, std::vector<std::string>* notes,
                       bool family) {
@@ -102,20 +132,21 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     const auto keys = detail::fold_keys(sets);
     for (const auto& [m, values] : detail::common_values(sets)) {
         method_calibration mc;
-        mc.m = m;
         try {
-            mc.fit = fit_line(values, acc);
+            mc = detail::fit_method(m, link::identity, values, acc, keys);
         } catch (const error& e) {
             if (notes) notes->push_back(std::string(method_name(m)) + ": not calibrated: " + e.what());
             continue;
         }
-        const double n = static_cast<double>(values.size());
-        double sum = 0;
-        for (const double v : values) sum += v;
-        mc.score_mean = sum / n;
-        for (const double v : values) mc.score_sxx += (v - mc.score_mean) * (v - mc.score_mean);
-        mc.folds = detail::fit_folds(values, acc, keys);
-        if (!mc.folds.empty()) mc.logo_mae = detail::mean_abs_residual(mc.folds);
+        // the probit link where every score is a proportion, kept when its held-out error is lower
+        if (!mc.folds.empty() && std::all_of(values.begin(), values.end(), [](double v) { return v >= 0 && v <= 1; })) {
+            try {
+                auto probit = detail::fit_method(m, link::probit, values, acc, keys);
+                if (!probit.folds.empty() && detail::error_key(probit.logo_mae) < detail::error_key(mc.logo_mae)) mc = probit;
+            } catch (const error&) {
+                // constant probit scores: the identity stays
+            }
+        }
         c.methods.push_back(mc);
     }
     if (c.methods.empty()) throw error("calibration: no method could be fitted on these sets");

@@ -51,9 +51,22 @@ struct group_fold {
     std::vector<double> residuals;
 };
 
-// accuracy ~ slope * value + intercept for one method, fitted on labeled sets.
+// How a method's line maps a score to accuracy (docs/cli.md, "Links"): the identity,
+// accuracy ~ slope * score + intercept, or the probit link, Phi^-1(accuracy) ~ slope *
+// Phi^-1(score) + intercept, scores and accuracies kept within [probit_margin, 1 - probit_margin].
+// calibrate fits both where every score lies in [0, 1] and keeps the lower held-out error.
+enum class link { identity, probit };
+inline constexpr double probit_margin = 1e-3;
+const char* link_name(link l) noexcept;  // "identity", "probit"
+double to_link(link l, double x);        // a score or an accuracy on the line's scale
+double from_link(link l, double y);      // the line's value as an accuracy
+
+// accuracy ~ slope * value + intercept for one method (on its link's scale), fitted on labeled sets.
 struct method_calibration {
     method m = method::mano;
+    // the fit, score_mean, score_sxx and the folds' lines are on the link's scale; residuals and
+    // logo_mae are accuracies
+    enum link link = link::identity;
     linear_fit fit;
     double score_mean = 0;  // mean of the fitted scores
     double score_sxx = 0;   // sum of squared deviations of the fitted scores from their mean

@@ -31,6 +31,7 @@ nlohmann::json calibration::to_json() const {
                             {"score_max", mc.fit.x_max},
                             {"score_mean", mc.score_mean},
                             {"score_sxx", mc.score_sxx}};
+        if (mc.link != link::identity) f["link"] = link_name(mc.link);
         if (!mc.folds.empty()) {
             f["logo_mae"] = mc.logo_mae;
             f["folds"] = nlohmann::json::array();
@@ -79,8 +80,14 @@ calibration calibration::from_json(const nlohmann::json& j) {
             mc.m = parse_method(name);  // an unknown name is refused here, quoted escaped
             const std::string where = std::string("calibration: method '") + method_name(mc.m) + "'";
             detail::check_known_keys(f, {"slope", "intercept", "residual_se", "n", "score_min", "score_max", "score_mean",
-                                         "score_sxx", "logo_mae", "folds"},
+                                         "score_sxx", "logo_mae", "folds", "link"},
                                      where);
+            if (f.contains("link")) {
+                const std::string l = detail::text_of(f, "link", where);
+                if (l != "identity" && l != "probit")
+                    throw error(where + ": \"link\" must be \"identity\" or \"probit\"");
+                mc.link = l == "probit" ? link::probit : link::identity;
+            }
             mc.fit.slope = detail::number_of(f, "slope", where);
             mc.fit.intercept = detail::number_of(f, "intercept", where);
             mc.fit.residual_se = detail::number_of(f, "residual_se", where);

@@ -80,10 +80,17 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     prediction p;
     p.score = score;
     p.score_se = score_se && std::isfinite(*score_se) ? score_se : std::nullopt;
-    const double fitted = f.slope * score + f.intercept;
+    // the line on its link's scale, and its slope as accuracy per score at this score (the delta
+    // method for the score's own noise)
+    const double x = to_link(c.link, score);
+    const double line = f.slope * x + f.intercept;
+    const double fitted = from_link(c.link, line);
+    const double density = [](double z) { return std::exp(-z * z / 2) / std::sqrt(2 * 3.141592653589793); }(line);
+    const double x_density = std::exp(-x * x / 2) / std::sqrt(2 * 3.141592653589793);
+    const double slope = c.link == link::probit ? f.slope * density / x_density : f.slope;
     const double n = static_cast<double>(f.n);
     const double t = student_t_quantile(0.5 + level / 2, n - 2);
-    p.extrapolated = score < f.x_min || score > f.x_max;
+    p.extrapolated = x < f.x_min || x > f.x_max;
     std::size_t residual_count = 0;
     double residual_sq = 0;
     for (const auto& fold : c.folds)
@@ -97,7 +104,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
         // square of the held-out-group residuals, with a degree of freedom per group less one
         const double folds = static_cast<double>(c.folds.size());
         double variance = residual_sq / m;
-        if (p.score_se) variance += f.slope * f.slope * *p.score_se * *p.score_se;
+        if (p.score_se) variance += slope * slope * *p.score_se * *p.score_se;
         const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
         bound(p, fitted, fitted - half, fitted + half);
         return p;
@@ -107,7 +114,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
         std::vector<double> low, high;
         for (const auto& fold : c.folds)
             for (const double r : fold.residuals) {
-                const double at = fold.slope * score + fold.intercept;
+                const double at = from_link(c.link, fold.slope * x + fold.intercept);
                 low.push_back(at - std::abs(r));
                 high.push_back(at + std::abs(r));
             }
@@ -119,19 +126,21 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
         upper = std::max(upper, fitted);
         // the score's own sampling noise, added in quadrature to each side
         if (p.score_se) {
-            const double noise = t * std::abs(f.slope) * *p.score_se;
+            const double noise = t * std::abs(slope) * *p.score_se;
             lower = fitted - std::hypot(fitted - lower, noise);
             upper = fitted + std::hypot(upper - fitted, noise);
         }
         bound(p, fitted, lower, upper);
         return p;
     }
-    const double dx = score - c.score_mean;
-    // prediction variance of a new set at `score`, plus the score's own sampling variance
+    const double dx = x - c.score_mean;
+    // prediction variance of a new set at `score`, plus the score's own sampling variance (on
+    // the link's scale, mapped back at both ends)
     double variance = f.residual_se * f.residual_se * (1.0 + 1.0 / n + (c.score_sxx > 0 ? dx * dx / c.score_sxx : 0.0));
-    if (p.score_se) variance += f.slope * f.slope * *p.score_se * *p.score_se;
+    const double x_se = p.score_se ? *p.score_se * (c.link == link::probit ? 1 / x_density : 1.0) : 0.0;
+    variance += f.slope * f.slope * x_se * x_se;
     const double half = t * std::sqrt(variance);
-    bound(p, fitted, fitted - half, fitted + half);
+    bound(p, fitted, from_link(c.link, line - half), from_link(c.link, line + half));
     return p;
 }
 
@@ -151,7 +160,7 @@ prediction predict_label_shift(double accuracy, double se, const std::vector<dou
         const auto rank = static_cast<std::size_t>(std::ceil(level * static_cast<double>(spread.size() + 1) - 1e-9));
         q = spread[std::min(rank, spread.size()) - 1];
     }
-    const double z = student_t_quantile(0.5 + level / 2, 1e9);
+    const double z = normal_quantile(0.5 + level / 2);
     const double half = std::max(label_shift_interval_floor, std::hypot(q, z * se));
     bound(p, accuracy, accuracy - half, accuracy + half);
     return p;

@@ -15,4 +15,10 @@ double student_t_cdf(double t, double dof);
 // Returns +-infinity only where the quantile exceeds the double range (dof far below 1).
 double student_t_quantile(double probability, double dof);
 
+// The standard normal distribution: Phi(x) = P(Z <= x) from erfc, and its inverse on (0, 1)
+// (Acklam's rational approximation refined by one Halley step: about 1e-15 relative). The probit
+// link of a calibration's lines and the z of the label-shift intervals use them.
+double normal_cdf(double x);
+double normal_quantile(double probability);
+
 }  // namespace mano

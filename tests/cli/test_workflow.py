@@ -14,6 +14,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"
 from harness import check, finish, rel  # noqa: E402
 from mano_reference import mano, softmax_rows  # noqa: E402
 
+from line_reference import fit_method, fold_keys, line_value, logo_folds, logo_mae, reference_interval  # noqa: E402
 from workflow_support import make_shifted_sets, run, score_json  # noqa: E402
 
 
@@ -29,24 +30,6 @@ def same_methods(a, b, tol, what):
     return worst
 
 
-# ---- an independent reference of leave-one-group-out calibration (docs/cli.md, mano calibrate) ----
-def fold_keys(names, groups):
-    keys = [g if g else n for n, g in zip(names, groups)]
-    return [f"{n}#{i}" for i, n in enumerate(names)] if len(set(keys)) < 2 else keys
-
-
-def logo_folds(x, y, keys):
-    """[(group, slope, intercept, [indices], [residuals])]: each group's sets predicted by the line of the others."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    folds = []
-    for g in dict.fromkeys(keys):
-        out = np.array([k == g for k in keys])
-        a, b = np.polyfit(x[~out], y[~out], 1)
-        idx = np.flatnonzero(out)
-        folds.append((g, a, b, idx, y[idx] - np.clip(a * x[idx] + b, 0, 1)))
-    return folds
-
-
 # The estimator table: its order breaks ties between methods; some methods assume the calibration's
 # class proportions (they do not back the estimate of a set whose proportions are outside them).
 TABLE = json.loads(run("methods", "--json").stdout)["methods"]
@@ -56,38 +39,6 @@ REGISTRY = [m["name"] for m in TABLE]
 def by_error(methods):
     """Best first: held-out errors compared at 1e-9 (DoC ties ConfScore up to rounding), then registry order."""
     return sorted(methods, key=lambda m: (round(methods[m]["logo_mae"] * 1e9), REGISTRY.index(m)))
-
-
-def logo_mae(folds):
-    return float(np.mean(np.abs(np.concatenate([f[4] for f in folds]))))
-
-
-def within_unit(lo, hi):
-    """An interval within [0, 1]: clipped where it overlaps it; wholly outside, its width kept at
-    the nearer end (docs/cli.md, mano predict)."""
-    width = min(1.0, hi - lo)
-    if hi < 0:
-        return np.array([0.0, width])
-    if lo > 1:
-        return np.array([1 - width, 1.0])
-    return np.clip([lo, hi], 0, 1)
-
-
-def reference_interval(fit, folds, x, se, level):
-    """Jackknife+ over groups, or a t interval on the held-out residuals when the sets are too few."""
-    yhat = fit["slope"] * x + fit["intercept"]
-    r = np.concatenate([f[4] for f in folds])
-    at = np.concatenate([np.full(len(f[4]), f[1] * x + f[2]) for f in folds])
-    m = len(r)
-    hi_rank, lo_rank = int(np.ceil(level * (m + 1) - 1e-9)), int(np.floor((1 - level) * (m + 1) + 1e-9))
-    t = stats.t.ppf(0.5 + level / 2, fit["n"] - 2)
-    if hi_rank > m or lo_rank < 1:
-        half = stats.t.ppf(0.5 + level / 2, len(folds) - 1) * np.sqrt(np.mean(r ** 2) + (fit["slope"] * se) ** 2)
-        return within_unit(yhat - half, yhat + half)
-    lo = min(np.sort(at - np.abs(r))[lo_rank - 1], yhat)
-    hi = max(np.sort(at + np.abs(r))[hi_rank - 1], yhat)
-    noise = t * abs(fit["slope"]) * se
-    return within_unit(yhat - np.hypot(yhat - lo, noise), yhat + np.hypot(hi - yhat, noise))
 
 
 def test_threads_chunks_shards(tmp):
@@ -253,20 +204,21 @@ def test_eval_calibrate_predict(tmp):
     y_fit = np.array([acc[i] for i in even])
     even_names = [sets[i]["name"] for i in even]
     folds = {}
+    keys = fold_keys(even_names, ["even"] * len(even))  # one group: leave-one-out folds
     for m, fit in c["methods"].items():
-        a, b = np.polyfit(x_fit[m], y_fit, 1)
-        resid = y_fit - (a * x_fit[m] + b)
-        rse = np.sqrt(np.sum(resid ** 2) / (len(y_fit) - 2))
-        check(rel(fit["slope"], a) < 1e-9 and rel(fit["intercept"], b) < 1e-9 and rel(fit["residual_se"], rse) < 1e-9,
-              f"calibration {m}: {fit} vs slope {a} intercept {b} rse {rse}")
-        check(fit["n"] == len(even) and fit["score_min"] == x_fit[m].min() and fit["score_max"] == x_fit[m].max(),
-              f"calibration {m}: n and score range")
-        # one group: leave-one-out folds
-        folds[m] = logo_folds(x_fit[m], y_fit, fold_keys(even_names, ["even"] * len(even)))
+        want_fit = fit_method(x_fit[m], y_fit, keys)
+        check(fit.get("link", "identity") == want_fit["link"] and rel(fit["slope"], want_fit["slope"]) < 1e-9 and
+              rel(fit["intercept"], want_fit["intercept"]) < 1e-9 and rel(fit["residual_se"], want_fit["rse"]) < 1e-9,
+              f"calibration {m}: {fit} vs {want_fit['link']} slope {want_fit['slope']} intercept {want_fit['intercept']}")
+        check(fit["n"] == len(even) and rel(fit["score_min"], want_fit["score_min"]) < 1e-12 and
+              rel(fit["score_max"], want_fit["score_max"]) < 1e-12, f"calibration {m}: n and score range")
+        folds[m] = want_fit["folds"]
         got = [np.concatenate([[f["slope"], f["intercept"]], f["residuals"]]) for f in fit["folds"]]
         want = [np.concatenate([[f[1], f[2]], f[4]]) for f in folds[m]]
         check(len(got) == len(want) and all(np.allclose(g, w, rtol=1e-9, atol=1e-12) for g, w in zip(got, want)) and
               abs(fit["logo_mae"] - logo_mae(folds[m])) < 1e-12, f"calibration {m}: leave-one-out folds")
+    check(any(f.get("link") == "probit" for f in c["methods"].values()) and
+          any(f.get("link", "identity") == "identity" for f in c["methods"].values()), "both links are chosen somewhere")
     best = by_error(c["methods"])[0]
     check(c["recommended"] == best, f"recommended {c['recommended']} vs the lowest held-out error {best}")
     for level in (0.9, 0.5):
@@ -283,11 +235,14 @@ def test_eval_calibrate_predict(tmp):
             for m, e in entry["methods"].items():
                 fit = c["methods"][m]
                 x = e["score"]
-                yhat = fit["slope"] * x + fit["intercept"]
+                probit = fit.get("link") == "probit"
+                line = line_value(fit, x)
+                yhat = stats.norm.cdf(line) if probit else line
                 lo, hi = reference_interval(fit, folds[m], x, e.get("se", 0.0), level)
                 check(abs(e["accuracy"] - np.clip(yhat, 0, 1)) < 1e-12 and abs(e["interval"][0] - lo) < 1e-9 and
                       abs(e["interval"][1] - hi) < 1e-9, f"predict {entry['name']} {m}: {e} vs [{lo}, {hi}]")
-                check(e["extrapolated"] == (x < fit["score_min"] or x > fit["score_max"]), f"{m}: extrapolated flag")
+                xl = stats.norm.ppf(np.clip(x, 1e-3, 1 - 1e-3)) if probit else x
+                check(e["extrapolated"] == (xl < fit["score_min"] or xl > fit["score_max"]), f"{m}: extrapolated flag")
                 check(e.get("out_of_range") == ("below" if yhat < 0 else "above" if yhat > 1 else None),
                       f"{m}: out_of_range flag {e.get('out_of_range')} for a line value of {yhat}")
                 check(e["interval"][0] <= e["accuracy"] <= e["interval"][1], f"{m}: estimate inside its interval")
@@ -401,7 +356,9 @@ def test_family_recommended_intervals(tmp):
                       for s in fit_sets])
         if m == "mano":
             worst = max(worst, float(np.max(np.abs(x - x_fit[m]) / x_fit[m])))
-        folds[m] = logo_folds(x, y, keys)
+        want_fit = fit_method(x, y, keys)
+        folds[m] = want_fit["folds"]
+        check(fit.get("link", "identity") == want_fit["link"], f"{m}: link {fit.get('link')} vs {want_fit['link']}")
         check(len(fit["folds"]) == 3 and [f["group"] for f in fit["folds"]] == calibrate_on and
               abs(fit["logo_mae"] - logo_mae(folds[m])) < 1e-9, f"{m}: folds over the three groups")
     check(worst < 1e-6, f"mano on the chosen branch vs NumPy: {worst:.1e}")

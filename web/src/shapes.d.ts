@@ -118,6 +118,8 @@ export interface MethodCalibration {
   /** Mean |residual| when each set's group was left out (with at least 2 groups). */
   logo_mae?: number;
   folds?: CalibrationFold[];
+  /** The line's link (docs/cli.md, "Links"): absent or identity, accuracy ~ slope * score + intercept; probit, Phi^-1(accuracy) ~ slope * Phi^-1(score) + intercept, with the fit, score moments and folds' lines on that scale. */
+  link?: 'identity' | 'probit';
 }
 
 /** MaNo's normalization shared by the calibration's sets (calibrate with normalization 'family'). */

@@ -119,6 +119,8 @@ class MethodCalibration(TypedDict, total=False):
     logo_mae: float
     """Mean |residual| when each set's group was left out (with at least 2 groups)."""
     folds: list[CalibrationFold]
+    link: Literal["identity", "probit"]
+    """The line's link (docs/cli.md, "Links"): absent or identity, accuracy ~ slope * score + intercept; probit, Phi^-1(accuracy) ~ slope * Phi^-1(score) + intercept, with the fit, score moments and folds' lines on that scale."""
 
 
 class NormalizationChoice(TypedDict, total=False):

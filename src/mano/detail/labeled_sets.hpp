@@ -19,6 +19,7 @@ struct labeled_set;
 struct group_fold;
 struct method_calibration;
 struct normalization_choice;
+enum class link;
 
 namespace detail {
 
@@ -41,8 +42,10 @@ std::vector<double> accuracies(const std::vector<labeled_set>& sets);
 std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets);
 
 // The folds of one method's line, in order of first appearance; empty when a fold cannot be fitted.
+// x is on the link's scale, y are accuracies: each fold's line is fitted to to_link(y), and its
+// residuals are y - from_link(line), clipped to [0, 1].
 std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
-                                  const std::vector<std::string>& keys);
+                                  const std::vector<std::string>& keys, enum link l);
 
 // Held-out errors compared at 1e-9: methods that differ by a constant (DoC is ConfScore moved by
 // one) tie in the last bits, differently on each target; ties go to the registry's order.
