@@ -146,3 +146,21 @@ def with_value(value, row, col):
     x = X.copy()
     x[row, col] = value
     return x
+
+
+def line_at(fit, x):
+    """A calibration line's value at score x on its link's scale (docs/cli.md, "Links"), and that
+    value as an accuracy: the identity, or probit with scores held within [0.001, 0.999]."""
+    from scipy import stats  # noqa: PLC0415
+    probit = fit.get("link") == "probit"
+    xl = stats.norm.ppf(min(max(x, 1e-3), 1 - 1e-3)) if probit else x
+    value = fit["slope"] * xl + fit["intercept"]
+    return value, float(stats.norm.cdf(value)) if probit else value
+
+
+def link_scale(fit, values):
+    """Scores on a calibration line's link scale."""
+    import numpy as np  # noqa: PLC0415
+    from scipy import stats  # noqa: PLC0415
+    values = np.asarray(values, float)
+    return stats.norm.ppf(np.clip(values, 1e-3, 1 - 1e-3)) if fit.get("link") == "probit" else values

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import mano  # noqa: E402
-from api_support import EXAMPLE, MANIFEST, MANO_BIN, needs_cli  # noqa: E402
+from api_support import EXAMPLE, MANIFEST, MANO_BIN, line_at, link_scale, needs_cli  # noqa: E402
 from test_frame import mano_monitor_report, monitor_report  # noqa: E402
 
 
@@ -29,9 +29,12 @@ def true_accuracy():
 def jackknife_plus(fit, x, level=0.9):
     """The jackknife+ interval (Barber et al. 2021) of the calibration's held-out-group folds at
     score x, clipped to [0, 1]: the reference the band is held to."""
-    fitted = fit["slope"] * x + fit["intercept"]
-    low = sorted(f["slope"] * x + f["intercept"] - abs(r) for f in fit["folds"] for r in f["residuals"])
-    high = sorted(f["slope"] * x + f["intercept"] + abs(r) for f in fit["folds"] for r in f["residuals"])
+    from scipy import stats  # noqa: PLC0415
+    back = stats.norm.cdf if fit.get("link") == "probit" else (lambda v: v)
+    xl = link_scale(fit, [x])[0]
+    fitted = line_at(fit, x)[1]
+    low = sorted(back(f["slope"] * xl + f["intercept"]) - abs(r) for f in fit["folds"] for r in f["residuals"])
+    high = sorted(back(f["slope"] * xl + f["intercept"]) + abs(r) for f in fit["folds"] for r in f["residuals"])
     m = len(low)
     lower = low[math.floor((1 - level) * (m + 1) + 1e-9) - 1]
     upper = high[math.ceil(level * (m + 1) - 1e-9) - 1]
@@ -63,7 +66,7 @@ def test_calibration_plot_draws_the_fitted_line_its_band_and_every_labeled_set(c
     x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
     assert len(x) == 101 and np.all(np.diff(x) > 0)
     assert x[0] < fit["score_min"] and x[-1] > fit["score_max"]
-    np.testing.assert_allclose(y, np.clip(fit["slope"] * x + fit["intercept"], 0, 1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y, np.clip([line_at(fit, xi)[1] for xi in x], 0, 1), rtol=1e-12, atol=1e-12)
     edges = band(labelled(ax, "90% band", "collections"))
     for xi in x:
         np.testing.assert_allclose(edges[xi], jackknife_plus(fit, xi), rtol=1e-9, atol=1e-12)
@@ -163,7 +166,7 @@ def test_bad_plot_arguments_are_one_clear_error(calibration, kwargs, says):
 
 def test_sets_without_labels_cannot_be_placed_on_the_accuracy_axis(calibration):
     sets = [{"name": "a", "logits": np.load(EXAMPLE / "blend_0_logits.npy")}]
-    with pytest.raises(mano.InputError, match="has both a nuclear_softrun score and a true accuracy"):
+    with pytest.raises(mano.InputError, match=f"has both a {calibration['recommended']} score and a true accuracy"):
         mano.plot(calibration, sets=mano.predict(calibration, sets))
     with pytest.raises(mano.InputError, match="kind='calibration'. draws a calibration"):
         mano.plot(mano.evaluate(MANIFEST, threads=1), kind="calibration")
