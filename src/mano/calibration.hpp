@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/audit.hpp"
+#include "mano/correctness.hpp"
 #include "mano/evaluation.hpp"
 #include "mano/options.hpp"
 #include "mano/result.hpp"
@@ -112,6 +114,9 @@ struct calibration {
     // assume class proportions (the estimate on sets outside the calibrated class shift).
     std::optional<method> recommended, fallback;
     std::optional<shift_reference> shift;  // when every set had predicted class counts
+    // P(correct | confidence bin, predicted class), when every set had a labeled correctness
+    // histogram: audits (audit.hpp) and "labels needed" read it.
+    std::optional<correctness_model> correctness;
 
     nlohmann::json to_json() const;
     // Throws mano::error on anything that is not a calibration written by to_json().
@@ -119,7 +124,8 @@ struct calibration {
 };
 
 // The options to score a set of n x k logits with, for predictions from `c`: the calibration's
-// own, less the methods that keep every row (COT, COTT) where n * k is above their default limit
+// own (with the correctness histogram when it has a correctness model), less the methods that
+// keep every row (COT, COTT) where n * k is above their default limit
 // in the method table (or n is unknown, 0), so that a prediction takes bounded time and memory
 // on any file; predict() then estimates with the best method left. The methods left out go to
 // `left_out`. Throws when k is not the calibration's number of classes, before any row is read.
@@ -184,10 +190,14 @@ struct set_prediction {
     std::optional<double> accuracy;  // the true accuracy, when the result has one
     std::optional<shift_check> shift;  // when the calibration and the result have class counts
     std::optional<set_estimate> estimate;
+    std::optional<audit_estimate> audit;  // from labeled audited rows (predict_audited)
+    // when the estimate's interval is wider than audit_target_width: the labels that would narrow it
+    std::optional<labels_needed> labels_for_width;
 
     // {"n", "k", "level", "methods": {method: {"score", "se"?, "accuracy", "interval": [lo, hi],
     // "extrapolated"}}, "accuracy"?, "estimate"?: {"method", "accuracy", "interval",
-    // "extrapolated", "fallback"}, "shift"?: {"distance", "range", "allowance", "outside"}}
+    // "extrapolated", "fallback"}, "shift"?: {"distance", "range", "allowance", "outside"},
+    // "audit"?: audit_estimate::to_json, "labels_for_width"?: labels_needed::to_json}
     nlohmann::json to_json() const;
 };
 

@@ -138,6 +138,7 @@ options scoring_options(const calibration& c, std::size_t n, std::size_t k, std:
         throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
     options o = c.opts;
+    o.correctness_histogram = c.correctness.has_value();
     o.methods.clear();
     for (const method m : c.opts.methods) {
         const bool bounded = info_of(m).cost != method_cost::keeps_rows ||
@@ -205,6 +206,7 @@ set_prediction predict(const calibration& c, const result& r, double level) {
     for (const auto* mc : detail::by_held_out_error(c.methods))
         if (!best && out.methods.count(mc->m) && !(outside && info_of(mc->m).assumes_class_proportions)) best = mc;
     if (best) out.estimate = set_estimate{best->m, out.methods.at(best->m), !c.recommended || best->m != *c.recommended};
+    out.labels_for_width = labels_for_width(c, r, out);
     return out;
 }
 
@@ -224,6 +226,8 @@ nlohmann::json set_prediction::to_json() const {
                            {"fallback", estimate->fallback}};
         if (estimate->value.out_of_range) out["estimate"]["out_of_range"] = estimate->value.out_of_range < 0 ? "below" : "above";
     }
+    if (audit) out["audit"] = audit->to_json();
+    if (labels_for_width) out["labels_for_width"] = labels_for_width->to_json();
     return out;
 }
 
