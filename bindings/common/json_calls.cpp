@@ -25,6 +25,7 @@ json parse_calibration(const std::string& text) { return parse_input(text, "cali
 
 std::string prepare_options(const std::string& partial, const source_inputs& source) {
     json full = options().to_json();
+    full["correctness_histogram"] = false;  // written only when true
     json given = parse_input(partial, "options");
     if (!given.is_object()) throw error("options must be an object");
     // label_marginal "source": the source labels' class frequencies, as the CLI's --label-marginal source
@@ -157,6 +158,27 @@ std::string monitor(const std::string& points_json, std::size_t reference, doubl
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
     const auto c = calibration::from_json(parse_calibration(calibration_json));
     return mano::predict(c, result::from_json(parse_input(result_json, "result")), level).to_json().dump();
+}
+
+std::string audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed) {
+    return json{{"rows", mano::audit_sample(n_rows, budget, seed)}, {"n_rows", n_rows}, {"seed", seed}}.dump();
+}
+
+std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget, std::uint64_t seed, const std::string& source) {
+    return audit_csv(mano::audit_sample(n_rows, budget, seed), n_rows, k, seed, source);
+}
+
+std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k) {
+    return mano::parse_audit(text, file, n_rows, k).to_json().dump();
+}
+
+std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
+                            const std::string& audited_json, double level) {
+    const auto c = calibration::from_json(parse_calibration(calibration_json));
+    return mano::predict_audited(c, result::from_json(parse_input(result_json, "result")),
+                                 result::from_json(parse_input(audited_json, "audited rows' result")), level)
+        .to_json()
+        .dump();
 }
 
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,

@@ -92,6 +92,19 @@ std::string calibrate_family(const std::string& scored);
 std::string monitor(const std::string& points_json, std::size_t reference, double threshold, const std::string& slope_json);
 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level);
+// Audit mode (mano/audit.hpp, mano/audit_sample.hpp; docs/audit.md), as `mano audit` and
+// `mano predict --audit` run it:
+// audit_sample: the rows to label, {"rows": [ascending], "n_rows", "seed"} (seed <= 2^53 - 1);
+// audit_file: the same draw as the CSV text mano audit writes (`source` names the logits in its
+// comment line); parse_audit: a labeled audit file's text (`file` names it in messages) for a set
+// of n_rows x k logits, {"rows": [ascending], "labels": [...]}; predict_audited: predict() with
+// "audit" added, from the set's result (scored with scoring_options) and the result of its audited
+// rows scored with the same options and their labels.
+std::string audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed);
+std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget, std::uint64_t seed, const std::string& source);
+std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k);
+std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
+                            const std::string& audited_json, double level);
 
 // The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
 // [prediction::to_json()], the calibration's own uncertainty only (e.g. to

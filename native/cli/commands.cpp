@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/audit.hpp"
 #include "cli/manifest.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
@@ -112,6 +113,7 @@ int run_score(score_command& c) {
         } else {
             opts = resolver.resolve(n, reader->cols());
         }
+        if (c.correctness_histogram) opts.correctness_histogram = true;
         if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet) note_left_out(path, opts, n, reader->cols());
         host::scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
         host::progress bar(path, end - first, c.input.quiet);
@@ -279,6 +281,8 @@ int run_predict(predict_command& c) {
         if (!c.groups.empty()) throw error("--group selects sets of a --manifest");
         for (const auto& f : c.files) sets.push_back({f, "", f, ""});
     }
+    if (!c.audit.empty() && sets.size() != 1)
+        throw error("--audit labels rows of one set; predict that set alone (" + std::to_string(sets.size()) + " sets given)");
     std::vector<std::string> names;
     std::vector<set_prediction> predictions;
     for (const auto& s : sets) {
@@ -292,8 +296,11 @@ int run_predict(predict_command& c) {
                                                : cal.opts;
         const result r = score_set(s, c.input, [&](std::size_t, std::size_t) { return opts; }).scores;
         names.push_back(s.name);
+        // the audited rows, read again with their labels (errors in the audit file name it)
+        std::optional<result> audited;
+        if (!c.audit.empty()) audited = score_audited_rows(s.logits, c.input, read_audit(c.audit, r.n, r.k), opts);
         try {
-            predictions.push_back(predict(cal, r, c.level));
+            predictions.push_back(audited ? predict_audited(cal, r, *audited, c.level) : predict(cal, r, c.level));
         } catch (const error& e) {
             throw host::file_error(s.logits, e);
         }
@@ -326,7 +333,11 @@ int run_predict(predict_command& c) {
         }
         return 0;
     }
+    print_audits(names, predictions, c.audit);
     print_predictions(names, predictions, c.level);
+    std::vector<std::string> files;
+    for (const auto& s : sets) files.push_back(s.logits);
+    print_labels_needed(names, files, predictions);
     if (!held.empty()) {
         std::cout << '\n';
         print_coverage(held);

@@ -19,6 +19,7 @@ struct score_command {
     std::string emit_state;
     std::string calibration;
     double level = 0.9;
+    bool correctness_histogram = false;  // also collect the correctness histogram (src/mano/correctness.hpp)
     method_args methods;
     input_args input;
 };
@@ -73,6 +74,7 @@ struct predict_command {
     std::vector<std::string> methods;
     bool json = false;
     double level = 0.9;
+    std::string audit;  // a labeled audit file (mano audit) of the one set predicted
     input_args input;
 };
 

@@ -9,6 +9,7 @@
 
 #include <mano/mano.hpp>
 
+#include "cli/audit.hpp"
 #include "cli/commands.hpp"
 #ifdef MANO_WITH_MONITOR
 #include "cli/monitor_commands.hpp"
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
     score->add_option("--level", score_args.level, "prediction interval level with --calibration")
         ->capture_default_str()
         ->check(real_number("in (0, 1)", probability_level));
+    score->add_flag("--correctness-histogram", score_args.correctness_histogram,
+                    "also give each result its rows by confidence bin and predicted class (docs/audit.md)");
     score_args.methods.add_to(score, true);
     score_args.input.add_to(score);
 
@@ -132,7 +135,14 @@ int main(int argc, char** argv) {
     predict->add_option("--level", predict_args.level, "prediction interval level")
         ->capture_default_str()
         ->check(real_number("in (0, 1)", probability_level));
+    predict->add_option("--audit", predict_args.audit,
+                        "a labeled audit file of the set (mano audit, with a column label): its accuracy from those rows "
+                        "(PPI on the calibration's correctness model)")
+        ->check(CLI::ExistingFile);
     predict_args.input.add_to(predict);
+
+    audit_command audit_args;
+    auto* audit = add_audit_command(app, audit_args);
 
 #ifdef MANO_WITH_MONITOR
     monitor_command monitor_args;
@@ -148,6 +158,7 @@ int main(int argc, char** argv) {
             if (eval->parsed()) return run_eval(eval_args);
             if (cal->parsed()) return run_calibrate(cal_args);
             if (predict->parsed()) return run_predict(predict_args);
+            if (audit->parsed()) return run_audit(audit_args);
             if (infer->parsed()) return run_infer(infer_args);
 #ifdef MANO_WITH_MONITOR
             if (monitor->parsed()) return run_monitor(monitor_args);

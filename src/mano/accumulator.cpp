@@ -97,6 +97,7 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
     impl_->baseline_params = impl_->params;
     impl_->baseline_params.want_softmax = impl_->baseline_params.want_taylor = false;
     if (k <= class_counts_max_k) impl_->core.predicted.assign(k, 0);
+    if (o.correctness_histogram) impl_->core.correctness.emplace(k);
 }
 
 accumulator::~accumulator() = default;
@@ -293,14 +294,17 @@ void accumulator::impl::add_row_sums(const detail::block& b, const logits_view& 
         core.phi_sum += st.phi;
         core.max_prob.add(b.base[r].max_prob);
         if (!core.predicted.empty()) core.predicted[static_cast<std::size_t>(st.argmax)] += 1;
+        bool correct = false;
         if (extra.labels) {
             const std::int64_t label = extra.labels[first + r];
             if (label < 0 || static_cast<std::size_t>(label) >= k)
                 throw error("row " + std::to_string(row) + ": label " + std::to_string(label) +
                             " is outside [0, " + std::to_string(k) + "), the classes of these logits");
-            core.correct += label == st.argmax ? 1 : 0;
+            correct = label == st.argmax;
+            core.correct += correct ? 1 : 0;
             core.labeled_rows += 1;
         }
+        if (core.correctness) core.correctness->add(b.base[r].max_prob, static_cast<std::size_t>(st.argmax), correct);
         if (b.second) check_finite_row<row_input_error>(b.second + r * k, k, row, row_input_error::input::second);
     }
     if (b.features) {
@@ -364,6 +368,10 @@ result accumulator::finalize() const {
     if (core.labeled_rows == core.n) r.accuracy = static_cast<double>(core.correct) / n;
     r.predicted = core.predicted;
     r.confidence = core.max_prob.sum / n;
+    if (core.correctness) {
+        r.correctness = core.correctness;
+        r.correctness->labeled = core.labeled_rows == core.n;
+    }
     return r;
 }
 

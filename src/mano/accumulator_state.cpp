@@ -84,6 +84,7 @@ void accumulator::merge_state(const accumulator& other, bool as_shard) {
     require_same(mine.methods == theirs_opts.methods, "methods");
     require_same(mine.temperature == theirs_opts.temperature, "temperature");
     require_same(mine.label_marginal == theirs_opts.label_marginal, "label marginal");
+    require_same(mine.correctness_histogram == theirs_opts.correctness_histogram, "correctness_histogram");
     const auto same_json = [](const auto& x, const auto& y) { return (!x && !y) || (x && y && x->to_json() == y->to_json()); };
     require_same(same_json(mine.source, theirs_opts.source), "source models");
     require_same(same_json(mine.source_features, theirs_opts.source_features), "source features");
@@ -130,6 +131,7 @@ void accumulator::merge_state(const accumulator& other, bool as_shard) {
     core.phi_sum += o.phi_sum;
     core.max_prob.add(o.max_prob);
     for (std::size_t c = 0; c < core.predicted.size(); ++c) core.predicted[c] += o.predicted[c];
+    if (core.correctness) core.correctness->merge(*o.correctness);
     core.correct += o.correct;
     core.labeled_rows += o.labeled_rows;
     core.second_rows += o.second_rows;
@@ -189,7 +191,7 @@ void accumulator::set_shard_label(const std::string& label) {
 nlohmann::json accumulator::impl::state_json() const {
     nlohmann::json sections = nlohmann::json::object();
     for (std::size_t i = 0; i < components.size(); ++i) sections[method_name(opts.methods[i])] = components[i]->to_json();
-    return {
+    nlohmann::json j = {
         {"format", "mano-accumulator"},
         {"version", state_version},
         {"k", k},
@@ -205,6 +207,13 @@ nlohmann::json accumulator::impl::state_json() const {
         {"methods", sections},
         {"shards", shard_names(core.shards)},
     };
+    // present only when the options ask for it, so that states without it read as before
+    if (core.correctness) {
+        auto h = *core.correctness;
+        h.labeled = core.n > 0 && core.labeled_rows == core.n;
+        j["correctness"] = h.to_json();
+    }
+    return j;
 }
 
 accumulator accumulator::from_json(const nlohmann::json& j) {
@@ -212,7 +221,7 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
     try {
         detail::check_state_header(j, "mano-accumulator", what, state_version, "emit it again with this mano");
         detail::check_known_keys(j, {"format", "version", "k", "options", "n", "phi_sum", "taylor_overflow_row", "max_prob",
-                                     "predicted", "labels", "second_rows", "feature_rows", "methods", "shards"},
+                                     "predicted", "labels", "second_rows", "feature_rows", "methods", "shards", "correctness"},
                                  what);
         const options o = options::from_json(j.at("options"));
         const std::size_t k = detail::count_of(j, "k", what);
@@ -268,6 +277,17 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
                           (s.feature_rows == 0 || s.feature_rows == s.n) &&
                           s.taylor_overflow_row < static_cast<std::int64_t>(s.n);
         if (!sane) throw error("accumulator state: inconsistent sums or row counts");
+        if (o.correctness_histogram != j.contains("correctness"))
+            throw error(std::string("accumulator state: ") + (o.correctness_histogram ? "its options ask for a" : "no options ask for its") +
+                        " \"correctness\" histogram" + (o.correctness_histogram ? ", which it lacks" : ""));
+        if (s.correctness) {
+            auto h = correctness_histogram::from_json(j.at("correctness"), k, s.n, "accumulator state: \"correctness\"");
+            const bool labeled = s.n > 0 && s.labeled_rows == s.n;
+            if (h.labeled != labeled || (labeled && h.correct() != s.correct))
+                throw error("accumulator state: the \"correctness\" histogram's labels do not match its \"labels\" counts");
+            h.labeled = false;
+            s.correctness = h;
+        }
         // One section per method, each read by its component.
         const auto& sections = j.at("methods");
         if (!sections.is_object()) throw error("accumulator state: \"methods\" must be an object of one section per method");

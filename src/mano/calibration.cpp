@@ -166,6 +166,8 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
         for (const auto& s : sets) ref.sets.emplace_back(*s.scores.confidence, class_shift(s.scores, ref.proportions));
         c.shift = ref;
     }
+    c.correctness = fit_correctness(sets, notes);
+    c.opts.correctness_histogram = c.correctness.has_value();
     return c;
 }
 }  // namespace mano

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/audit.hpp"
+#include "mano/correctness.hpp"
 #include "mano/evaluation.hpp"
 #include "mano/options.hpp"
 #include "mano/result.hpp"
@@ -125,6 +127,9 @@ struct calibration {
     // label-shift regime.
     std::optional<method> recommended;
     std::optional<shift_reference> shift;  // when every set had predicted class counts
+    // P(correct | confidence bin, predicted class), when every set had a labeled correctness
+    // histogram: audits (audit.hpp) and "labels needed" read it.
+    std::optional<correctness_model> correctness;
 
     nlohmann::json to_json() const;
     // Throws mano::error on anything that is not a calibration written by to_json().
@@ -132,7 +137,8 @@ struct calibration {
 };
 
 // The options to score a set of n x k logits with, for predictions from `c`: the calibration's
-// own, less the methods that keep every row (COT, COTT) where n * k is above their default limit
+// own (with the correctness histogram when it has a correctness model), less the methods that
+// keep every row (COT, COTT) where n * k is above their default limit
 // in the method table (or n is unknown, 0), so that a prediction takes bounded time and memory
 // on any file; predict() then estimates with the best method left. The methods left out go to
 // `left_out`. Throws when k is not the calibration's number of classes, before any row is read.
@@ -222,11 +228,15 @@ struct set_prediction {
     std::optional<shift_check> shift;  // when the calibration and the result have class counts
     std::optional<label_shift_check> label_shift;  // when the result has MLLS
     std::optional<set_estimate> estimate;
+    std::optional<audit_estimate> audit;  // from labeled audited rows (predict_audited)
+    // when the estimate's interval is wider than audit_target_width: the labels that would narrow it
+    std::optional<labels_needed> labels_for_width;
 
     // {"n", "k", "level", "methods": {method: {"score", "se"?, "accuracy", "interval": [lo, hi],
     // "extrapolated"}}, "accuracy"?, "estimate"?: {"method", "accuracy", "interval",
     // "extrapolated", "regime"}, "shift"?: {"distance", "range", "allowance", "outside"},
-    // "label_shift"?: {"gap", "allowance", "max_prior", "passed"}}
+    // "label_shift"?: {"gap", "allowance", "max_prior", "passed"}, "audit"?: audit_estimate::to_json,
+    // "labels_for_width"?: labels_needed::to_json}
     nlohmann::json to_json() const;
 };
 

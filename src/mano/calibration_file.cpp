@@ -54,6 +54,7 @@ nlohmann::json calibration::to_json() const {
         j["shift"] = {{"proportions", shift->proportions}, {"sets", nlohmann::json::array()}};
         for (const auto& [conf, d] : shift->sets) j["shift"]["sets"].push_back({{"confidence", conf}, {"distance", d}});
     }
+    if (correctness) j["correctness"] = correctness->to_json();
     return j;
 }
 
@@ -65,7 +66,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
         detail::check_state_header(j, "mano-calibration", "calibration", calibration_version);
         // "inference": what calibrate --synthesize records of the model run
         detail::check_known_keys(j, {"format", "version", "k", "options", "methods", "sets", "normalization", "recommended",
-                                     "fallback", "ranking", "shift", "inference"},
+                                     "fallback", "ranking", "shift", "inference", "correctness"},
                                  "calibration");
         calibration c;
         c.opts = options::from_json(j.at("options"));
@@ -162,6 +163,11 @@ calibration calibration::from_json(const nlohmann::json& j) {
             for (const auto& [conf, d] : ref.sets) sane = sane && conf >= 0 && conf <= 1 && d >= 0 && d <= 1;
             if (!sane || std::abs(total - 1) > 1e-6) throw error("calibration: the class-shift reference is inconsistent");
             c.shift = ref;
+        }
+        if (j.contains("correctness")) {
+            c.correctness = correctness_model::from_json(j.at("correctness"), c.k);
+            if (c.correctness->set_residual_variances.size() != c.sets.size())
+                throw error("calibration: \"correctness\" needs one residual variance per calibration set");
         }
         return c;
     } catch (const nlohmann::json::exception& e) {

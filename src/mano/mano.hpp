@@ -3,7 +3,10 @@
 
 #include "mano/accumulator.hpp"
 #include "mano/architecture.hpp"
+#include "mano/audit.hpp"
+#include "mano/audit_sample.hpp"
 #include "mano/calibration.hpp"
+#include "mano/correctness.hpp"
 #include "mano/error.hpp"
 #include "mano/evaluation.hpp"
 #include "mano/features.hpp"

@@ -73,7 +73,7 @@ void options::validate() const {
 nlohmann::json options::to_json() const {
     nlohmann::json names = nlohmann::json::array();
     for (const method m : methods) names.push_back(method_name(m));
-    return {{"p", p},
+    nlohmann::json j = {{"p", p},
             {"eta", eta},
             {"taylor_order", taylor_order},
             {"normalization", normalization_name(norm)},
@@ -84,6 +84,9 @@ nlohmann::json options::to_json() const {
             {"label_marginal", label_marginal},
             {"source", source ? source->to_json() : nlohmann::json()},
             {"source_features", source_features ? source_features->to_json() : nlohmann::json()}};
+    // only when set: options, states and their shard names without it stay as they were
+    if (correctness_histogram) j["correctness_histogram"] = true;
+    return j;
 }
 
 options options::from_json(const nlohmann::json& j) {
@@ -101,6 +104,11 @@ options options::from_json(const nlohmann::json& j) {
     if (!j.at("source").is_null()) o.source = source_model::from_json(j.at("source"));
     if (!j.at("source_features").is_null())
         o.source_features = std::make_shared<const feature_moments>(feature_moments::from_json(j.at("source_features")));
+    // absent in options written before audits: off
+    if (j.contains("correctness_histogram")) {
+        if (!j.at("correctness_histogram").is_boolean()) throw error("options: \"correctness_histogram\" must be true or false");
+        o.correctness_histogram = j.at("correctness_histogram").get<bool>();
+    }
     o.validate();
     return o;
 }

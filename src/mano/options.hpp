@@ -50,6 +50,9 @@ struct options {
     std::optional<source_model> source;
     // Feature moments of the source set, for the Frechet distance.
     std::shared_ptr<const feature_moments> source_features;
+    // Collect the correctness histogram (correctness.hpp) of the rows: audits and the calibration's
+    // correctness model read it.
+    bool correctness_histogram = false;
 
     // Whether `methods` lists m (an accumulator resolves an empty list to default_methods(K)).
     bool wants(method m) const;
@@ -61,8 +64,9 @@ struct options {
     // Throws mano::error naming the first invalid option.
     void validate() const;
 
-    // Every option (the source model and source feature moments included) as JSON, and back;
-    // from_json throws nlohmann::json exceptions on a malformed object and validates the result.
+    // Every option (the source model and source feature moments included) as JSON, and back
+    // ("correctness_histogram" only when true, false when absent); from_json throws
+    // nlohmann::json exceptions on a malformed object and validates the result.
     nlohmann::json to_json() const;
     static options from_json(const nlohmann::json& j);
 };

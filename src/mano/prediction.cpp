@@ -171,6 +171,7 @@ options scoring_options(const calibration& c, std::size_t n, std::size_t k, std:
         throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
     options o = c.opts;
+    o.correctness_histogram = c.correctness.has_value();
     o.methods.clear();
     for (const method m : c.opts.methods) {
         const bool bounded = info_of(m).cost != method_cost::keeps_rows ||
@@ -245,14 +246,14 @@ set_prediction predict(const calibration& c, const result& r, double level) {
             const auto model = label_shift_model::from_json(c.opts.source->fitted.at("mlls"), c.k);
             out.estimate = set_estimate{method::mlls, predict_label_shift(mlls->value, mlls->se.value_or(0), model.residuals, level),
                                         regime::label_shift};
-            return out;
         }
     }
     for (const auto* mc : detail::by_held_out_error(c.methods))
-        if (out.methods.count(mc->m)) {
+        if (!out.estimate && out.methods.count(mc->m)) {
             out.estimate = set_estimate{mc->m, out.methods.at(mc->m), regime::general};
             break;
         }
+    out.labels_for_width = labels_for_width(c, r, out);
     return out;
 }
 
@@ -275,6 +276,8 @@ nlohmann::json set_prediction::to_json() const {
                            {"regime", regime_name(estimate->regime)}};
         if (estimate->value.out_of_range) out["estimate"]["out_of_range"] = estimate->value.out_of_range < 0 ? "below" : "above";
     }
+    if (audit) out["audit"] = audit->to_json();
+    if (labels_for_width) out["labels_for_width"] = labels_for_width->to_json();
     return out;
 }
 

@@ -57,6 +57,7 @@ nlohmann::json result::to_json() const {
     if (accuracy) out["accuracy"] = *accuracy;
     if (!predicted.empty()) out["predicted"] = predicted;
     if (confidence) out["confidence"] = *confidence;
+    if (correctness) out["correctness"] = correctness->to_json();
     return out;
 }
 
@@ -88,6 +89,7 @@ result result::from_json(const nlohmann::json& j) {
         if (!ok || total != r.n)
             throw error("result: \"predicted\" must hold k whole class counts that sum to n");
     }
+    if (j.contains("correctness")) r.correctness = correctness_histogram::from_json(j.at("correctness"), r.k, r.n, "result: \"correctness\"");
     if (!j.contains("methods") || !j.at("methods").is_object()) throw error("result: needs an object \"methods\"");
     for (const auto& item : j.at("methods").items()) {
         const std::string& name = item.key();

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/correctness.hpp"
 #include "mano/options.hpp"
 
 namespace mano {
@@ -87,6 +88,9 @@ struct result {
     // the shift diagnostics compare a set's class proportions with calibration sets at least as
     // confident.
     std::optional<double> confidence;
+    // The rows by confidence bin and predicted class (with the correct ones when labeled), when
+    // the options asked for it (options::correctness_histogram): audits read it.
+    std::optional<correctness_histogram> correctness;
 
     // Every computed method's one number, in method order.
     struct method_value {

@@ -34,6 +34,7 @@ options pass::apply(options o) const {
     if (norm) o.norm = *norm;
     if (taylor_order) o.taylor_order = *taylor_order;
     if (mano_only) o.methods = {method::mano};
+    if (kind != role::variant) o.correctness_histogram = true;  // for the correctness model (audits)
     return o;
 }
 
@@ -83,6 +84,7 @@ nlohmann::json pass::to_json() const {
     if (norm) j["normalization"] = normalization_name(*norm);
     if (taylor_order) j["taylor_order"] = *taylor_order;
     if (mano_only) j["methods"] = {method_name(method::mano)};
+    if (kind != role::variant) j["correctness_histogram"] = true;
     return j;
 }
 

@@ -49,7 +49,9 @@ struct pass {
 
     options apply(options o) const;
     // {"pass": "first" | "variant" | "rescore", and the option keys this pass sets:
-    // "normalization"?, "taylor_order"?, "methods"?: ["mano"]}.
+    // "normalization"?, "taylor_order"?, "methods"?: ["mano"], "correctness_histogram"?: true}.
+    // Every pass but the variants collects the correctness histogram: calibrate fits the
+    // correctness model (audits) on it.
     nlohmann::json to_json() const;
 };
 

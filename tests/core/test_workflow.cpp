@@ -68,7 +68,7 @@ TEST_CASE("a family is scored, its branch chosen and every set scored again on i
     CHECK(warned.empty());
     // 6 first, 6 x 2 variants (order 2 is the softrun scan's own), 6 on the branch
     REQUIRE(calls.size() == 24);
-    CHECK(calls[0] == R"({"normalization":"softrun","pass":"first"}#0)");
+    CHECK(calls[0] == R"({"correctness_histogram":true,"normalization":"softrun","pass":"first"}#0)");
     CHECK(calls[6] == R"({"methods":["mano"],"normalization":"taylor","pass":"variant","taylor_order":1}#0)");
     CHECK(calls[12] == R"({"methods":["mano"],"normalization":"taylor","pass":"variant","taylor_order":3}#0)");
     CHECK(calls[18].find(R"("pass":"rescore")") != std::string::npos);

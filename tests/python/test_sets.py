@@ -119,7 +119,7 @@ def _calibration_kwargs(cal):
     o = cal["options"]
     return {"methods": o["methods"], "p": o["p"], "eta": o["eta"], "taylor_order": o["taylor_order"],
             "normalization": o["normalization"], "batch_size": o["batch_size"], "temperature": o["temperature"],
-            "source": (SOURCE_LOGITS, SOURCE_LABELS)}
+            "source": (SOURCE_LOGITS, SOURCE_LABELS), "correctness_histogram": o.get("correctness_histogram", False)}
 
 
 def test_in_memory_sets_equal_the_manifest():

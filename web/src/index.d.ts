@@ -57,6 +57,8 @@ export interface Options {
   source?: { logits: LogitsArray; labels: LabelsArray; dtype?: Dtype };
   /** Penultimate features of the source set, row-major with `cols` columns: Frechet. */
   sourceFeatures?: { data: Float32Array | Float64Array; cols: number };
+  /** Collect the correctness histogram (result.correctness) that audits and calibrate's correctness model read. */
+  correctnessHistogram?: boolean;
   /**
    * Score exactly as this calibration's sets were scored (its options, fitted source model
    * included), so that predict(calibration, result) reads the result on its scale. Give no other option.

@@ -10,6 +10,7 @@ const call = (fn) => callCore(ready(), fn);
 const OPTION_KEYS = {
   p: 'p', eta: 'eta', taylorOrder: 'taylor_order', normalization: 'normalization', batchSize: 'batch_size',
   criterion: 'criterion', methods: 'methods', temperature: 'temperature', labelMarginal: 'label_marginal',
+  correctnessHistogram: 'correctness_histogram',
 };
 const EXTRA_OPTION_KEYS = ['source', 'sourceFeatures', 'calibration'];
 

@@ -93,6 +93,7 @@ export interface Result {
   chunk?: number;
   /** `mano score --chunk-size` or `--rows`: the first row read. */
   first_row?: number;
+  correctness?: CorrectnessHistogram;
 }
 
 /** One group of calibration sets left out: the line fitted on the others, and the left-out sets' residuals. */
@@ -163,6 +164,7 @@ export interface Calibration {
   /** Methods by leave-one-group-out error, best first. */
   ranking?: RankedMethod[];
   shift?: CalibrationShift;
+  correctness?: CorrectnessModel;
   /** Why a method was left out: calibrate()'s, not enumerable, so not saved. */
   readonly notes?: string[];
 }
@@ -223,6 +225,8 @@ export interface Prediction {
   group?: string;
   /** `mano predict FILE...`: the file (and rows) the set was read from. */
   file?: string;
+  audit?: Audit;
+  labels_for_width?: LabelsForWidth;
 }
 
 /** How often the intervals held the true accuracy, over the sets with labels. */
@@ -242,4 +246,81 @@ export interface PredictionReport {
   level: number;
   /** By method, and "estimate" for the recommended estimate. */
   coverage?: Record<string, IntervalCoverage>;
+}
+
+/** The rows of a set by confidence bin (of the row's maximum softmax probability at the options' temperature) and predicted class, when the options ask for it ("correctness_histogram": true): what audits and the calibration's correctness model read (docs/audit.md). */
+export interface CorrectnessHistogram {
+  /** The confidence bins' edges in logit(confidence) = log(c / (1 - c)), ascending: 20 bins of width 0.75 from -4 to 9.5, the first and last open (src/mano/correctness.hpp). */
+  edges: number[];
+  /** Class cells per bin: K for K <= 100, else 1 (every class in one cell). */
+  classes: number;
+  /** true when every row came with its label: the cells then have "correct". */
+  labeled: boolean;
+  /** The cells that have rows, by bin then class. */
+  cells: CorrectnessCell[];
+}
+
+/** One cell of a correctness histogram. */
+export interface CorrectnessCell {
+  /** The confidence bin, 0 to 19. */
+  bin: number;
+  /** The predicted class (0 when the histogram has one class cell). */
+  class: number;
+  rows: number;
+  /** The sum of the cell's rows' confidences. */
+  confidence: number;
+  /** Rows whose label is the predicted class (labeled histograms). */
+  correct?: number;
+}
+
+/** P(correct | cell) = sigmoid(intercept + slope * logit(mean confidence of the cell) + class_effects[class]), fitted on the labeled calibration sets' correctness histograms with a ridge penalty ridge/2 * sum(class_effects^2): the f of prediction-powered audits (docs/audit.md). */
+export interface CorrectnessModel {
+  /** The confidence bins' edges in logit(confidence) = log(c / (1 - c)), ascending: 20 bins of width 0.75 from -4 to 9.5, the first and last open (src/mano/correctness.hpp). */
+  edges: number[];
+  /** Class cells per bin: K for K <= 100, else 1. */
+  classes: number;
+  intercept: number;
+  slope: number;
+  /** One per class cell; empty when classes is 1. */
+  class_effects: number[];
+  ridge: number;
+  /** Newton steps of the fit. */
+  iterations: number;
+  /** The calibration rows it was fitted on. */
+  rows: number;
+  /** The mean over the calibration sets of Var(c - f) over a set's rows (c = 1 when correct): what "labels needed" assumes. */
+  residual_variance: number;
+  /** Var(c - f) of each calibration set, in the order of "sets". */
+  set_residual_variances: number[];
+}
+
+/** The set's accuracy from a labeled uniform sample of its rows (`mano predict --audit`): PPI with the calibration's correctness model, or labels alone (Wilson) when the calibration has none; at the prediction's level. */
+export interface Audit {
+  /** Labeled rows. */
+  n: number;
+  accuracy: number;
+  interval: Interval;
+  method: 'ppi' | 'wilson';
+  /** The labels-only Wilson interval of the same rows, for comparison. */
+  wilson: Interval;
+}
+
+/** When the estimate's interval is wider than `width`: how many uniformly audited labels would bring the audited interval to `width` (ppi: from the calibration's correctness model; wilson: labels alone, at the estimate interval's point nearest 0.5). At most the set's rows. */
+export interface LabelsForWidth {
+  width: number;
+  n: number;
+  method: 'ppi' | 'wilson';
+}
+
+/** The bindings' audit_sample: the rows to label, ascending (the same draw as `mano audit` with this seed). */
+export interface AuditSample {
+  rows: number[];
+  n_rows: number;
+  seed: number;
+}
+
+/** The bindings' parse_audit: a labeled audit file's rows, ascending, and their labels. */
+export interface AuditLabels {
+  rows: number[];
+  labels: number[];
 }

@@ -124,7 +124,9 @@ function scoredFamily(sets, options) {
 }
 
 // A pass's option keys (the core's names, src/mano/workflow.hpp pass::to_json) as the package's.
-const PASS_OPTION_KEYS = { normalization: 'normalization', taylor_order: 'taylorOrder', methods: 'methods' };
+const PASS_OPTION_KEYS = {
+  normalization: 'normalization', taylor_order: 'taylorOrder', methods: 'methods', correctness_histogram: 'correctnessHistogram',
+};
 
 // The family workflow over sets whose rows are read asynchronously (Files in the Worker), one
 // awaited read at a time: `scoreSet(index, options, pass)` answers each request with a promise

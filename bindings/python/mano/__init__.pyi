@@ -46,7 +46,8 @@ def score(logits: Union[ArrayLike, PathLike], methods: Methods = None, *, labels
           normalization: Optional[Normalization] = None, batch_size: Optional[int] = None,
           criterion: Optional[float] = None, temperature: Union[None, float, Literal["fit"]] = None,
           label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
-          architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None) -> Result: ...
+          architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None,
+          correctness_histogram: bool = False) -> Result: ...
 
 class Accumulator:
     def __init__(self, k: int, methods: Methods = None, *, source: Optional[Source] = None,

@@ -52,10 +52,15 @@ def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
 
 def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = None, p: Any = None, eta: Any = None,
              taylor_order: Any = None, normalization: Any = None, batch_size: Any = None, criterion: Any = None,
-             temperature: Any = None, label_marginal: Any = None, architecture: Any = None) -> str:
+             temperature: Any = None, label_marginal: Any = None, architecture: Any = None,
+             correctness_histogram: bool = False) -> str:
     """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
     temperature, the source model of ATC/DoC/COTT, the source feature moments."""
     partial: dict = {"methods": _methods_list(methods)}
+    if not isinstance(correctness_histogram, (bool, np.bool_)):
+        raise InputError(f"correctness_histogram must be True or False (got {correctness_histogram!r})")
+    if correctness_histogram:
+        partial["correctness_histogram"] = True
     for key, value in (("p", p), ("eta", eta), ("taylor_order", taylor_order), ("batch_size", batch_size),
                        ("criterion", criterion)):
         if value is not None:
@@ -128,7 +133,8 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
           eta: Optional[float] = None, taylor_order: Optional[int] = None, normalization: Optional[str] = None,
           batch_size: Optional[int] = None, criterion: Optional[float] = None,
           temperature: Union[None, float, str] = None, label_marginal: Any = None,
-          architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None) -> dict:
+          architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None,
+          correctness_histogram: bool = False) -> dict:
     """Scores N x K logits (float16/32/64, any layout; or a file path mano reads) as ``mano score``
     does: every method that applies by default for this shape and these inputs, or ``methods``.
 
@@ -136,11 +142,13 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
     logits (AgreeScore); features: penultimate features (Dispersion, Frechet); source: labeled
     source logits ``(logits, labels)`` for ATC, DoC, COTT, temperature 'fit' and label_marginal
     'source'; source_features: the source's features (Frechet). threads: 0 = every core.
+    correctness_histogram: also give the rows by confidence bin and predicted class (docs/audit.md).
     Returns the CLI's JSON result as a dict: {"n", "k", "methods": {name: {...}}, ...}.
     """
     opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta, taylor_order=taylor_order,
                     normalization=normalization, batch_size=batch_size, criterion=criterion, temperature=temperature,
-                    label_marginal=label_marginal, architecture=architecture)
+                    label_marginal=label_marginal, architecture=architecture,
+                    correctness_histogram=correctness_histogram)
     if _is_path(logits) and second is None and features is None and (labels is None or _is_path(labels)):
         # the CLI's own path: the native reader streams the file (no copy of it in memory)
         acc = _core.scan_file(os.fspath(logits), opts, key or "", None, "", None,

@@ -94,6 +94,7 @@ class Result(TypedDict, total=False):
     """`mano score --chunk-size`: the chunk's index in its file."""
     first_row: int
     """`mano score --chunk-size` or `--rows`: the first row read."""
+    correctness: CorrectnessHistogram
 
 
 class CalibrationFold(TypedDict, total=False):
@@ -164,6 +165,7 @@ class Calibration(TypedDict, total=False):
     ranking: list[RankedMethod]
     """Methods by leave-one-group-out error, best first."""
     shift: CalibrationShift
+    correctness: CorrectnessModel
 
 
 class MethodPrediction(TypedDict, total=False):
@@ -222,6 +224,8 @@ class Prediction(TypedDict, total=False):
     """The set's group, when it has one."""
     file: str
     """`mano predict FILE...`: the file (and rows) the set was read from."""
+    audit: Audit
+    labels_for_width: LabelsForWidth
 
 
 class IntervalCoverage(TypedDict, total=False):
@@ -241,3 +245,80 @@ class PredictionReport(TypedDict, total=False):
     level: Required[float]
     coverage: dict[str, IntervalCoverage]
     """By method, and "estimate" for the recommended estimate."""
+
+
+class CorrectnessHistogram(TypedDict, total=False):
+    """The rows of a set by confidence bin (of the row's maximum softmax probability at the options' temperature) and predicted class, when the options ask for it ("correctness_histogram": true): what audits and the calibration's correctness model read (docs/audit.md)."""
+    edges: Required[list[float]]
+    """The confidence bins' edges in logit(confidence) = log(c / (1 - c)), ascending: 20 bins of width 0.75 from -4 to 9.5, the first and last open (src/mano/correctness.hpp)."""
+    classes: Required[int]
+    """Class cells per bin: K for K <= 100, else 1 (every class in one cell)."""
+    labeled: Required[bool]
+    """true when every row came with its label: the cells then have "correct"."""
+    cells: Required[list[CorrectnessCell]]
+    """The cells that have rows, by bin then class."""
+
+
+class CorrectnessCell(TypedDict, total=False):
+    """One cell of a correctness histogram."""
+    bin: Required[int]
+    """The confidence bin, 0 to 19."""
+    class: Required[int]
+    """The predicted class (0 when the histogram has one class cell)."""
+    rows: Required[int]
+    confidence: Required[float]
+    """The sum of the cell's rows' confidences."""
+    correct: int
+    """Rows whose label is the predicted class (labeled histograms)."""
+
+
+class CorrectnessModel(TypedDict, total=False):
+    """P(correct | cell) = sigmoid(intercept + slope * logit(mean confidence of the cell) + class_effects[class]), fitted on the labeled calibration sets' correctness histograms with a ridge penalty ridge/2 * sum(class_effects^2): the f of prediction-powered audits (docs/audit.md)."""
+    edges: Required[list[float]]
+    """The confidence bins' edges in logit(confidence) = log(c / (1 - c)), ascending: 20 bins of width 0.75 from -4 to 9.5, the first and last open (src/mano/correctness.hpp)."""
+    classes: Required[int]
+    """Class cells per bin: K for K <= 100, else 1."""
+    intercept: Required[float]
+    slope: Required[float]
+    class_effects: Required[list[float]]
+    """One per class cell; empty when classes is 1."""
+    ridge: Required[float]
+    iterations: Required[int]
+    """Newton steps of the fit."""
+    rows: Required[int]
+    """The calibration rows it was fitted on."""
+    residual_variance: Required[float]
+    """The mean over the calibration sets of Var(c - f) over a set's rows (c = 1 when correct): what "labels needed" assumes."""
+    set_residual_variances: Required[list[float]]
+    """Var(c - f) of each calibration set, in the order of "sets"."""
+
+
+class Audit(TypedDict, total=False):
+    """The set's accuracy from a labeled uniform sample of its rows (`mano predict --audit`): PPI with the calibration's correctness model, or labels alone (Wilson) when the calibration has none; at the prediction's level."""
+    n: Required[int]
+    """Labeled rows."""
+    accuracy: Required[float]
+    interval: Required[Interval]
+    method: Required[Literal["ppi", "wilson"]]
+    wilson: Required[Interval]
+    """The labels-only Wilson interval of the same rows, for comparison."""
+
+
+class LabelsForWidth(TypedDict, total=False):
+    """When the estimate's interval is wider than `width`: how many uniformly audited labels would bring the audited interval to `width` (ppi: from the calibration's correctness model; wilson: labels alone, at the estimate interval's point nearest 0.5). At most the set's rows."""
+    width: Required[float]
+    n: Required[int]
+    method: Required[Literal["ppi", "wilson"]]
+
+
+class AuditSample(TypedDict, total=False):
+    """The bindings' audit_sample: the rows to label, ascending (the same draw as `mano audit` with this seed)."""
+    rows: Required[list[int]]
+    n_rows: Required[int]
+    seed: Required[int]
+
+
+class AuditLabels(TypedDict, total=False):
+    """The bindings' parse_audit: a labeled audit file's rows, ascending, and their labels."""
+    rows: Required[list[int]]
+    labels: Required[list[int]]

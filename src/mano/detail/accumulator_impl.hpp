@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct accumulator::impl {
         std::int64_t taylor_overflow_row = -1;
         detail::moments max_prob;  // of softmax(q / T): the confidence, ConfScore, DoC
         std::vector<std::uint64_t> predicted;  // rows won by each class (K <= class_counts_max_k)
+        std::optional<correctness_histogram> correctness;  // when options::correctness_histogram
         std::size_t correct = 0, labeled_rows = 0;  // true accuracy, when labels are given
         std::size_t second_rows = 0, feature_rows = 0;  // rows pushed with a second model's logits, features
         std::vector<std::uint64_t> shards;  // the shards merged in from states, sorted

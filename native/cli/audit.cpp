@@ -1,0 +1,143 @@
+#include "cli/audit.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+
+#include "cli/output.hpp"
+#include "cli/plot.hpp"
+#include "host/scan.hpp"
+#include "io/reader.hpp"
+
+namespace mano {
+namespace cli {
+
+CLI::App* add_audit_command(CLI::App& app, audit_command& c) {
+    auto* audit = app.add_subcommand("audit", "Draw rows of a logits file to label by hand (a uniform sample), for mano "
+                                              "predict --audit");
+    audit->add_option("file", c.file, "the logits file of the set to audit")->required()->check(CLI::ExistingFile);
+    audit->add_option("--budget", c.budget, "how many rows to label")->required()->check(whole_number(true, audit_max_rows));
+    audit->add_option("--seed", c.seed, "the seed of the draw (default: a random one, recorded in the file)")
+        ->check(whole_number(false, audit_max_seed));
+    audit->add_option("-o,--output", c.output, "write the rows to label here: CSV row,weight (a first comment line "
+                                               "records the draw); add a column label")
+        ->required();
+    c.input.add_to(audit);
+    return audit;
+}
+
+int run_audit(audit_command& c) {
+    c.input.finish();
+    refuse_overwriting_inputs(c.output, {c.file}, "-o");
+    const auto reader = io::open_matrix(c.file, c.input.read);
+    std::uint64_t seed = 0;
+    if (c.seed) {
+        seed = *c.seed;
+    } else {
+        std::random_device device;
+        seed = ((static_cast<std::uint64_t>(device()) << 32) ^ device()) & audit_max_seed;
+    }
+    std::vector<std::uint64_t> rows;
+    try {
+        rows = audit_sample(reader->rows(), c.budget, seed);
+    } catch (const error& e) {
+        throw host::file_error(c.file, e);
+    }
+    write_file(c.output, audit_csv(rows, reader->rows(), reader->cols(), seed, c.file));
+    std::cout << c.output << ": " << rows.size() << " of the " << reader->rows() << " rows of " << c.file
+              << " to label (seed " << seed << "); add a column label with each row's true class (0 to "
+              << reader->cols() - 1 << "), then: mano predict --calibration CAL " << c.file << " --audit " << c.output
+              << '\n';
+    return 0;
+}
+
+audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k) {
+    std::error_code ec;
+    const bool regular = std::filesystem::is_regular_file(path, ec);
+    const auto size = regular ? std::filesystem::file_size(path, ec) : 0;
+    if (!regular || ec) throw error(path + ": cannot open this audit file (not a readable regular file)");
+    if (size > audit_max_bytes)
+        throw error(path + ": " + std::to_string(size) + " bytes, over the " + std::to_string(audit_max_bytes >> 20) +
+                    " MiB an audit file may have; an audit lists at most " + std::to_string(audit_max_rows) + " rows");
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) throw error(path + ": cannot read this audit file");
+    return parse_audit(text, path, n_rows, k);
+}
+
+result score_audited_rows(const std::string& logits, const input_args& input, const audit_labels& audit,
+                          const options& opts) {
+    auto reader = io::open_matrix(logits, input.read);
+    const std::size_t k = reader->cols(), n = audit.rows.size();
+    const bool wide = reader->type() == dtype::float64;  // read as the scan reads them: the same confidences
+    std::vector<float> narrow_rows(wide ? 0 : n * k);
+    std::vector<double> wide_rows(wide ? n * k : 0);
+    const auto copy = [&](const logits_view& view, std::size_t from, std::size_t count, std::size_t to) {
+        if (wide) widen_rows(view, from, count, wide_rows.data() + to * k);
+        else float_rows(view, from, count, narrow_rows.data() + to * k);
+    };
+    try {
+        if (reader->random_access()) {
+            // runs of consecutive rows in one read each
+            for (std::size_t i = 0; i < n;) {
+                std::size_t j = i + 1;
+                while (j < n && audit.rows[j] == audit.rows[j - 1] + 1 && j - i < 4096) ++j;
+                copy(reader->read(audit.rows[i], j - i), 0, j - i, i);
+                i = j;
+            }
+        } else {
+            // in order from the start: a deflated .npz member
+            const std::size_t chunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / k);
+            std::size_t next = 0;
+            for (std::size_t first = 0; next < n; first += chunk) {
+                const std::size_t count = std::min(chunk, reader->rows() - first);
+                const logits_view view = reader->read(first, count);
+                for (; next < n && audit.rows[next] < first + count; ++next) copy(view, audit.rows[next] - first, 1, next);
+            }
+        }
+        accumulator acc(k, opts);
+        row_inputs in;
+        in.labels = audit.labels.data();
+        acc.push(wide ? logits_view(wide_rows.data(), n, k) : logits_view(narrow_rows.data(), n, k), in);
+        return acc.finalize();
+    } catch (const error& e) {
+        throw host::file_error(logits, e);
+    }
+}
+
+void print_audits(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions,
+                  const std::string& audit_file) {
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        const auto& p = predictions[i];
+        if (!p.audit) continue;
+        const auto& a = *p.audit;
+        std::cout << "audit of " << names[i] << " (" << audit_file << ", " << a.n << " labeled rows): accuracy "
+                  << fixed(a.accuracy, 3) << " [" << fixed(100 * p.level, 0) << "% interval " << fixed(a.lower, 3) << ", "
+                  << fixed(a.upper, 3) << "] ";
+        if (a.method == "ppi")
+            std::cout << "(PPI with the calibration's correctness model; labels alone, Wilson: [" << fixed(a.wilson_lower, 3)
+                      << ", " << fixed(a.wilson_upper, 3) << "])\n";
+        else
+            std::cout << "(labels alone, Wilson: the calibration has no correctness model; run mano calibrate again for a "
+                         "narrower interval)\n";
+    }
+}
+
+void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,
+                         const std::vector<set_prediction>& predictions) {
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        const auto& p = predictions[i];
+        if (!p.labels_for_width || !p.estimate || p.audit) continue;
+        const auto& need = *p.labels_for_width;
+        std::cout << names[i] << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
+                  << fixed(p.estimate->value.upper - p.estimate->value.lower, 2) << " wide; " << need.n
+                  << " labeled rows drawn uniformly would bring it to " << fixed(need.width, 2) << " (mano audit " << files[i]
+                  << " --budget " << need.n << " -o rows.csv, label them, then mano predict --audit rows.csv)\n";
+    }
+}
+
+}  // namespace cli
+}  // namespace mano

@@ -1,0 +1,48 @@
+#pragma once
+// `mano audit` (the rows to label, drawn by the core's sampler, src/mano/audit_sample.hpp) and
+// what `mano predict --audit` adds: the labeled audit file read by the core's parser, the audited
+// rows read from the set's file and scored with their labels, and the lines the text output shows.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include <mano/mano.hpp>
+
+#include "cli/options.hpp"
+
+namespace mano {
+namespace cli {
+
+struct audit_command {
+    std::string file;
+    std::uint64_t budget = 0;
+    std::optional<std::uint64_t> seed;  // default: drawn from std::random_device and recorded in the file
+    std::string output;
+    input_args input;
+};
+
+// Registers `audit` on `app`.
+CLI::App* add_audit_command(CLI::App& app, audit_command& c);
+int run_audit(audit_command& c);
+
+// The labeled audit file `path` of a set of n_rows x k logits, read and checked by the core.
+audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k);
+
+// The audited rows of the logits file `logits`, read where they lie (in order when the file has no
+// random access), scored with `opts` and their labels.
+result score_audited_rows(const std::string& logits, const input_args& input, const audit_labels& audit,
+                          const options& opts);
+
+// The text output's audit line of each set that has one (before the table), and the
+// labels-needed lines (after it); `files` are the sets' logits files, for the command to run.
+void print_audits(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions,
+                  const std::string& audit_file);
+void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,
+                         const std::vector<set_prediction>& predictions);
+
+}  // namespace cli
+}  // namespace mano

@@ -1,0 +1,74 @@
+#pragma once
+// Audit mode (docs/audit.md): the accuracy of a set from a uniform sample of its rows labeled by
+// hand, with prediction-powered inference (PPI, Angelopoulos et al., Science 2023) on the
+// calibration's correctness model (correctness.hpp), labels alone (Wilson) without one; and how
+// many labels would bring a set's interval to a given width. The sample and its file are in
+// audit_sample.hpp.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace mano {
+
+struct calibration;
+struct set_prediction;
+struct result;
+
+// An audited accuracy.
+struct audit_estimate {
+    std::size_t n = 0;        // labeled rows
+    std::size_t correct = 0;  // of which correct
+    double accuracy = 0;
+    double lower = 0, upper = 0;
+    std::string method = "ppi";  // "ppi", or "wilson" (labels alone) without a correctness model
+    double wilson_lower = 0, wilson_upper = 0;  // labels alone, for comparison
+
+    // {"n", "accuracy", "interval": [lo, hi], "method", "wilson": [lo, hi]}
+    nlohmann::json to_json() const;
+};
+
+// How many uniformly audited labels would bring a set's interval to `width`.
+struct labels_needed {
+    double width = 0.25;
+    std::size_t n = 0;           // at most the set's rows (labeling every row gives its accuracy)
+    std::string method = "ppi";  // "ppi" (the correctness model) or "wilson" (labels alone)
+
+    nlohmann::json to_json() const;  // {"width", "n", "method"}
+};
+
+// Intervals wider than this get a labels_needed in a prediction (set_prediction::labels_for_width).
+inline constexpr double audit_target_width = 0.25;
+
+// The Wilson score interval of `correct` successes in n trials at `level`, within [0, 1].
+std::pair<double, double> wilson_interval(std::size_t correct, std::size_t n, double level);
+
+// The audited accuracy of the set scored as `all` (its N rows, scored with the calibration's
+// scoring options: its correctness histogram included when the calibration has a model) from
+// `audited`: n >= 2 rows of it drawn uniformly without replacement, scored with the same options
+// and their labels. With the calibration's correctness model f, PPI with lambda = 1:
+//   theta = mean_all(f) + mean_audit(c - f),
+//   Var = (1 - n/N) s^2_audit(c - f) / n + Var_all(f) / N,
+// interval theta -/+ z_{(1+level)/2} sd within [0, 1]. (1 - n/N) is the exact factor of a mean
+// over n of N rows drawn without replacement; Var_all(f)/N is PPI's term for the rows' own draw.
+// f of a row is the model at its cell with the whole set's mean confidence of that cell.
+// Without a model: the audited rows' proportion with its Wilson interval. Throws mano::error
+// when the results do not fit (another K, no labels, more audited rows than the set has).
+audit_estimate audit(const calibration& c, const result& all, const result& audited, double level);
+
+// For a prediction whose estimate interval is wider than `width`: the audited labels that would
+// bring the interval to `width` at the prediction's level. With a correctness model and the
+// set's histogram: the least n with z sqrt((1 - n/N) V / n + Var_all(f) / N) <= width / 2, V the
+// calibration's mean Var(c - f); otherwise the least n whose Wilson interval is at most `width`
+// wide at the point of the estimate interval nearest 0.5 (its worst case). At most N.
+std::optional<labels_needed> labels_for_width(const calibration& c, const result& r, const set_prediction& p,
+                                              double width = audit_target_width);
+
+// predict(c, all, level) with the audit of `audited` added (set_prediction::audit).
+set_prediction predict_audited(const calibration& c, const result& all, const result& audited, double level);
+
+}  // namespace mano

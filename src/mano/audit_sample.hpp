@@ -1,0 +1,78 @@
+#pragma once
+// The audit sample (docs/audit.md): which rows of a set to label, drawn uniformly without
+// replacement from a seed by a generator that gives the same rows on every platform (native,
+// WebAssembly, any CPU), the CSV file that lists them (`row,weight`), and that file read back
+// with the user's labels, every problem one line naming the file, line and column.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mano {
+
+// Limits that do not depend on the input.
+inline constexpr std::uint64_t audit_max_rows = 1000000;              // rows of one audit (the budget)
+inline constexpr std::size_t audit_max_bytes = std::size_t{64} << 20;  // an audit file
+inline constexpr std::size_t audit_max_line_bytes = 4096;              // one line of it
+inline constexpr std::size_t audit_max_field_bytes = 256;              // one field of a line
+// Seeds are whole numbers a JavaScript number holds exactly, so every front end takes them.
+inline constexpr std::uint64_t audit_max_seed = (std::uint64_t{1} << 53) - 1;
+
+namespace detail {
+
+// splitmix64 (Steele, Lea and Flood 2014): 64-bit state, one multiply-xorshift output per step.
+struct splitmix64 {
+    std::uint64_t state = 0;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+};
+
+// A whole number uniform on [0, bound), bound >= 1: draws below 2^64 mod bound are rejected so
+// that every residue is equally likely (no modulo bias; no std::uniform_int_distribution, whose
+// algorithm each standard library chooses).
+inline std::uint64_t uniform_below(splitmix64& g, std::uint64_t bound) {
+    const std::uint64_t reject_below = (0 - bound) % bound;  // 2^64 mod bound
+    for (;;) {
+        const std::uint64_t x = g.next();
+        if (x >= reject_below) return x % bound;
+    }
+}
+
+}  // namespace detail
+
+// `budget` of the rows 0 .. n_rows - 1, uniformly without replacement (Floyd's algorithm on
+// splitmix64 seeded with `seed`), ascending. Throws mano::error for a budget of 0, above n_rows
+// or above audit_max_rows, or a seed above audit_max_seed.
+std::vector<std::uint64_t> audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed);
+
+// The audit file for these rows of `source` (n_rows x k logits): a comment line that records the
+// draw ("# mano audit: ..."; pandas reads past it with comment='#'), the header "row,weight", and
+// one line "ROW,1" per row.
+std::string audit_csv(const std::vector<std::uint64_t>& rows, std::uint64_t n_rows, std::size_t k, std::uint64_t seed,
+                      const std::string& source);
+
+// An audit file with its labels, read back: the audited rows, ascending, and their labels.
+struct audit_labels {
+    std::vector<std::uint64_t> rows;
+    std::vector<std::int64_t> labels;
+
+    nlohmann::json to_json() const;  // {"rows": [...], "labels": [...]}
+};
+
+// Reads an audit file (`file` names it in messages) of a set of n_rows rows with k classes: a
+// header with the columns row, weight and label in any order (other columns ignored), then one
+// line per audited row. Lines that start with '#' and blank lines are skipped; fields may be
+// quoted. Rows are whole numbers in [0, n_rows), each once; labels whole numbers in [0, k);
+// weights 1 (the uniform design, the only one implemented). Throws mano::error, one line:
+// "FILE, line L, column C (name): what is wrong; what to do".
+audit_labels parse_audit(std::string_view text, const std::string& file, std::uint64_t n_rows, std::size_t k);
+
+}  // namespace mano

@@ -1,0 +1,377 @@
+"""Audit mode through the CLI (docs/audit.md), against independent NumPy/SciPy references:
+the correctness histogram of `mano score --correctness-histogram`, the logistic correctness model
+`mano calibrate` fits (SciPy's trust-region Newton on the same pooled cells and ridge), the PPI
+and Wilson intervals of `mano predict --audit`, the labels needed for a 0.25-wide interval (by
+search over n), the sample `mano audit` draws (a Python splitmix64 + Floyd, deterministic for a
+seed, uniform), and every bad audit file refused in one line with exit status 2.
+
+  /usr/bin/python3 tests/cli/test_audit.py build/release/native/mano"""
+import json
+import pathlib
+import sys
+import tempfile
+
+import jsonschema
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import expit, log_softmax
+from scipy.stats import chisquare, norm
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from harness import check, finish  # noqa: E402
+from workflow_support import run  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((REPO / "src/mano/schema/shapes.schema.json").read_text())
+EDGES = np.array([-4 + 0.75 * i for i in range(19)])  # docs/audit.md: 20 bins in logit(confidence)
+K, N = 5, 900
+LEVEL = 0.9
+
+
+def conforms(name, value, what):
+    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{name}"}
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    check(not errors, f"{what} is a {name}: " + "; ".join(e.message[:160] for e in errors[:3]))
+
+
+def output(*args):
+    proc = run(*args)
+    check(proc.returncode == 0, f"mano {' '.join(map(str, args[:3]))}: exit {proc.returncode} {proc.stderr.strip()[:400]}")
+    return proc.stdout
+
+
+def make_sets(tmp, rng):
+    """Labeled sets of falling accuracy in 4 groups, and a hard target set far below them."""
+    sets = []
+    for i in range(8):
+        labels = rng.integers(0, K, N)
+        q = rng.standard_normal((N, K)) * 1.5 + rng.normal(0, 0.3, K)
+        q[np.arange(N), labels] += 1.0 + 0.45 * i
+        q *= [0.5, 1.0, 2.0, 3.0][i % 4]  # a scale per group: confidence alone estimates poorly, intervals are wide
+        np.save(tmp / f"set{i}.npy", q.astype(np.float32))
+        np.save(tmp / f"set{i}_labels.npy", labels)
+        sets.append({"name": f"set{i}", "group": f"g{i % 4}", "logits": f"set{i}.npy", "labels": f"set{i}_labels.npy"})
+    (tmp / "manifest.json").write_text(json.dumps({"sets": sets}))
+    labels = rng.integers(0, K, 1500)
+    q = rng.standard_normal((1500, K)) * 2.5
+    q[np.arange(1500), labels] += 0.6
+    np.save(tmp / "target.npy", q.astype(np.float32))
+    np.save(tmp / "target_labels.npy", labels)
+    return sets
+
+
+def cells(q, temperature=1.0):
+    """Each row's confidence (max softmax(q / T) in double), bin and predicted class; the rows
+    within 1e-6 of an edge, where the kernel's float arithmetic may bin them either way."""
+    conf = np.exp(log_softmax(q.astype(np.float64) / temperature, axis=1)).max(1)
+    thresholds = expit(EDGES)
+    bins = np.searchsorted(thresholds, conf, side="right")
+    near = np.searchsorted(thresholds, conf * (1 - 1e-6), side="right") != np.searchsorted(thresholds, conf * (1 + 1e-6), side="right")
+    return conf, bins, q.argmax(1), near
+
+
+def cell_table(conf, bins, pred, correct=None):
+    """{(bin, class): [rows, confidence sum, correct]}"""
+    table = {}
+    for b, c in sorted(set(zip(bins.tolist(), pred.tolist()))):
+        m = (bins == b) & (pred == c)
+        table[(b, c)] = [int(m.sum()), float(conf[m].sum()), int(correct[m].sum()) if correct is not None else None]
+    return table
+
+
+def check_histogram(tmp):
+    q = np.load(tmp / "set3.npy")
+    for temperature in (1.0, 2.0):
+        result = json.loads(output("score", tmp / "set3.npy", "--json", "--quiet", "--correctness-histogram",
+                                   "--methods", "confscore", "--temperature", temperature))
+        conforms("Result", result, "score --correctness-histogram")
+        h = result["correctness"]
+        check(h["edges"] == EDGES.tolist() and h["classes"] == K and h["labeled"] is False,
+              f"T = {temperature}: the histogram's edges, classes and labeled flag")
+        conf, bins, pred, near = cells(q, temperature)
+        want = cell_table(conf, bins, pred)
+        got = {(c["bin"], c["class"]): [c["rows"], c["confidence"]] for c in h["cells"]}
+        moved = sum(abs(got.get(key, [0, 0])[0] - want.get(key, [0])[0]) for key in set(got) | set(want))
+        check(moved <= 2 * int(near.sum()), f"T = {temperature}: cell counts as NumPy's ({moved} rows differ, "
+                                            f"{int(near.sum())} within 1e-6 of an edge)")
+        check(sum(v[0] for v in got.values()) == N, f"T = {temperature}: the cells hold every row")
+        check(all(abs(got[key][1] - want[key][1]) <= 1e-5 * max(1.0, want[key][1]) for key in want if key in got
+                  and got[key][0] == want[key][0]), f"T = {temperature}: confidence sums as NumPy's")
+        check("correctness" not in json.loads(output("score", tmp / "set3.npy", "--json", "--quiet", "--methods",
+                                                     "confscore")), "no histogram unless asked for")
+
+
+def reference_fit(tmp, sets, ridge=1.0):
+    """The pooled cells of the calibration sets and SciPy's fit of the penalized logistic model."""
+    rows = []
+    per_set = []
+    for s in sets:
+        q, y = np.load(tmp / s["logits"]), np.load(tmp / s["labels"])
+        conf, bins, pred, _ = cells(q)
+        table = cell_table(conf, bins, pred, pred == y)
+        per_set.append(table)
+        for (b, c), (n, csum, good) in table.items():
+            mean = min(csum / n, 1 - 1e-12)
+            rows.append((np.log(mean / (1 - mean)), c, n, good))
+    x, cls, n, good = (np.array(v, dtype=float) for v in zip(*rows))
+    cls = cls.astype(int)
+    design = np.zeros((len(x), 2 + K))
+    design[:, 0], design[:, 1] = 1, x
+    design[np.arange(len(x)), 2 + cls] = 1
+    penalty = np.diag([0, 0] + [ridge] * K)
+
+    def objective(t):
+        eta = design @ t
+        return np.sum(n * np.logaddexp(0, eta) - good * eta) + 0.5 * t @ penalty @ t
+
+    def gradient(t):
+        return design.T @ (n * expit(design @ t) - good) + penalty @ t
+
+    def hessian(t):
+        p = expit(design @ t)
+        return design.T @ (design * (n * p * (1 - p))[:, None]) + penalty
+
+    fit = minimize(objective, np.zeros(2 + K), jac=gradient, hess=hessian, method="trust-exact", options={"gtol": 1e-11})
+    return fit.x, per_set
+
+
+def probabilities(theta, table):
+    """f of each cell of a table, from its own mean confidence."""
+    out = {}
+    for (b, c), (n, csum, _) in table.items():
+        mean = min(csum / n, 1 - 1e-12)
+        out[(b, c)] = expit(theta[0] + theta[1] * np.log(mean / (1 - mean)) + theta[2 + c])
+    return out
+
+
+def residual_variance(theta, table):
+    f = probabilities(theta, table)
+    total = sum(v[0] for v in table.values())
+    mean = sum(v[2] * (1 - f[k]) - (v[0] - v[2]) * f[k] for k, v in table.items()) / total
+    square = sum(v[2] * (1 - f[k]) ** 2 + (v[0] - v[2]) * f[k] ** 2 for k, v in table.items()) / total
+    return square - mean ** 2
+
+
+def check_model(tmp, sets, cal):
+    model = json.loads(cal.read_text())["correctness"]
+    theta, per_set = reference_fit(tmp, sets)
+    got = np.array([model["intercept"], model["slope"], *model["class_effects"]])
+    check(np.max(np.abs(got - theta)) < 2e-5, f"the correctness model as SciPy's fit: {got.round(6)} vs {theta.round(6)}")
+    variances = [residual_variance(theta, t) for t in per_set]
+    check(np.allclose(model["set_residual_variances"], variances, atol=1e-6), "each set's Var(c - f) as NumPy's")
+    check(abs(model["residual_variance"] - np.mean(variances)) < 1e-6, "the pooled Var(c - f) is their mean")
+    check(model["rows"] == N * len(sets) and model["ridge"] == 1, "the model's rows and ridge")
+    return theta
+
+
+def python_sample(n_rows, budget, seed):
+    """splitmix64 and Floyd's algorithm, as docs/audit.md states them."""
+    mask, state = (1 << 64) - 1, seed
+
+    def draw():
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    def below(bound):
+        reject = (1 << 64) % bound
+        while True:
+            x = draw()
+            if x >= reject:
+                return x % bound
+
+    taken = set()
+    for j in range(n_rows - budget, n_rows):
+        t = below(j + 1)
+        taken.add(j if t in taken else t)
+    return sorted(taken)
+
+
+def read_rows(path):
+    frame = pd.read_csv(path, comment="#")
+    return frame["row"].tolist(), frame
+
+
+def check_sample(tmp):
+    target = tmp / "target.npy"
+    a, b, c = tmp / "a.csv", tmp / "b.csv", tmp / "c.csv"
+    output("audit", target, "--budget", 60, "--seed", 11, "-o", a)
+    output("audit", target, "--budget", 60, "--seed", 11, "-o", b)
+    output("audit", target, "--budget", 60, "--seed", 12, "-o", c)
+    check(a.read_bytes() == b.read_bytes(), "the same seed draws the same file")
+    rows, frame = read_rows(a)
+    check(list(frame.columns) == ["row", "weight"] and set(frame["weight"]) == {1}, "the file is row,weight with weights 1")
+    check(a.read_text().startswith("# mano audit: 60 of the 1500 rows of") and "seed 11" in a.read_text().splitlines()[0],
+          "the first line records the draw and its seed")
+    check(len(set(rows)) == 60 and all(0 <= r < 1500 for r in rows) and rows == sorted(rows),
+          "60 distinct rows in range, ascending")
+    check(rows == python_sample(1500, 60, 11), "the rows of splitmix64 + Floyd (docs/audit.md)")
+    check(read_rows(c)[0] != rows, "another seed draws other rows")
+    # uniform: each of 12 rows in a third of 300 draws of 4
+    counts = np.zeros(12)
+    small = tmp / "small.npy"
+    np.save(small, np.zeros((12, 3), dtype=np.float32))
+    for seed in range(300):
+        output("audit", small, "--budget", 4, "--seed", seed, "-o", tmp / "s.csv", "--quiet")
+        counts[read_rows(tmp / "s.csv")[0]] += 1
+    check(chisquare(counts).pvalue > 1e-4, f"every row equally likely over 300 seeds: {counts.tolist()}")
+    for args, what in [(("--budget", 1501, "--seed", 1), "more than the set's 1500 rows"),
+                       (("--budget", 0), "--budget"),
+                       (("--budget", 5, "--seed", 2 ** 53), "--seed")]:
+        proc = run("audit", target, *args, "-o", tmp / "x.csv")
+        check(proc.returncode == 2 and what in proc.stderr and len(proc.stderr.strip().splitlines()) == 1,
+              f"audit {args}: {proc.returncode} {proc.stderr.strip()}")
+    proc = run("audit", target, "--budget", 5, "-o", target)
+    check(proc.returncode == 2 and "-o" in proc.stderr, f"audit -o over its input is refused: {proc.stderr.strip()}")
+
+
+def labeled_audit(tmp, rows_file, labels, name="labeled.csv"):
+    rows, frame = read_rows(rows_file)
+    frame["label"] = labels[rows]
+    path = tmp / name
+    path.write_text(rows_file.read_text().splitlines()[0] + "\n" + frame.to_csv(index=False))
+    return path, rows
+
+
+def reference_ppi(theta, q, labels, rows):
+    conf, bins, pred, _ = cells(q)
+    correct = (pred == labels).astype(float)
+    table = cell_table(conf, bins, pred)
+    f_cell = probabilities(theta, table)
+    f = np.array([f_cell[(b, c)] for b, c in zip(bins.tolist(), pred.tolist())])
+    n, big_n = len(rows), len(q)
+    r = correct[rows] - f[rows]
+    estimate = f.mean() + r.mean()
+    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n + f.var() / big_n)
+    z = norm.ppf(0.5 + LEVEL / 2)
+    good = correct[rows].sum()
+    p = good / n
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return estimate, [max(0, estimate - z * sd), min(1, estimate + z * sd)], [max(0, center - half), min(1, center + half)], f
+
+
+def check_audit(tmp, cal, theta):
+    target = tmp / "target.npy"
+    q, labels = np.load(target), np.load(tmp / "target_labels.npy")
+    for seed, budget in ((3, 80), (4, 200)):
+        output("audit", target, "--budget", budget, "--seed", seed, "-o", tmp / "rows.csv")
+        path, rows = labeled_audit(tmp, tmp / "rows.csv", labels)
+        got = json.loads(output("predict", "--calibration", cal, target, "--audit", path, "--json", "--quiet"))
+        conforms("Prediction", got, "predict --audit --json")
+        a = got["audit"]
+        estimate, interval, wilson, _ = reference_ppi(theta, q, labels, rows)
+        check(a["n"] == budget and a["method"] == "ppi", f"seed {seed}: {a['n']} rows by PPI")
+        check(abs(a["accuracy"] - estimate) < 1e-5 and np.allclose(a["interval"], interval, atol=1e-5),
+              f"seed {seed}: PPI {a['accuracy']:.6f} {a['interval']} vs NumPy {estimate:.6f} {interval}")
+        check(np.allclose(a["wilson"], wilson, atol=1e-12), f"seed {seed}: Wilson {a['wilson']} vs {wilson}")
+    text = output("predict", "--calibration", cal, target, "--audit", path, "--quiet")
+    check(text.startswith("audit of ") and "PPI" in text.splitlines()[0], f"the text output shows the audit first: {text[:120]!r}")
+    # a calibration without the model: labels alone
+    bare = json.loads(cal.read_text())
+    del bare["correctness"]
+    (tmp / "bare.json").write_text(json.dumps(bare))
+    got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--audit", path, "--json", "--quiet"))
+    a = got["audit"]
+    share = np.mean(q[rows].argmax(1) == labels[rows])
+    check(a["method"] == "wilson" and a["interval"] == a["wilson"] and abs(a["accuracy"] - share) < 1e-12,
+          f"without a correctness model: labels alone {a}")
+    proc = run("predict", "--calibration", cal, target, tmp / "set0.npy", "--audit", path)
+    check(proc.returncode == 2 and "one set" in proc.stderr, f"--audit with two sets: {proc.stderr.strip()}")
+
+
+def least_n(width_of, big_n):
+    for n in range(2, big_n + 1):
+        if width_of(n) <= 0.25:
+            return n
+    return big_n
+
+
+def check_labels_needed(tmp, cal, theta):
+    target = tmp / "target.npy"
+    q = np.load(target)
+    z = norm.ppf(0.5 + LEVEL / 2)
+    got = json.loads(output("predict", "--calibration", cal, target, "--json", "--quiet"))
+    estimate = got["estimate"]["interval"]
+    check(estimate[1] - estimate[0] > 0.25, f"the target's estimate interval is wider than 0.25 (the test covers it): {estimate}")
+    need = got.get("labels_for_width")
+    conf, bins, pred, _ = cells(q)
+    f_cell = probabilities(theta, cell_table(conf, bins, pred))
+    f = np.array([f_cell[(b, c)] for b, c in zip(bins.tolist(), pred.tolist())])
+    v = json.loads(cal.read_text())["correctness"]["residual_variance"]
+    big_n = len(q)
+    want = least_n(lambda n: 2 * z * np.sqrt((1 - n / big_n) * v / n + f.var() / big_n), big_n)
+    check(need == {"width": 0.25, "n": want, "method": "ppi"}, f"labels needed (PPI): {need} vs n = {want}")
+    text = output("predict", "--calibration", cal, target, "--quiet")
+    check(f"{want} labeled rows drawn uniformly would bring it to 0.25" in text, f"the text says so: {text[-300:]!r}")
+    got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--json", "--quiet"))
+    lo, hi = got["estimate"]["interval"]
+    p = min(hi, max(lo, 0.5))
+    wilson = least_n(lambda n: 2 * z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n), big_n)
+    check(got.get("labels_for_width") == {"width": 0.25, "n": wilson, "method": "wilson"},
+          f"labels needed without a model (Wilson at {p:.3f}): {got.get('labels_for_width')} vs n = {wilson}")
+
+
+def check_bad_files(tmp):
+    target = tmp / "target.npy"
+    cal = tmp / "cal.json"
+    header = "row,weight,label\n"
+    cases = [
+        ("out_of_range", header + "5,1,0\n1500,1,2\n", "line 3, column 1 (row): row 1500 is outside the set's rows 0 to 1499"),
+        ("twice", header + "5,1,0\n7,1,1\n5,1,0\n", "line 4, column 1 (row): row 5 is listed twice (also on line 2)"),
+        ("label_outside", header + "5,1,5\n", "line 2, column 3 (label): label 5 is outside the classes 0 to 4"),
+        ("label_negative", header + "5,1,-1\n", "label -1 is outside the classes 0 to 4"),
+        ("no_label_column", "row,weight\n5,1\n", "line 1: the header (row,weight) has no column label"),
+        ("no_row_column", "weight,label\n1,0\n", "has no column row"),
+        ("no_weight_column", "row,label\n5,0\n", "has no column weight"),
+        ("weight", header + "5,2,0\n", "line 2, column 2 (weight): weight 2: only the uniform design is implemented"),
+        ("weight_text", header + "5,one,0\n", "\"one\" is not a number"),
+        ("row_not_integer", header + "5.5,1,0\n", "line 2, column 1 (row): \"5.5\" is not a row number"),
+        ("label_not_integer", header + "5,1,cat\n", "line 2, column 3 (label): \"cat\" is not a class index"),
+        ("label_missing", header + "5,1,\n", "line 2, column 3 (label): no label"),
+        ("empty", "", "empty; an audit file starts with the header row,weight,label"),
+        ("comments_only", "# mano audit: nothing\n\n", "empty"),
+        ("header_only", header, "no audited rows after the header"),
+        ("long_line", header + "5,1,0," + "x" * 5000 + "\n", "line 2: a line of 5006 bytes, over the 4096"),
+        ("long_field", "row,weight,label,note\n5,1,0," + "x" * 300 + "\n", "column 4: a field of 300 bytes, over the 256"),
+        ("fields", header + "5,1\n", "line 2: 2 fields but the header has 3"),
+        ("quote", header + '5,1,"0\n', "line 2, column 3: a quoted field has no closing quote"),
+        ("twice_named", "row,row,weight,label\n", "names the column row twice"),
+    ]
+    for name, text, expected in cases:
+        path = tmp / f"bad_{name}.csv"
+        path.write_text(text)
+        proc = run("predict", "--calibration", cal, target, "--audit", path)
+        lines = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"mano: error: {path}") and expected in lines[0]
+              and "Traceback" not in proc.stderr, f"bad audit file {name}: exit {proc.returncode}, {proc.stderr.strip()!r}")
+    good = tmp / "good.csv"
+    good.write_text('\ufeffnote,LABEL,"row",weight\n"a, b",3,17,1.0\n\nx,1,4,1\r\n')
+    proc = run("predict", "--calibration", cal, target, "--audit", good, "--json", "--quiet")
+    check(proc.returncode == 0 and json.loads(proc.stdout)["audit"]["n"] == 2,
+          f"columns in any order, quoted, a BOM, CRLF and blank lines: {proc.stderr.strip()}")
+
+
+def main():
+    rng = np.random.default_rng(20240531)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        sets = make_sets(tmp, rng)
+        cal = tmp / "cal.json"
+        output("calibrate", tmp / "manifest.json", "-o", cal, "--quiet", "--methods", "confscore,nuclear,mde")
+        conforms("Calibration", json.loads(cal.read_text()), "a calibration with a correctness model")
+        check_histogram(tmp)
+        theta = check_model(tmp, sets, cal)
+        check_sample(tmp)
+        check_audit(tmp, cal, theta)
+        check_labels_needed(tmp, cal, theta)
+        check_bad_files(tmp)
+    finish()
+
+
+if __name__ == "__main__":
+    main()

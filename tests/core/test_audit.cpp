@@ -1,0 +1,135 @@
+// Audit mode in the core (src/mano/audit_sample.hpp, correctness.hpp, audit.hpp): the sampler's
+// fixed sequence for a seed, which every platform and the WebAssembly build must give (the
+// expected rows come from an independent Python implementation of splitmix64 and Floyd's
+// algorithm), the correctness histogram through merges and states, and the interval formulas.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using mano_test::random_logits;
+
+TEST_CASE("the audit sampler draws the same rows for a seed everywhere", "[audit]") {
+    mano::detail::splitmix64 g{0};
+    CHECK(g.next() == 0xe220a8397b1dcdafULL);  // splitmix64's published first output for seed 0
+    CHECK(g.next() == 0x6e789e6aa1b965f4ULL);
+    CHECK(g.next() == 0x06c45d188009454fULL);
+    mano::detail::splitmix64 h{12345};
+    std::vector<std::uint64_t> below;
+    for (const std::uint64_t bound : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{10},
+                                      std::uint64_t{1000}, (std::uint64_t{1} << 63) + 1, ~std::uint64_t{0}})
+        below.push_back(mano::detail::uniform_below(h, bound));
+    CHECK(below == std::vector<std::uint64_t>{0, 1, 0, 0, 363, 6779582880647741134ULL, 3405751836678233477ULL});
+
+    CHECK(mano::audit_sample(1000, 10, 42) == std::vector<std::uint64_t>{45, 66, 180, 404, 451, 674, 714, 803, 874, 974});
+    CHECK(mano::audit_sample(2000, 5, 7) == std::vector<std::uint64_t>{252, 366, 1164, 1619, 1674});
+    CHECK(mano::audit_sample(10, 10, 3) == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    CHECK(mano::audit_sample(std::uint64_t{1} << 40, 4, mano::audit_max_seed) ==
+          std::vector<std::uint64_t>{129724844742ULL, 667942980669ULL, 742763299212ULL, 1072527669628ULL});
+
+    CHECK_THROWS_WITH(mano::audit_sample(10, 11, 1), Catch::Contains("more than the set's 10 rows"));
+    CHECK_THROWS_WITH(mano::audit_sample(10, 0, 1), Catch::Contains("at least 1 row"));
+    CHECK_THROWS_WITH(mano::audit_sample(10, 2, mano::audit_max_seed + 1), Catch::Contains("2^53 - 1"));
+
+    const std::string csv = mano::audit_csv({3, 5}, 10, 4, 9, "a.npy");
+    CHECK(csv.rfind("# mano audit: 2 of the 10 rows of a.npy", 0) == 0);
+    CHECK(csv.substr(csv.find('\n') + 1) == "row,weight\n3,1\n5,1\n");
+}
+
+TEST_CASE("an audit file is read back with its labels, or refused in one line", "[audit]") {
+    const auto got = mano::parse_audit("# drawn\nlabel,row,weight,note\n3,7,1,x\n\n0,2,1.0,\"a, b\"\r\n", "a.csv", 10, 4);
+    CHECK(got.rows == std::vector<std::uint64_t>{2, 7});
+    CHECK(got.labels == std::vector<std::int64_t>{0, 3});
+    const auto refused = [](const std::string& text) {
+        try {
+            mano::parse_audit(text, "a.csv", 10, 4);
+        } catch (const mano::error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK(refused("row,weight,label\n10,1,0\n") ==
+          "a.csv, line 2, column 1 (row): row 10 is outside the set's rows 0 to 9 (rows count from 0); audit rows of this set");
+    CHECK(refused("row,weight,label\n1,1,0\n1,1,2\n") ==
+          "a.csv, line 3, column 1 (row): row 1 is listed twice (also on line 2); list each audited row once");
+    CHECK_THAT(refused("row,weight,label\n1,0.5,0\n"), Catch::Contains("only the uniform design is implemented"));
+    CHECK_THAT(refused("row,weight,label\n1,1,4\n"), Catch::Contains("label 4 is outside the classes 0 to 3"));
+    CHECK_THAT(refused("row,weight\n1,1\n"), Catch::Contains("line 1: the header (row,weight) has no column label"));
+    CHECK_THAT(refused(""), Catch::Contains("a.csv: empty"));
+    CHECK_THAT(refused("row,weight,label\n"), Catch::Contains("no audited rows"));
+    CHECK_THAT(refused("row,weight,label\n1,1,2.5\n"), Catch::Contains("\"2.5\" is not a class index"));
+    CHECK_THAT(refused("row,weight,label\n1,1\n"), Catch::Contains("2 fields but the header has 3"));
+    CHECK_THAT(refused("row,weight,label\n1,1," + std::string(5000, '1') + "\n"), Catch::Contains("over the 4096"));
+}
+
+TEST_CASE("the correctness histogram merges, goes through states and results, and is checked", "[audit]") {
+    const std::size_t n = 1200, k = 7;
+    const auto q = random_logits(n, k, 3.0, 17);
+    std::vector<std::int64_t> labels(n);
+    for (std::size_t i = 0; i < n; ++i) labels[i] = static_cast<std::int64_t>((i * 7919) % k);
+    const mano::logits_view all(q.data(), n, k);
+    mano::options o;
+    o.methods = {mano::method::confscore};
+    o.correctness_histogram = true;
+    o.temperature = 1.5;
+    mano::accumulator whole(k, o), first(k, o), second(k, o);
+    mano::row_inputs in;
+    in.labels = labels.data();
+    whole.push(all, in);
+    first.push(all.slice(0, 500), in);
+    in.labels = labels.data() + 500;
+    second.push(all.slice(500, n - 500), in);
+    first.merge(mano::accumulator::from_json(nlohmann::json::parse(second.to_json().dump())));
+    const auto a = whole.finalize(), b = first.finalize();
+    REQUIRE(a.correctness);
+    REQUIRE(b.correctness);
+    CHECK(a.correctness->labeled);
+    CHECK(a.correctness->rows() == n);
+    CHECK(static_cast<double>(a.correctness->correct()) == Approx(*a.accuracy * n));
+    // each cell: the same rows and correct rows; the confidence sums to rounding
+    for (std::size_t bin = 0; bin < mano::correctness_bins; ++bin)
+        for (std::size_t c = 0; c < k; ++c) {
+            CHECK(a.correctness->cell(bin, c).rows == b.correctness->cell(bin, c).rows);
+            CHECK(a.correctness->cell(bin, c).correct == b.correctness->cell(bin, c).correct);
+            CHECK(a.correctness->cell(bin, c).confidence == Approx(b.correctness->cell(bin, c).confidence).epsilon(1e-12));
+        }
+    // the result's JSON and back
+    const auto back = mano::result::from_json(a.to_json());
+    REQUIRE(back.correctness);
+    CHECK(back.correctness->to_json() == a.correctness->to_json());
+    // states: refused when the histogram is missing, altered, or there without the option
+    auto state = whole.to_json();
+    auto bad = state;
+    bad.erase("correctness");
+    CHECK_THROWS_WITH(mano::accumulator::from_json(bad), Catch::Contains("which it lacks"));
+    bad = state;
+    bad["correctness"]["cells"][0]["rows"] = bad["correctness"]["cells"][0]["rows"].get<int>() + 1;
+    CHECK_THROWS_WITH(mano::accumulator::from_json(bad), Catch::Contains("correctness"));
+    bad = state;
+    bad["correctness"]["cells"][0]["confidence"] = 1e9;
+    CHECK_THROWS_WITH(mano::accumulator::from_json(bad), Catch::Contains("outside what its"));
+    bad = state;
+    bad["options"]["correctness_histogram"] = false;
+    CHECK_THROWS_WITH(mano::accumulator::from_json(bad), Catch::Contains("no options ask for"));
+    // without the option, none: states and results as before
+    mano::options plain = o;
+    plain.correctness_histogram = false;
+    mano::accumulator none(k, plain);
+    none.push(all);
+    CHECK(!none.finalize().correctness);
+    CHECK(!none.to_json().contains("correctness"));
+    CHECK_THROWS_WITH(first.merge(none), Catch::Contains("correctness_histogram"));
+}
+
+TEST_CASE("normal quantiles and Wilson intervals", "[audit]") {
+    CHECK(mano::normal_quantile(0.95) == Approx(1.6448536269514722).epsilon(1e-14));
+    CHECK(mano::normal_quantile(0.975) == Approx(1.959963984540054).epsilon(1e-14));
+    CHECK(mano::normal_quantile(1e-10) == Approx(-6.361340902404056).epsilon(1e-12));
+    // scipy.stats.norm.ppf and the Wilson formula: 80 of 100 at 90%
+    const auto [lo, hi] = mano::wilson_interval(80, 100, 0.9);
+    CHECK(lo == Approx(0.7266961911903833).epsilon(1e-12));
+    CHECK(hi == Approx(0.8574981763397123).epsilon(1e-12));
+}
