@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, nativeMano, root, runNative, tempDir } from './support.js';
+import { compareDeep, loadPackage, nativeMano, normalCdf, root, runNative, tempDir } from './support.js';
 
 let mano;
 before(async () => {
@@ -24,7 +24,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
   // Scores the sets again as `mano eval` / `calibrate` / `predict` do once the family's branch is known.
   const onBranch = (sets, choice) => sets.map((s) => {
     const { m, labels } = matrices.get(s.name);
-    const options = { source, normalization: choice.normalization, taylorOrder: choice.taylor_order };
+    const options = { source, normalization: choice.normalization, taylorOrder: choice.taylor_order, correctnessHistogram: true };
     return { ...s, result: mano.score(m.data, { rows: m.rows, cols: m.cols, labels: s.result.accuracy === undefined ? undefined : labels }, options) };
   });
   // DoC is ConfScore moved by a constant, so their held-out errors tie up to the last bits (the
@@ -52,7 +52,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
       const m = await load(s.logits);
       const labels = (await load(s.labels)).data;
       matrices.set(s.name, { m, labels });
-      scans.push({ name: s.name, group: s.group, result: mano.score(m.data, { rows: m.rows, cols: m.cols, labels }, { source }) });
+      scans.push({ name: s.name, group: s.group, result: mano.score(m.data, { rows: m.rows, cols: m.cols, labels }, { source, correctnessHistogram: true }) });
     }
     tmp = tempDir('mano-cal-');
   });
@@ -159,11 +159,18 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.throws(() => mano.predictScores(calibration, 'frechet', [1]), (e) => e instanceof mano.InputError && /no method 'frechet'/.test(e.message));
     // a line far outside [0, 1] keeps an honest interval and says so (the CLI's rule, from the core)
     const [huge] = mano.predictScores(calibration, 'mano', [1e308]);
-    assert.deepEqual([huge.interval, huge.out_of_range], [[0, 1], 'above']);
     const uniform = mano.predict(calibration, mano.score(new Float32Array(2000 * 10), { rows: 2000, cols: 10 }, { calibration }));
-    assert.equal(uniform.methods.mano.accuracy, 0);
-    assert.equal(uniform.methods.mano.out_of_range, 'below');
-    assert.ok(uniform.methods.mano.interval[1] > 0.05, String(uniform.methods.mano.interval));
+    if (calibration.methods.mano.link === 'probit') {
+      // the probit line bends toward 0 and 1: nothing to clip, and still no single point
+      assert.ok(huge.out_of_range === undefined && huge.interval[1] - huge.interval[0] > 1e-3, JSON.stringify(huge));
+      assert.ok(uniform.methods.mano.accuracy < 1e-3 && uniform.methods.mano.out_of_range === undefined &&
+        uniform.methods.mano.interval[1] - uniform.methods.mano.interval[0] > 1e-3, JSON.stringify(uniform.methods.mano));
+    } else {
+      assert.deepEqual([huge.interval, huge.out_of_range], [[0, 1], 'above']);
+      assert.equal(uniform.methods.mano.accuracy, 0);
+      assert.equal(uniform.methods.mano.out_of_range, 'below');
+      assert.ok(uniform.methods.mano.interval[1] > 0.05, String(uniform.methods.mano.interval));
+    }
     // the JS calibration files are ones the CLI reads, the one-pass one included
     for (const [name, cal] of [['js_cal.json', calibration], ['js_once.json', once]]) {
       fs.writeFileSync(path.join(tmp, name), JSON.stringify(cal));
@@ -183,8 +190,14 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.ok(!('normalization' in calibration), 'no family choice is recorded');
     assert.equal(calibration.options.normalization, 'softrun');
     assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(calibration))), byMethod(nativeCal), 1e-6), []);
-    // MaNo's line is fitted on each set's own (softmax) score, not the family's
-    assert.deepEqual(compareDeep(calibration.methods.mano.score_max, Math.max(...contrast.map((s) => s.result.methods.mano.score)), 1e-15), []);
+    // MaNo's line is fitted on each set's own (softmax) score, not the family's (on the probit
+    // link its score range is on the probit scale: read back through Phi)
+    const highest = Math.max(...contrast.map((s) => s.result.methods.mano.score));
+    if (calibration.methods.mano.link === 'probit') {
+      assert.deepEqual(compareDeep(normalCdf(calibration.methods.mano.score_max), Math.min(Math.max(highest, 1e-3), 1 - 1e-3), 1e-6), []);
+    } else {
+      assert.deepEqual(compareDeep(calibration.methods.mano.score_max, highest, 1e-15), []);
+    }
     const family = mano.calibrate(contrast, { source, normalization: 'family' });
     assert.notEqual(family.methods.mano.slope, calibration.methods.mano.slope);
     const nativePredict = runNative(['predict', '--calibration', calFile, '--manifest', manifestFile, '--group', 'blend', '--json']);
