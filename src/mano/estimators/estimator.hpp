@@ -217,14 +217,12 @@ private:
     std::size_t kept_ = 0;
 };
 
-// The transport estimators' common shape (COT, COTT): every row kept, the label marginal
-// (uniform unless options::label_marginal); Self computes finalize from them.
+// The shape of the estimators that keep every row of softmax(q / T) (COT, COTT, MLLS): Self
+// computes finalize from the rows.
 template <class Self>
-class transport_component : public estimator {
+class row_keeping_component : public estimator {
 public:
-    transport_component(std::size_t k, const options& o) : rows_(k), k_(k), marginal_(o.label_marginal) {
-        if (marginal_.empty()) marginal_.assign(k, 1.0 / static_cast<double>(k));
-    }
+    explicit row_keeping_component(std::size_t k) : rows_(k), k_(k) {}
     std::unique_ptr<estimator> clone() const override { return std::make_unique<Self>(static_cast<const Self&>(*this)); }
     block_needs needs() const override {
         block_needs n;
@@ -244,6 +242,18 @@ public:
 protected:
     row_store rows_;
     std::size_t k_;
+};
+
+// The transport estimators (COT, COTT): the rows and the label marginal (uniform unless
+// options::label_marginal).
+template <class Self>
+class transport_component : public row_keeping_component<Self> {
+public:
+    transport_component(std::size_t k, const options& o) : row_keeping_component<Self>(k), marginal_(o.label_marginal) {
+        if (marginal_.empty()) marginal_.assign(k, 1.0 / static_cast<double>(k));
+    }
+
+protected:
     std::vector<double> marginal_;
 };
 

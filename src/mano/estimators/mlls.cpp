@@ -14,29 +14,14 @@ namespace mano {
 namespace detail {
 namespace {
 
-class mlls_estimator : public estimator {
+class mlls_estimator : public row_keeping_component<mlls_estimator> {
 public:
-    mlls_estimator(std::size_t k, const options& o) : rows_(k), k_(k) {
+    mlls_estimator(std::size_t k, const options& o) : row_keeping_component(k) {
         if (!o.source) return;
         if (!o.source->fitted.contains("mlls"))
             throw error("mlls needs what it fits on the labeled source set; fit the source with mlls among the methods");
         model_ = label_shift_model::from_json(o.source->fitted.at("mlls"), k);
     }
-    std::unique_ptr<estimator> clone() const override { return std::make_unique<mlls_estimator>(*this); }
-    block_needs needs() const override {
-        block_needs n;
-        n.probs = true;
-        return n;
-    }
-    void begin(std::size_t) override { rows_.begin(); }
-    void add(const block& b) override { rows_.add(b); }
-    void commit() override {}
-    void rollback() override { rows_.rollback(); }
-    void merge(const estimator& other, std::size_t, std::size_t) override {
-        rows_.append(static_cast<const mlls_estimator&>(other).rows_);
-    }
-    nlohmann::json to_json() const override { return rows_.to_json(); }
-    void from_json(const nlohmann::json& j, std::size_t n) override { rows_.from_json(j, n); }
 
     void finalize(const final_context& c, result& r) const override {
         if (!model_) return;
@@ -63,8 +48,6 @@ public:
     }
 
 private:
-    row_store rows_;
-    std::size_t k_;
     std::optional<label_shift_model> model_;
 };
 
