@@ -11,14 +11,10 @@ import tempfile
 import numpy as np
 import ot
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from harness import check, finish  # noqa: E402
+
 mano = sys.argv[1]
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def softmax(q, t=1.0):
@@ -101,5 +97,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(proc.returncode == 2 and len(lines) == 1 and "cott needs" in lines[0] and "--source-logits" in lines[0],
           f"cott without a source set: {proc.stderr.strip()!r}")
 
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -13,14 +13,10 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
 from scipy.stats import norm
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+from harness import check, finish  # noqa: E402
+
 mano = sys.argv[1]
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def run(*args):
@@ -197,5 +193,4 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         check(False, f"mlls with a class missing from the source labels: {proc.stderr.strip()!r}")
 
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+finish()
