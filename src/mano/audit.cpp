@@ -94,7 +94,7 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
     const double rectifier = sum / n;
     const double s2 = std::max(0.0, (sum_sq - n * rectifier * rectifier) / (n - 1));
     const double theta = whole.mean + rectifier;
-    const double sd = std::sqrt((1 - n / big_n) * s2 / n + whole.variance / big_n);
+    const double sd = std::sqrt((1 - n / big_n) * s2 / n);
     out.accuracy = clip01(theta);
     out.lower = clip01(theta - z * sd);
     out.upper = clip01(theta + z * sd);
@@ -106,12 +106,10 @@ std::optional<labels_needed> labels_for_width(const calibration& c, const result
     const double z = z_of(p.level), half = width / 2, big_n = static_cast<double>(r.n);
     labels_needed out;
     out.width = width;
-    if (c.correctness && r.correctness) {
-        // (1 - n/N) V/n + Vf/N <= h^2  <=>  n >= V / (h^2 + V/N - Vf/N)
+    if (c.correctness) {
+        // (1 - n/N) V/n <= (h/z)^2  <=>  n >= V / ((h/z)^2 + V/N)
         const double v = c.correctness->residual_variance;
-        const double vf = probability_moments(*c.correctness, *r.correctness).variance;
-        const double room = half * half / (z * z) + (v - vf) / big_n;
-        const double n = room > 0 ? std::ceil(v / room - 1e-9) : big_n;
+        const double n = std::ceil(v / (half * half / (z * z) + v / big_n) - 1e-9);
         out.n = static_cast<std::size_t>(std::min(big_n, std::max(2.0, n)));
         return out;
     }

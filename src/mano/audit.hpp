@@ -51,20 +51,21 @@ std::pair<double, double> wilson_interval(std::size_t correct, std::size_t n, do
 // scoring options: its correctness histogram included when the calibration has a model) from
 // `audited`: n >= 2 rows of it drawn uniformly without replacement, scored with the same options
 // and their labels. With the calibration's correctness model f, PPI with lambda = 1:
-//   theta = mean_all(f) + mean_audit(c - f),
-//   Var = (1 - n/N) s^2_audit(c - f) / n + Var_all(f) / N,
-// interval theta -/+ z_{(1+level)/2} sd within [0, 1]. (1 - n/N) is the exact factor of a mean
-// over n of N rows drawn without replacement; Var_all(f)/N is PPI's term for the rows' own draw.
+//   theta = mean_all(f) + mean_audit(c - f),   Var = (1 - n/N) s^2_audit(c - f) / n,
+// interval theta -/+ z_{(1+level)/2} sd within [0, 1]. The accuracy estimated is that of the N
+// rows: mean_all(f) is exact over them, so theta's error is mean_audit(c - f) - mean_all(c - f),
+// whose variance for n of N rows drawn without replacement is exactly (1 - n/N) S^2 / n (PPI's
+// Var_all(f)/N term is for the accuracy of the distribution the rows were drawn from; 0 here).
 // f of a row is the model at its cell with the whole set's mean confidence of that cell.
 // Without a model: the audited rows' proportion with its Wilson interval. Throws mano::error
 // when the results do not fit (another K, no labels, more audited rows than the set has).
 audit_estimate audit(const calibration& c, const result& all, const result& audited, double level);
 
 // For a prediction whose estimate interval is wider than `width`: the audited labels that would
-// bring the interval to `width` at the prediction's level. With a correctness model and the
-// set's histogram: the least n with z sqrt((1 - n/N) V / n + Var_all(f) / N) <= width / 2, V the
-// calibration's mean Var(c - f); otherwise the least n whose Wilson interval is at most `width`
-// wide at the point of the estimate interval nearest 0.5 (its worst case). At most N.
+// bring the interval to `width` at the prediction's level. With a correctness model: the least n
+// with z sqrt((1 - n/N) V / n) <= width / 2, V the calibration's mean Var(c - f); otherwise the
+// least n whose Wilson interval is at most `width` wide at the point of the estimate interval
+// nearest 0.5 (its worst case). At most N.
 std::optional<labels_needed> labels_for_width(const calibration& c, const result& r, const set_prediction& p,
                                               double width = audit_target_width);
 

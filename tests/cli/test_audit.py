@@ -246,7 +246,7 @@ def reference_ppi(theta, q, labels, rows):
     n, big_n = len(rows), len(q)
     r = correct[rows] - f[rows]
     estimate = f.mean() + r.mean()
-    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n + f.var() / big_n)
+    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n)
     z = norm.ppf(0.5 + LEVEL / 2)
     good = correct[rows].sum()
     p = good / n
@@ -291,7 +291,7 @@ def least_n(width_of, big_n):
     return big_n
 
 
-def check_labels_needed(tmp, cal, theta):
+def check_labels_needed(tmp, cal):
     target = tmp / "target.npy"
     q = np.load(target)
     z = norm.ppf(0.5 + LEVEL / 2)
@@ -299,12 +299,9 @@ def check_labels_needed(tmp, cal, theta):
     estimate = got["estimate"]["interval"]
     check(estimate[1] - estimate[0] > 0.25, f"the target's estimate interval is wider than 0.25 (the test covers it): {estimate}")
     need = got.get("labels_for_width")
-    conf, bins, pred, _ = cells(q)
-    f_cell = probabilities(theta, cell_table(conf, bins, pred))
-    f = np.array([f_cell[(b, c)] for b, c in zip(bins.tolist(), pred.tolist())])
     v = json.loads(cal.read_text())["correctness"]["residual_variance"]
     big_n = len(q)
-    want = least_n(lambda n: 2 * z * np.sqrt((1 - n / big_n) * v / n + f.var() / big_n), big_n)
+    want = least_n(lambda n: 2 * z * np.sqrt((1 - n / big_n) * v / n), big_n)
     check(need == {"width": 0.25, "n": want, "method": "ppi"}, f"labels needed (PPI): {need} vs n = {want}")
     text = output("predict", "--calibration", cal, target, "--quiet")
     check(f"{want} labeled rows drawn uniformly would bring it to 0.25" in text, f"the text says so: {text[-300:]!r}")
@@ -368,7 +365,7 @@ def main():
         theta = check_model(tmp, sets, cal)
         check_sample(tmp)
         check_audit(tmp, cal, theta)
-        check_labels_needed(tmp, cal, theta)
+        check_labels_needed(tmp, cal)
         check_bad_files(tmp)
     finish()
 
