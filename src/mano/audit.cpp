@@ -80,7 +80,7 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
                     (all.correctness ? "them with their labels" : "it") + " and the calibration's scoring options");
     const auto& h = *audited.correctness;
     const auto& model = *c.correctness;
-    const auto whole = probability_moments(model, *all.correctness);
+    const double whole_mean = mean_probability(model, *all.correctness);
     const auto f = model.cell_probabilities(h, &*all.correctness);
     // c - f over the audited rows: c is 1 on the cell's correct rows, 0 on the others
     double sum = 0, sum_sq = 0;
@@ -93,7 +93,7 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
     const double n = static_cast<double>(audited.n), big_n = static_cast<double>(all.n);
     const double rectifier = sum / n;
     const double s2 = std::max(0.0, (sum_sq - n * rectifier * rectifier) / (n - 1));
-    const double theta = whole.mean + rectifier;
+    const double theta = whole_mean + rectifier;
     const double sd = std::sqrt((1 - n / big_n) * s2 / n);
     out.accuracy = clip01(theta);
     out.lower = clip01(theta - z * sd);

@@ -154,21 +154,14 @@ std::vector<double> correctness_model::cell_probabilities(const correctness_hist
     return f;
 }
 
-correctness_moments probability_moments(const correctness_model& m, const correctness_histogram& h) {
+double mean_probability(const correctness_model& m, const correctness_histogram& h) {
     const auto f = m.cell_probabilities(h);
     const double n = static_cast<double>(h.rows());
-    correctness_moments out;
-    if (n == 0) return out;
+    if (n == 0) return 0;
+    double sum = 0;
     for (std::size_t b = 0; b < correctness_bins; ++b)
-        for (std::size_t c = 0; c < h.classes(); ++c) out.mean += static_cast<double>(h.cell(b, c).rows) * f[b * h.classes() + c];
-    out.mean /= n;
-    for (std::size_t b = 0; b < correctness_bins; ++b)
-        for (std::size_t c = 0; c < h.classes(); ++c) {
-            const double d = f[b * h.classes() + c] - out.mean;
-            out.variance += static_cast<double>(h.cell(b, c).rows) * d * d;
-        }
-    out.variance /= n;
-    return out;
+        for (std::size_t c = 0; c < h.classes(); ++c) sum += static_cast<double>(h.cell(b, c).rows) * f[b * h.classes() + c];
+    return sum / n;
 }
 
 nlohmann::json correctness_model::to_json() const {

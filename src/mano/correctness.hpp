@@ -111,12 +111,8 @@ struct correctness_model {
     static correctness_model from_json(const nlohmann::json& j, std::size_t k);
 };
 
-// The mean and the (population) variance of f over the rows of a histogram.
-struct correctness_moments {
-    double mean = 0;
-    double variance = 0;
-};
-correctness_moments probability_moments(const correctness_model& m, const correctness_histogram& h);
+// The mean of f over the rows of a histogram.
+double mean_probability(const correctness_model& m, const correctness_histogram& h);
 
 // Fits the model on labeled histograms (every one labeled, same K): nullopt with a line in
 // `notes` when it cannot be fitted (every row correct or none, Newton not converging).
