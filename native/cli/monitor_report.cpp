@@ -40,7 +40,9 @@ reference_period choose_reference(const monitor_report_command& c, const std::ve
     return {n, "the first add's points"};
 }
 
-// The calibrated line's slope of the calibration's recommended method, for the too-small rule.
+// The recommended method of the calibration, and its line's slope where that is the slope at every
+// score (the identity link): the too-small rule's slope for points whose prediction does not carry
+// its own (histories written before predictions had "slope").
 std::optional<double> recommended_slope(const std::string& calibration_text, std::string* method_out) {
     try {
         const calibration cal = calibration::from_json(json::parse(calibration_text));
@@ -48,7 +50,8 @@ std::optional<double> recommended_slope(const std::string& calibration_text, std
         for (const auto& mc : cal.methods)
             if (mc.m == *cal.recommended) {
                 *method_out = method_name(mc.m);
-                return mc.fit.slope;
+                if (mc.link == link::identity) return mc.fit.slope;
+                return std::nullopt;
             }
     } catch (const std::exception&) {
     }
@@ -84,6 +87,7 @@ timeline assess_history(const monitor_report_command& c, const std::string& path
             q.estimate = estimate.at("accuracy").get<double>();
             const json& m = p.prediction.value("methods", json::object()).value(slope_method, json());
             if (m.is_object() && m.contains("se") && m.at("se").is_number()) q.score_se = m.at("se").get<double>();
+            if (m.is_object() && m.contains("slope") && m.at("slope").is_number()) q.slope = m.at("slope").get<double>();
         }
         core.push_back(q);
     }

@@ -164,8 +164,12 @@ struct prediction {
     // The fitted line at score lies below 0 (-1) or above 1 (+1): the accuracy is clipped, and
     // the line says only that the set is far from the calibration sets; 0 within [0, 1].
     int out_of_range = 0;
+    // The accuracy per unit of score at this score: the line's slope, through the link (the
+    // derivative of Phi(slope probit(score) + intercept) on the probit link). What a score's own
+    // noise moves the estimate by: |slope| * score_se (the monitor's too-small rule).
+    double slope = 0;
 
-    // {"score", "se"?, "accuracy", "interval", "extrapolated", "out_of_range"?: "below" | "above"}
+    // {"score", "se"?, "accuracy", "interval", "slope", "extrapolated", "out_of_range"?: "below" | "above"}
     nlohmann::json to_json() const;
 };
 

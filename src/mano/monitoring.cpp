@@ -29,10 +29,12 @@ threshold reference_threshold(const std::vector<point>& points, std::size_t refe
     return {mean - 3 * sd, reference, mean, sd};
 }
 
-std::optional<sampling_noise> too_small(const std::vector<point>& points, double slope, double limit) {
+std::optional<sampling_noise> too_small(const std::vector<point>& points, std::optional<double> slope, double limit) {
     std::vector<double> noise;
-    for (const auto& p : points)
-        if (p.score_se) noise.push_back(1.645 * std::abs(slope) * *p.score_se);
+    for (const auto& p : points) {
+        const std::optional<double> at = p.slope ? p.slope : slope;
+        if (p.score_se && at) noise.push_back(1.645 * std::abs(*at) * *p.score_se);
+    }
     if (noise.empty() || points.empty()) return std::nullopt;
     std::sort(noise.begin(), noise.end());
     const double median = noise[noise.size() / 2];
@@ -53,10 +55,8 @@ assessment assess(const std::vector<point>& points, std::size_t reference, doubl
     }
     for (std::size_t i = reference; i < points.size(); ++i)
         if (points[i].estimate && *points[i].estimate < out.line.value) out.alerts.push_back(i);
-    if (slope) {
-        const std::vector<point> monitored(points.begin() + static_cast<std::ptrdiff_t>(std::min(reference, points.size())), points.end());
-        out.noise = too_small(monitored, *slope);
-    }
+    const std::vector<point> monitored(points.begin() + static_cast<std::ptrdiff_t>(std::min(reference, points.size())), points.end());
+    out.noise = too_small(monitored, slope);
     return out;
 }
 
@@ -74,14 +74,15 @@ nlohmann::json assessment::to_json() const {
 }
 
 std::vector<point> points_from_json(const nlohmann::json& j) {
-    if (!j.is_array()) throw error("points must be a list of {estimate?, score_se?, rows?}");
+    if (!j.is_array()) throw error("points must be a list of {estimate?, score_se?, slope?, rows?}");
     std::vector<point> out;
     for (const auto& item : j) {
-        if (!item.is_object()) throw error("points must be a list of {estimate?, score_se?, rows?}");
-        detail::check_known_keys(item, {"estimate", "score_se", "rows"}, "a point");
+        if (!item.is_object()) throw error("points must be a list of {estimate?, score_se?, slope?, rows?}");
+        detail::check_known_keys(item, {"estimate", "score_se", "slope", "rows"}, "a point");
         point p;
         if (item.contains("estimate") && !item.at("estimate").is_null()) p.estimate = detail::number_of(item, "estimate", "a point");
         if (item.contains("score_se") && !item.at("score_se").is_null()) p.score_se = detail::number_of(item, "score_se", "a point");
+        if (item.contains("slope") && !item.at("slope").is_null()) p.slope = detail::number_of(item, "slope", "a point");
         if (item.contains("rows")) p.rows = detail::count_of(item, "rows", "a point");
         out.push_back(p);
     }

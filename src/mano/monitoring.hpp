@@ -13,11 +13,14 @@ namespace mano {
 namespace monitoring {
 
 // One point of a timeline: its estimated accuracy (none when no calibrated method gives one), the
-// standard error of the score it was estimated from, and its rows.
+// standard error of the score it was estimated from, its rows, and the accuracy per unit of score
+// at its score (the prediction's "slope": the calibrated line's local slope, which on the probit
+// link differs from point to point).
 struct point {
     std::optional<double> estimate;
     std::optional<double> score_se;
     std::size_t rows = 0;
+    std::optional<double> slope;
 };
 
 // The alert line: below `value`, a point alerts. From a reference period it is the mean - 3 sd of
@@ -38,20 +41,22 @@ threshold reference_threshold(const std::vector<point>& points, std::size_t refe
 inline constexpr double chunk_noise_limit = 0.05;
 
 // The median over the points of the 90% half-width 1.645 |slope| se that a score's sampling noise
-// gives the estimate (slope: the calibrated line's), when it is above `limit`, with the rows per
-// point that would bring it to `limit` (the noise falls as 1 / sqrt(rows)). The rows are the
-// first point's.
+// gives the estimate (slope: the point's own, else `slope`, the calibrated line's slope, which is
+// the local one only on the identity link; a point with neither is left out), when it is above
+// `limit`, with the rows per point that would bring it to `limit` (the noise falls as
+// 1 / sqrt(rows)). The rows are the first point's.
 struct sampling_noise {
     double half_width = 0;
     std::size_t rows = 0;
     std::size_t rows_needed = 0;
     double limit = chunk_noise_limit;
 };
-std::optional<sampling_noise> too_small(const std::vector<point>& points, double slope, double limit = chunk_noise_limit);
+std::optional<sampling_noise> too_small(const std::vector<point>& points, std::optional<double> slope,
+                                        double limit = chunk_noise_limit);
 
 // The whole check of a timeline: the threshold (from the first `reference` points, or `given`
 // when reference is 0), the points from `reference` on below it, and the noise warning for those
-// points when a slope is known.
+// points whose slope is known (their own, else `slope`).
 struct assessment {
     threshold line;
     std::vector<std::size_t> alerts;  // indices into the points
@@ -63,7 +68,8 @@ struct assessment {
 };
 assessment assess(const std::vector<point>& points, std::size_t reference, double given, std::optional<double> slope);
 
-// [{"estimate"?: number|null, "score_se"?: number|null, "rows"?: whole number}] as points.
+// [{"estimate"?: number|null, "score_se"?: number|null, "slope"?: number|null, "rows"?: whole number}]
+// as points.
 std::vector<point> points_from_json(const nlohmann::json& j);
 
 }  // namespace monitoring

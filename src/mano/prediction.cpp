@@ -67,6 +67,7 @@ nlohmann::json prediction::to_json() const {
     if (score_se) j["se"] = *score_se;
     j["accuracy"] = accuracy;
     j["interval"] = {lower, upper};
+    j["slope"] = slope;
     j["extrapolated"] = extrapolated;
     if (out_of_range) j["out_of_range"] = out_of_range < 0 ? "below" : "above";
     return j;
@@ -88,6 +89,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     const double density = [](double z) { return std::exp(-z * z / 2) / std::sqrt(2 * 3.141592653589793); }(line);
     const double x_density = std::exp(-x * x / 2) / std::sqrt(2 * 3.141592653589793);
     const double slope = c.link == link::probit ? f.slope * density / x_density : f.slope;
+    p.slope = slope;
     const double n = static_cast<double>(f.n);
     const double t = student_t_quantile(0.5 + level / 2, n - 2);
     p.extrapolated = x < f.x_min || x > f.x_max;
@@ -151,6 +153,7 @@ prediction predict_label_shift(double accuracy, double se, const std::vector<dou
     prediction p;
     p.score = accuracy;
     p.score_se = se;
+    p.slope = 1;  // the score is the accuracy
     // the ceil(level (m + 1))-th smallest |residual|, the largest when there are too few
     std::vector<double> spread;
     for (const double r : residuals) spread.push_back(std::abs(r));

@@ -246,6 +246,12 @@ def test_eval_calibrate_predict(tmp):
                 check(e.get("out_of_range") == ("below" if yhat < 0 else "above" if yhat > 1 else None),
                       f"{m}: out_of_range flag {e.get('out_of_range')} for a line value of {yhat}")
                 check(e["interval"][0] <= e["accuracy"] <= e["interval"][1], f"{m}: estimate inside its interval")
+                # the slope: d accuracy / d score of the line through its link, at this score
+                if not probit or 1e-3 + 1e-5 < x < 1 - 1e-3 - 1e-5:
+                    h = 1e-6
+                    at = [stats.norm.cdf(line_value(fit, v)) if probit else line_value(fit, v) for v in (x - h, x + h)]
+                    slope = (at[1] - at[0]) / (2 * h)
+                    check(abs(e["slope"] - slope) < 1e-5 * max(1.0, abs(slope)), f"{m}: slope {e['slope']} vs {slope}")
         if level == 0.9:
             wide = pred
     # a lower level gives narrower intervals

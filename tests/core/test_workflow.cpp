@@ -187,6 +187,16 @@ TEST_CASE("the monitoring rules: the reference period's line, the points below i
     CHECK(a.noise->rows_needed == 866);
     CHECK_FALSE(assess(points, 4, 0, 1.0).noise);  // 0.0329: small enough
     CHECK_FALSE(assess(points, 4, 0, std::nullopt).noise);
+    // a point's own slope (its prediction's, at its score) wins over the line's; points with
+    // neither are left out of the median
+    auto own = points;
+    for (std::size_t i = 4; i < own.size(); ++i) own[i].slope = 2.0;
+    REQUIRE(assess(own, 4, 0, 1.0).noise);
+    CHECK(assess(own, 4, 0, std::nullopt).noise->half_width == Approx(0.0658));
+    own[5].slope = 0.5;  // median of {0.0658, 0.01645}: the upper one
+    CHECK(assess(own, 4, 0, std::nullopt).noise->half_width == Approx(0.0658));
+    own[4].slope.reset();
+    CHECK_FALSE(assess(own, 4, 0, std::nullopt).noise);  // 0.01645 alone
 
     const auto given = assess(points, 0, 0.895, std::nullopt);
     CHECK(given.line.reference == 0);

@@ -89,15 +89,19 @@ export async function drawHistory() {
     showError(`${name}: the reference period (${chosenBy}) mixes calibrations; give a reference within one`);
     return;
   }
-  // the slope of the reference calibration's recommended method, for the too-small rule
+  // the too-small rule takes each point's slope from its prediction; for points stored before
+  // predictions carried one, the recommended method's line slope where it is the same at every
+  // score (the identity link), as mano monitor report
   const cal = calibrations.get(hash);
   const noiseMethod = cal?.recommended;
-  const slope = noiseMethod ? cal.methods?.[noiseMethod]?.slope : undefined;
+  const line = noiseMethod ? cal.methods?.[noiseMethod] : undefined;
+  const slope = line && line.link !== 'probit' ? line.slope : undefined;
   const changed = points.map((p) => p.calibration !== hash);
   const corePoints = points.map((p, i) => ({
     estimate: changed[i] ? null : p.prediction.estimate?.accuracy ?? null,
     // as mano monitor report: a score's se only where the point has an estimate
     se: changed[i] || p.prediction.estimate === undefined ? null : p.prediction.methods?.[noiseMethod]?.se ?? null,
+    slope: changed[i] ? null : p.prediction.methods?.[noiseMethod]?.slope ?? null,
     rows: p.n,
   }));
   let assessment;

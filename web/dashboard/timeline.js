@@ -47,7 +47,7 @@ export async function buildTimeline() {
 function timelinePoints(t, m, withBand) {
   const point = (label, first, rows, result, prediction) => {
     const p = prediction?.methods?.[m];
-    return withBand && p ? { label, first, rows, y: p.accuracy, lo: p.interval[0], hi: p.interval[1], se: p.se }
+    return withBand && p ? { label, first, rows, y: p.accuracy, lo: p.interval[0], hi: p.interval[1], se: p.se, slope: p.slope }
       : { label, first, rows, y: valueOf(result, m) ?? null };
   };
   if (t.kind === 'sets') {
@@ -82,11 +82,11 @@ export async function drawTimeline() {
   let threshold = null;
   let thresholdText = 'no alert line: a score is not an accuracy (add three or more labeled sets, or a calibration file, to calibrate it)';
   if (withBand) {
-    const slope = state.calibration.methods[m].slope;
+    // each point's noise through its prediction's own slope (the line's slope at its score)
     let assessment;
     try {
-      assessment = await worker.monitor(points.map((p) => ({ estimate: p.y, se: p.se, rows: p.rows })),
-        reference > 0 ? { reference, slope } : { threshold: Number($('threshold').value), slope });
+      assessment = await worker.monitor(points.map((p) => ({ estimate: p.y, se: p.se, slope: p.slope, rows: p.rows })),
+        reference > 0 ? { reference } : { threshold: Number($('threshold').value) });
     } catch (e) {
       showError(`timeline: ${e.message}`);
       return;

@@ -264,13 +264,20 @@ export interface ScorePrediction {
 export function predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
   options?: { level?: number }): ScorePrediction[];
 /** One point of a timeline for monitor(): its estimate (null: none), its score's standard error, its rows. */
-export interface TimelinePoint { estimate: number | null; se?: number; rows?: number }
+export interface TimelinePoint {
+  estimate: number | null;
+  se?: number;
+  /** The prediction's slope: accuracy per unit of score at the point's score (MethodPrediction.slope). */
+  slope?: number;
+  rows?: number;
+}
 export interface MonitorOptions {
   /** The alert line from the first `reference` points: mean - 3 sd of their estimates. */
   reference?: number;
   /** The alert line given (when reference is 0). */
   threshold?: number;
-  /** The calibrated line's slope: with it, whether the points are too small (sampling noise). */
+  /** The calibrated line's slope, for points without their own (right on the identity link only): with a
+   * slope, whether the points are too small (sampling noise). */
   slope?: number;
 }
 export interface MonitorAssessment {

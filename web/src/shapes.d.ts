@@ -175,6 +175,8 @@ export interface MethodPrediction {
   se?: number;
   accuracy: number;
   interval: Interval;
+  /** Accuracy per unit of score at this score (the calibrated line's slope through its link): a score's noise se moves the estimate by |slope| se. */
+  slope?: number;
   /** The score lies outside the calibration sets' range. */
   extrapolated: boolean;
   out_of_range?: OutOfRange;

@@ -211,19 +211,20 @@ export function calibrate(sets, options = {}) {
 }
 
 // The monitoring rules of the core (src/mano/monitoring.hpp) over a timeline: points
-// [{ estimate: number | null, se?: the score's standard error, rows? }], and either
-// `reference` (the alert line is the mean - 3 sd of the first `reference` points' estimates) or a
-// `threshold` given; with the calibrated line's `slope`, whether the points are too small for
-// their estimates (sampling noise above 0.05). -> { threshold: { value, reference, mean?, sd? },
+// [{ estimate: number | null, se?: the score's standard error, slope?: the prediction's slope (the
+// accuracy per unit of score at that score), rows? }], and either `reference` (the alert line is
+// the mean - 3 sd of the first `reference` points' estimates) or a `threshold` given; with each
+// point's slope (else the option `slope`, the calibrated line's, right on the identity link only),
+// whether the points are too small for their estimates (sampling noise above 0.05). -> { threshold: { value, reference, mean?, sd? },
 // alerts: [indices], noise?: { half_width, rows, rows_needed, limit } }
 export function monitor(points, { reference = 0, threshold, slope } = {}) {
   ready();
-  if (!Array.isArray(points)) throw new InputError('points must be an array of { estimate, se?, rows? }');
+  if (!Array.isArray(points)) throw new InputError('points must be an array of { estimate, se?, slope?, rows? }');
   if (!Number.isSafeInteger(reference) || reference < 0) throw new InputError(`reference must be a whole number of points >= 0 (got ${reference})`);
   if (reference === 0 && typeof threshold !== 'number') throw new InputError('give a reference period (reference > 0) or a threshold');
   const corePoints = points.map((p, i) => {
-    if (!p || typeof p !== 'object') throw new InputError(`point ${i} must be { estimate, se?, rows? }`);
-    return { estimate: p.estimate ?? null, score_se: p.se ?? null, rows: p.rows ?? 0 };
+    if (!p || typeof p !== 'object') throw new InputError(`point ${i} must be { estimate, se?, slope?, rows? }`);
+    return { estimate: p.estimate ?? null, score_se: p.se ?? null, slope: p.slope ?? null, rows: p.rows ?? 0 };
   });
   return JSON.parse(call(() => ready().monitor(JSON.stringify(corePoints), reference, threshold ?? 0, JSON.stringify(slope ?? null))));
 }

@@ -146,6 +146,10 @@ describe('monitor: the core\'s monitoring rules', () => {
     assert.equal(got.noise.rows_needed, 866);
     assert.equal(got.noise.limit, 0.05);
     assert.equal(mano.monitor(points, { reference: 4, slope: 1 }).noise, undefined);
+    // a point's own slope (its prediction's, at its score) wins over the option
+    const own = points.map((p) => ({ ...p, slope: 2 }));
+    assert.equal(mano.monitor(own, { reference: 4, slope: 1 }).noise.rows_needed, 866);
+    assert.equal(mano.monitor(own, { reference: 4 }).noise.rows_needed, 866);
     assert.deepEqual(mano.monitor(points, { threshold: 0.895 }).alerts, [2, 4, 5]);
   });
 
@@ -155,6 +159,7 @@ describe('monitor: the core\'s monitoring rules', () => {
     refused(() => mano.monitor(points, { reference: 6 }), /leaves no point to monitor/);
     refused(() => mano.monitor(points, { reference: 1.5 }), /whole number/);
     refused(() => mano.monitor([{ estimate: 'x' }], { threshold: 0.5 }), /"estimate" must be a number/);
+    refused(() => mano.monitor([{ estimate: 0.9, slope: 'x' }, { estimate: 0.9 }], { threshold: 0.5 }), /"slope" must be a number/);
     refused(() => mano.monitor('points', { threshold: 0.5 }), /must be an array/);
     refused(() => mano.monitor(points, { threshold: Number.NaN }), /must be a number/);
   });

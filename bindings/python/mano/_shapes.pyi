@@ -174,6 +174,8 @@ class MethodPrediction(TypedDict, total=False):
     se: float
     accuracy: Required[float]
     interval: Required[Interval]
+    slope: float
+    """Accuracy per unit of score at this score (the calibrated line's slope through its link): a score's noise se moves the estimate by |slope| se."""
     extrapolated: Required[bool]
     """The score lies outside the calibration sets' range."""
     out_of_range: OutOfRange
