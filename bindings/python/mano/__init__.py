@@ -10,7 +10,8 @@ model's logits by mano's C++ core, the same one the ``mano`` command and the npm
 Results, states and calibrations are the JSON the CLI writes, as Python dicts. Bad input raises
 :class:`InputError` (a ``ValueError``) with the CLI's message. ``mano.frame(result)`` gives any
 result as a pandas DataFrame (the table a notebook shows for a result) and ``mano.plot(result)``
-draws it with matplotlib; neither is imported before it is called. ``mano.dask`` scores arrays
+draws it with matplotlib; neither is imported before it is called. ``mano.audit`` draws rows of a
+set to label, and ``mano.predict(..., audit=...)`` turns their labels into the set's accuracy. ``mano.dask`` scores arrays
 and files on a Dask cluster, ``mano.torch`` a PyTorch model's outputs over a DataLoader.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from . import _core
+from ._audit import audit
 from ._core import InputError
 from ._files import read, read_calibration, read_labels, read_manifest
 from ._scoring import Accumulator, score
@@ -32,14 +34,14 @@ from .plot import plot
 
 __version__: str = _core.version
 __all__ = [
-    "InputError", "Accumulator", "score", "evaluate", "calibrate", "predict", "predict_scores", "methods",
+    "InputError", "Accumulator", "score", "evaluate", "calibrate", "predict", "predict_scores", "audit", "methods",
     "default_methods", "architectures", "read", "read_labels", "read_manifest", "read_calibration", "frame", "plot", "__version__",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 # The public objects say they are mano's (repr, pickles and help() name mano.X).
-for _public in (Accumulator, score, evaluate, calibrate, predict, predict_scores, read, read_labels, read_manifest,
+for _public in (Accumulator, score, evaluate, calibrate, predict, predict_scores, audit, read, read_labels, read_manifest,
                 read_calibration, frame, plot):
     _public.__module__ = __name__
 del _public

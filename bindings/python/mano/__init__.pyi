@@ -20,7 +20,7 @@ class InputError(ValueError):
 
 # The JSON shapes (a result, a calibration, a prediction), generated from their one description
 # (src/mano/schema/shapes.schema.json) by bindings/make_types.py.
-from mano._shapes import Calibration, ManoMethodResult, Prediction, Result
+from mano._shapes import AuditSample, Calibration, ManoMethodResult, Prediction, Result
 from mano._shapes import AccuracyResult, ScoreResult
 from mano import monitor as monitor
 
@@ -79,6 +79,8 @@ class Accumulator:
     def __deepcopy__(self, memo: dict[int, Any]) -> Accumulator: ...
 
 Sets = Union[PathLike, Mapping[str, Any], Iterable[Mapping[str, Any]]]
+# labeled audit rows: mano.audit's file with a column label, {"rows": [...], "labels": [...]} or (rows, labels)
+AuditGiven = Union[PathLike, Mapping[str, ArrayLike], tuple[ArrayLike, ArrayLike]]
 
 def evaluate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[str]] = None,
              normalization: Optional[Literal["family", "softrun", "softmax", "taylor"]] = "family",
@@ -99,7 +101,9 @@ def calibrate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[
               notes: Optional[list[str]] = None) -> Calibration: ...
 def predict(calibration: Union[Mapping[str, Any], PathLike], x: Any, *, level: float = 0.9,
             labels: Union[None, ArrayLike, PathLike] = None, groups: Optional[Sequence[str]] = None, threads: int = 0,
-            allow_outside_paths: bool = False) -> Any: ...
+            allow_outside_paths: bool = False, audit: Optional[AuditGiven] = None) -> Any: ...
+def audit(x: Union[ArrayLike, PathLike, int], budget: int, *, seed: Optional[int] = None,
+          path: Optional[PathLike] = None) -> AuditSample: ...
 def predict_scores(calibration: Union[Mapping[str, Any], PathLike], method: str, scores: Iterable[float], *,
                    level: float = 0.9) -> list[dict[str, Any]]: ...
 def methods() -> list[MethodInfo]: ...

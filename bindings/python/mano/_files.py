@@ -1,9 +1,11 @@
 """The native readers (mano.read, read_labels, read_manifest, read_calibration): files read as the
-``mano`` command reads them, with its limits and messages."""
+``mano`` command reads them, with its limits and messages; and the package's one writer of files
+(write_file), which writes them as the CLI does."""
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -45,3 +47,57 @@ def read_manifest(path: PathLike, *, allow_outside_paths: bool = False) -> dict:
 def read_calibration(path: PathLike) -> dict:
     """A calibration file written by ``mano calibrate`` (or saved from :func:`calibrate`)."""
     return json.loads(_core.read_calibration(os.fspath(path)))
+
+
+def write_file(path: PathLike, data: bytes, inputs: Iterable[str], what: str) -> None:
+    """Writes ``data`` to ``path`` as the CLI writes its outputs: a temporary file beside it, on
+    disk, then renamed over it, so a reader or a crash sees the old file or the new one; never over
+    one of ``inputs`` (``what`` names the argument) or a monitoring history."""
+    target = os.fspath(path)
+    if os.path.exists(target):
+        for source in inputs:
+            try:
+                same = os.path.samefile(target, source)
+            except OSError:
+                same = False
+            if same:
+                raise InputError(f"{what} {target}: this is an input file ({source}); write the output to another path")
+        try:
+            with open(target, "rb") as f:
+                head = f.read(16)
+        except OSError:
+            head = b""
+        if head == b"SQLite format 3\0":
+            raise InputError(f"{target}: an SQLite database (a mano monitoring history?) is there; mano writes no other "
+                             "output over one: choose another path")
+    folder = os.path.dirname(target) or "."
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=folder)
+    except OSError as e:
+        raise InputError(f"{target}: cannot write the file (creating a temporary file in its folder: {e.strerror})") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if hasattr(os, "fchmod"):  # mkstemp makes the file 0600; give it what a plain create would
+                mask = os.umask(0)
+                os.umask(mask)
+                os.fchmod(f.fileno(), 0o666 & ~mask)
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except OSError as e:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise InputError(f"{target}: cannot write the file ({e.strerror})") from None
+    try:  # the rename itself on disk, where the folder can be opened (not on Windows)
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core
+from . import _audit, _core
 from ._core import InputError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -162,13 +162,21 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
 
 
 def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9, labels: Any = None,
-            groups: Optional[Sequence[str]] = None, threads: int = 0, allow_outside_paths: bool = False) -> Any:
+            groups: Optional[Sequence[str]] = None, threads: int = 0, allow_outside_paths: bool = False,
+            audit: Any = None) -> Any:
     """Estimated accuracy with a prediction interval (``mano predict``), for every calibrated
     method and the calibration's recommended estimate.
 
     x: a result of :func:`score` (scored with the calibration's options), logits (an array or a
     file: scored here with the calibration's options; ``labels`` then add the true accuracy), or
     sets (a manifest path or dict, a list of sets): then a list of {"name", "group", "prediction"}.
+
+    audit: labels of a uniform sample of the set's rows (``mano predict --audit``, docs/audit.md):
+    the file :func:`mano.audit` (or ``mano audit``) wrote with a column ``label`` added,
+    ``{"rows": [...], "labels": [...]}`` or ``(rows, labels)``. The prediction then has "audit":
+    the set's accuracy from those rows, by PPI with the calibration's correctness model (else
+    labels alone, Wilson). It needs the set's logits (not a result), and one set: sets with
+    exactly one (after ``groups``).
     """
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
     cal_text = json.dumps(cal)
@@ -178,7 +186,8 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     def one(result: Mapping) -> dict:
         return shown(json.loads(_core.predict(cal_text, json.dumps(result), float(level))))
 
-    def scored(logits: Any, lab: Any) -> dict:
+    def scored(logits: Any, lab: Any) -> tuple:
+        """(result, options JSON, logits as read: an array or the path, the audit's labeled rows)"""
         # the calibration's options for this size, checked (and K with them) before any row is
         # scored: a file's shape comes from its header alone
         if _is_path(logits):
@@ -196,20 +205,47 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
             warnings.warn(f"{name} left out of this prediction: it keeps every row, which a prediction does only up to "
                           f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
                           f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
-                          stacklevel=3)
-        return _score_any(logits, json.dumps(scoring["options"]), lab, _threads(threads))
+                          stacklevel=4)
+        marks = None if audit is None else _audit.labeled_rows(audit, rows, cols)  # checked before any row is scored
+        options = json.dumps(scoring["options"])
+        return _score_any(logits, options, lab, _threads(threads)), options, logits, marks
+
+    def predicted(logits: Any, lab: Any) -> dict:
+        result, options, logits, marks = scored(logits, lab)
+        if marks is None:
+            return one(result)
+        # the audited rows scored again with their labels and the set's options, as the CLI does
+        audited = _audit.score_audited(logits, marks, options)
+        try:
+            return shown(json.loads(_core.predict_audited(cal_text, json.dumps(result), json.dumps(audited), float(level))))
+        except InputError as e:
+            where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
+            given = f" (audit file {os.fspath(audit)})" if _is_path(audit) else ""
+            raise InputError(f"{where}{e}{given}") from None
 
     if isinstance(x, Mapping) and "methods" in x and "n" in x:
+        if audit is not None:
+            raise InputError("audit: the audited rows are scored from the set's logits; give x as the logits (an array "
+                             "or a file), not a result")
         return one(x)
     if _is_path(x) and str(x).endswith(".json") or (isinstance(x, Mapping) and "sets" in x) or \
             (isinstance(x, (list, tuple)) and x and isinstance(x[0], Mapping)):
         _, items = _sets(x, groups, allow_outside_paths, False)
+        if audit is not None and len(items) != 1:
+            raise InputError(f"audit labels rows of one set; predict that set alone, or select it with groups "
+                             f"({len(items)} sets given)")
         out = []
         for s in items:
-            r = s["result"] if "result" in s and "logits" not in s else scored(s["logits"], s.get("labels"))
-            out.append({"name": s["name"], "group": s.get("group", ""), "prediction": one(r)})
+            if "result" in s and "logits" not in s:
+                if audit is not None:
+                    raise InputError(f"audit: set \"{s['name']}\" is given as a result; its audited rows are scored "
+                                     "from its logits")
+                prediction = one(s["result"])
+            else:
+                prediction = predicted(s["logits"], s.get("labels"))
+            out.append({"name": s["name"], "group": s.get("group", ""), "prediction": prediction})
         return shown(out)
-    return one(scored(x, labels))
+    return predicted(x, labels)
 
 
 def predict_scores(calibration: Union[Mapping, PathLike], method: str, scores: Iterable[float], *,

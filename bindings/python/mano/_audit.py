@@ -1,0 +1,135 @@
+"""Audit mode (docs/audit.md) in Python: mano.audit draws the rows of a set to label (and writes
+the file ``mano audit`` writes), and what mano.predict(audit=...) needs besides the set's own
+scoring: the labeled rows, from that file or as arrays, and the audited rows scored with their
+labels as ``mano predict --audit`` scores them. The draw, the file's rules and the interval are the
+core's (src/mano/audit_sample.hpp, audit.hpp)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from typing import Any, Mapping, Optional, Union
+
+import numpy as np
+
+from . import _core
+from ._core import InputError
+from ._files import write_file
+from ._scoring import _array, _is_path
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+ARRAY_SOURCE = "an array"  # what the file's comment line names as the logits when they were an array
+
+
+def _whole(name: str, value: Any, low: int, high: Optional[int], hint: str = "") -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low or \
+            (value > (2**63 - 1 if high is None else high)):
+        bounds = f">= {low}" if high is None else f"from {low} to {high}"
+        raise InputError(f"{name} must be a whole number {bounds}{hint}, got {value!r}")
+    return int(value)
+
+
+def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[PathLike] = None) -> dict:
+    """The rows of a set to label by hand: ``budget`` of its rows drawn uniformly without
+    replacement, ascending; the same rows as ``mano audit --seed`` draws, on every platform.
+
+    x: the set's logits (an array, or a file mano reads) or its number of rows. seed: a whole
+    number from 0 to 2**53 - 1; None draws one (returned, and recorded in the file). path: also
+    write the CSV ``mano audit -o`` writes (a comment line recording the draw, then ``row,weight``),
+    atomically and never over the logits file; add a column ``label`` with each row's true class
+    and give it to :func:`mano.predict` as ``audit=``. Returns {"rows", "n_rows", "seed"}.
+    """
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        rows, k, source = _whole("x (the number of rows)", x, 0, None), None, None
+    elif _is_path(x):
+        source = os.fspath(x)
+        rows, k = _core.matrix_shape(source, "", None, "", None)
+    else:
+        logits = _array(x, "x")
+        if logits.ndim != 2:
+            raise InputError(f"x: the logits must be N x K (2-D), got shape {logits.shape}; or give a file or a number of rows")
+        (rows, k), source = logits.shape, None
+    n = _whole("budget", budget, 1, _core.audit_max_rows, " (how many rows to label)")
+    if seed is None:
+        seed = secrets.randbits(53)
+    s = _whole("seed", seed, 0, _core.audit_max_seed, " (2**53 - 1, the largest every front end carries exactly)")
+    if path is not None and k is None:
+        raise InputError("path: the file names the classes to label (0 to K - 1); give x as the logits (an array or a "
+                         "file), not a number of rows")
+    try:
+        drawn = json.loads(_core.audit_sample(rows, n, s))
+    except InputError as e:
+        raise InputError(f"{source}: {e}" if source else str(e)) from None
+    if path is not None:
+        write_file(path, _core.audit_file(rows, k, n, s, source or ARRAY_SOURCE), [source] if source else [], "path")
+    return drawn
+
+
+def _whole_numbers(name: str, values: Any) -> np.ndarray:
+    a = _array(values, f"audit {name}")
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        what = f"shape {a.shape}" if a.ndim != 1 else f"dtype {a.dtype}"
+        raise InputError(f"audit: {name} must be a 1-D list of whole numbers, got {what}")
+    return a.astype(np.int64) if a.dtype != np.uint64 else a
+
+
+def labeled_rows(given: Any, n_rows: int, k: int) -> dict:
+    """{"rows": ascending, "labels"} of an audit of a set of n_rows x k logits: a labeled audit
+    file (read by the core, with its rules and messages), {"rows": ..., "labels": ...} or
+    (rows, labels)."""
+    if _is_path(given):
+        name = os.fspath(given)
+        try:
+            size = os.stat(name).st_size if os.path.isfile(name) else None
+        except OSError:
+            size = None
+        if size is None:
+            raise InputError(f"{name}: cannot open this audit file (not a readable regular file)")
+        if size > _core.audit_max_bytes:
+            raise InputError(f"{name}: {size} bytes, over the {_core.audit_max_bytes >> 20} MiB an audit file may have; "
+                             f"an audit lists at most {_core.audit_max_rows} rows")
+        try:
+            with open(name, "rb") as f:
+                text = f.read()
+        except OSError as e:
+            raise InputError(f"{name}: cannot read this audit file ({e.strerror})") from None
+        return json.loads(_core.parse_audit(text, name, n_rows, k))
+    if isinstance(given, Mapping):
+        if "rows" not in given or "labels" not in given:
+            raise InputError(f"audit: a dict of labeled rows needs the keys 'rows' and 'labels' (it has "
+                             f"{sorted(map(str, given))[:6]})")
+        rows, labels = given["rows"], given["labels"]
+    elif isinstance(given, (tuple, list)) and len(given) == 2:
+        rows, labels = given
+    else:
+        raise InputError("audit must be a labeled audit file (mano.audit's CSV with a column label), "
+                         f"{{'rows': [...], 'labels': [...]}} or (rows, labels); got {type(given).__name__}")
+    rows, labels = _whole_numbers("rows", rows), _whole_numbers("labels", labels)
+    if len(rows) != len(labels):
+        raise InputError(f"audit: {len(rows)} rows but {len(labels)} labels; give one label per audited row")
+    if len(rows) > _core.audit_max_rows:
+        raise InputError(f"audit: {len(rows)} rows, more than the {_core.audit_max_rows} an audit may have")
+    for i in np.flatnonzero((rows < 0) | (rows >= n_rows))[:1]:
+        raise InputError(f"audit: rows[{i}] = {rows[i]} is outside the set's rows 0 to {n_rows - 1}; rows count from 0")
+    order = np.argsort(rows, kind="stable")
+    ordered = rows[order]
+    for j in np.flatnonzero(ordered[1:] == ordered[:-1])[:1]:
+        raise InputError(f"audit: row {ordered[j]} is listed twice (rows[{order[j]}] and rows[{order[j + 1]}]); "
+                         "label each audited row once")
+    for i in np.flatnonzero((labels < 0) | (labels >= k))[:1]:
+        raise InputError(f"audit: labels[{i}] = {labels[i]} is outside the classes 0 to {k - 1} of these logits")
+    return {"rows": ordered.tolist(), "labels": labels[order].tolist()}
+
+
+def score_audited(logits: Any, marks: Mapping, options_json: str) -> dict:
+    """The audited rows of the set (an array, or a file: only those rows are read), scored with
+    their labels and the options the set was scored with, as ``mano predict --audit`` scores them:
+    float64 logits as float64, every other type as float32, in one block."""
+    if _is_path(logits):
+        rows = _core.read_rows(os.fspath(logits), marks["rows"])
+    else:
+        rows = np.asarray(logits)[np.asarray(marks["rows"], dtype=np.int64)]
+        rows = rows.astype(np.float64 if rows.dtype.kind == "f" and rows.dtype.itemsize == 8 else np.float32)
+    labels = np.asarray(marks["labels"], dtype=np.int64)
+    return json.loads(_core.score(rows, options_json, labels, None, None, 1))
