@@ -16,7 +16,11 @@ told apart by their keys, and their rows:
   set: ``name``, ``group`` (for sets), ``n``, ``accuracy`` (true, NaN without labels), the
   ``method`` of its estimate, the ``estimate``, interval ``low`` and ``high``, ``extrapolated``,
   ``regime`` (``label_shift`` or ``general``), ``shift_distance``, ``shift_outside``, and per method ``<method>_estimate``,
-  ``<method>_low``, ``<method>_high``.
+  ``<method>_low``, ``<method>_high``. A prediction with an audit (``mano.predict(...,
+  audit=...)``) adds ``audit_n``, ``audit_accuracy``, ``audit_method`` (``ppi`` or ``wilson``),
+  ``audit_low``, ``audit_high`` and the labels-alone ``audit_wilson_low``, ``audit_wilson_high``;
+  one whose interval is wider than 0.25 adds ``labels_needed`` (the uniformly audited labels that
+  would bring it to ``labels_needed_width``) and ``labels_needed_method``.
 - a monitoring report (``mano monitor report --json``, :func:`mano.monitor.report`): one row per
   point: ``time`` (datetime), ``name``, the prediction's columns as above, ``alert``, and the
   point's other plain values (``reference``, ``file``, ...); the alert line is in
@@ -121,6 +125,16 @@ def _predict_row(p: Mapping) -> dict:
            "estimate": _number(estimate.get("accuracy")), "low": low, "high": high,
            "extrapolated": bool(estimate.get("extrapolated", False)), "regime": estimate.get("regime"),
            "shift_distance": _number(shift.get("distance")), "shift_outside": bool(shift.get("outside", False))}
+    audit = p.get("audit")
+    if isinstance(audit, Mapping):
+        row.update(audit_n=audit.get("n"), audit_accuracy=_number(audit.get("accuracy")),
+                   audit_method=audit.get("method"))
+        row["audit_low"], row["audit_high"] = _interval(audit.get("interval"))
+        row["audit_wilson_low"], row["audit_wilson_high"] = _interval(audit.get("wilson"))
+    need = p.get("labels_for_width")
+    if isinstance(need, Mapping):
+        row.update(labels_needed=need.get("n"), labels_needed_width=_number(need.get("width")),
+                   labels_needed_method=need.get("method"))
     for name, m in sorted(p.get("methods", {}).items()):
         row[f"{name}_estimate"] = _number(m.get("accuracy"))
         row[f"{name}_low"], row[f"{name}_high"] = _interval(m.get("interval"))
