@@ -175,15 +175,16 @@ def test_predict_audit_is_the_cli_and_the_reference(family, budget, seed):
         assert_same(mano.predict(cal, q, audit=audit)["audit"], want["audit"], rel=1e-9, abs_tol=1e-9)
 
 
-def test_predict_audit_float64_and_npz_as_the_cli(family, tmp_path):
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_predict_audit_other_types_and_npz_as_the_cli(family, tmp_path, dtype):
     cal = family / "cal.json"
-    q, y = np.load(family / "target.npy").astype(np.float64), np.load(family / "target_labels.npy")
+    q, y = np.load(family / "target.npy").astype(dtype), np.load(family / "target_labels.npy")
     rows = mano.audit(len(q), 120, seed=5)["rows"]
     path = labeled(tmp_path, rows, y)
-    wide, packed = tmp_path / "wide.npy", tmp_path / "packed.npz"
-    np.save(wide, q)
+    plain, packed = tmp_path / "plain.npy", tmp_path / "packed.npz"
+    np.save(plain, q)
     np.savez_compressed(packed, logits=q)  # a deflated member: its rows are read in order
-    for logits in (wide, packed):
+    for logits in (plain, packed):
         want = cli_predict(cal, logits, path)
         assert_same(mano.predict(cal, logits, audit=path)["audit"], want["audit"], rel=1e-9, abs_tol=1e-9)
     assert_same(mano.predict(cal, q, audit=path)["audit"], want["audit"], rel=1e-9, abs_tol=1e-9)
