@@ -178,10 +178,18 @@ prior_estimate estimate_priors(const double* calibrated, const std::int64_t* pre
         for (std::size_t c = 0; c < k; ++c) q[c] = sum > 0 ? q[c] / sum : 1.0 / static_cast<double>(k);
     };
     while (out.iterations < max_iterations) {
+        // the hot loop (n K per step): one division per row
         std::vector<double> priors(k, 0.0);
         for (std::size_t i = 0; i < n; ++i) {
-            posterior_row(i);
-            for (std::size_t c = 0; c < k; ++c) priors[c] += q[c];
+            const double* row = calibrated + i * k;
+            double sum = 0;
+            for (std::size_t c = 0; c < k; ++c) sum += w[c] * row[c];
+            if (sum > 0) {
+                const double inverse = 1 / sum;
+                for (std::size_t c = 0; c < k; ++c) priors[c] += w[c] * row[c] * inverse;
+            } else {
+                for (std::size_t c = 0; c < k; ++c) priors[c] += 1.0 / static_cast<double>(k);
+            }
         }
         double moved = 0;
         for (std::size_t c = 0; c < k; ++c) {
@@ -208,7 +216,20 @@ prior_estimate estimate_priors(const double* calibrated, const std::int64_t* pre
     return out;
 }
 
-label_shift_model fit_label_shift(const double* probs, std::size_t n, std::size_t k, const std::int64_t* labels) {
+label_shift_model fit_label_shift(const double* all_probs, std::size_t all_n, std::size_t k, const std::int64_t* all_labels) {
+    // at most label_shift_fit_max_rows rows: every stride-th one
+    const std::size_t stride = (all_n + label_shift_fit_max_rows - 1) / label_shift_fit_max_rows;
+    std::vector<double> kept_probs;
+    std::vector<std::int64_t> kept_labels;
+    if (stride > 1) {
+        for (std::size_t i = 0; i < all_n; i += stride) {
+            kept_probs.insert(kept_probs.end(), all_probs + i * k, all_probs + (i + 1) * k);
+            kept_labels.push_back(all_labels[i]);
+        }
+    }
+    const double* probs = stride > 1 ? kept_probs.data() : all_probs;
+    const std::int64_t* labels = stride > 1 ? kept_labels.data() : all_labels;
+    const std::size_t n = stride > 1 ? kept_labels.size() : all_n;
     label_shift_model m;
     std::vector<double> counts(k, 0.0);
     for (std::size_t i = 0; i < n; ++i) counts[static_cast<std::size_t>(labels[i])] += 1;
@@ -250,6 +271,11 @@ label_shift_model fit_label_shift(const double* probs, std::size_t n, std::size_
             rows.insert(rows.end(), probs + i * k, probs + (i + 1) * k);
         }
         const std::size_t fit_n = fit_labels.size(), test_n = test_labels.size();
+        const std::size_t resample_n =
+            std::min(test_n, std::max(label_shift_resample_min_rows, label_shift_resample_max_logits / k));
+        const auto em_steps = static_cast<std::size_t>(std::min(
+            static_cast<double>(label_shift_resample_em_iterations),
+            std::max(100.0, label_shift_resample_em_work / static_cast<double>(resample_n * k))));
         const auto cal = fit_posterior_calibration(fit_rows.data(), fit_n, k, fit_labels.data());
         std::vector<double> priors(k, 0.0);
         for (const auto y : fit_labels) priors[static_cast<std::size_t>(y)] += 1.0 / static_cast<double>(fit_n);
@@ -266,7 +292,7 @@ label_shift_model fit_label_shift(const double* probs, std::size_t n, std::size_
                 std::vector<double> rows;
                 std::vector<std::int64_t> predicted;
                 std::size_t correct = 0;
-                for (std::size_t r = 0; r < test_n; ++r) {
+                for (std::size_t r = 0; r < resample_n; ++r) {
                     // the class of the r-th row: inverse CDF of the drawn proportions
                     double u = random.uniform() * total;
                     std::size_t c = 0;
@@ -276,8 +302,9 @@ label_shift_model fit_label_shift(const double* probs, std::size_t n, std::size_
                     predicted.push_back(argmax(&test_rows[i * k], k));
                     correct += predicted.back() == test_labels[i] ? 1 : 0;
                 }
-                const auto e = estimate_priors(rows.data(), predicted.data(), test_n, k, priors, 2000);
-                m.residuals.push_back(static_cast<double>(correct) / static_cast<double>(test_n) - e.accuracy);
+                const auto e = estimate_priors(rows.data(), predicted.data(), resample_n, k, priors,
+                                               em_steps);
+                m.residuals.push_back(static_cast<double>(correct) / static_cast<double>(resample_n) - e.accuracy);
             }
     }
     return m;

@@ -20,6 +20,17 @@ inline constexpr std::size_t bias_correction_max_k = 100;
 // that it did not converge).
 inline constexpr double em_tolerance = 1e-10;
 inline constexpr std::size_t em_max_iterations = 20000;
+// What bounds the source fit, whatever the source set's size: the calibration, the priors and the
+// resampled residuals are fitted on at most this many source rows (every s-th row, s = ceil(N /
+// this)); each synthetic resample has at most label_shift_resample_max_logits / K rows (at least
+// label_shift_resample_min_rows), and its EM at most label_shift_resample_em_iterations steps and
+// label_shift_resample_em_work (rows x K x steps; at least 100 steps). With all rows and no such
+// bounds, 50000 x 100 source logits took 90 s to fit.
+inline constexpr std::size_t label_shift_fit_max_rows = 20000;
+inline constexpr std::size_t label_shift_resample_max_logits = 50000;
+inline constexpr std::size_t label_shift_resample_min_rows = 200;
+inline constexpr std::size_t label_shift_resample_em_iterations = 2000;
+inline constexpr double label_shift_resample_em_work = 2.5e7;
 
 struct posterior_calibration {
     double scale = 1;          // a
@@ -68,7 +79,8 @@ struct label_shift_model {
     static label_shift_model from_json(const nlohmann::json& j, std::size_t k);
 };
 
-// A class without source rows gets add-1/2 priors (for every class) and no fitted bias.
+// A class without source rows gets add-1/2 priors (for every class) and no fitted bias. Beyond
+// label_shift_fit_max_rows rows, the fit reads every s-th row only (above).
 label_shift_model fit_label_shift(const double* probs, std::size_t n, std::size_t k, const std::int64_t* labels);
 
 }  // namespace mano
