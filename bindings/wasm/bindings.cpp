@@ -244,6 +244,22 @@ std::string scoring_options(const std::string& calibration_json, double rows, do
     });
 }
 
+// Audit mode (json_calls.hpp): counts and seeds arrive as doubles, whole numbers the package checked.
+std::uint64_t whole(double x) { return static_cast<std::uint64_t>(x); }
+std::string audit_sample(double n_rows, double budget, double seed) {
+    return guarded([&] { return api::audit_sample(whole(n_rows), whole(budget), whole(seed)); });
+}
+std::string audit_file(double n_rows, double k, double budget, double seed, const std::string& source) {
+    return guarded([&] { return api::audit_file(whole(n_rows), whole(k), whole(budget), whole(seed), source); });
+}
+std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k) {
+    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k)); });
+}
+std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
+                            const std::string& audited_json, double level) {
+    return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level); });
+}
+
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level) {
     return guarded([&] { return api::predict_scores(calibration_json, method_name, scores, level); });
@@ -352,6 +368,10 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("monitor", &monitor);
     emscripten::function("predict", &predict);
     emscripten::function("predictScores", &predict_scores);
+    emscripten::function("auditSample", &audit_sample);
+    emscripten::function("auditFile", &audit_file);
+    emscripten::function("parseAudit", &parse_audit);
+    emscripten::function("predictAudited", &predict_audited);
     emscripten::function("scoringOptions", &scoring_options);
     emscripten::function("defaultMethods", &default_methods);
     emscripten::function("methods", &methods);

@@ -13,8 +13,9 @@ import { relClose, root, runNative, tempDir } from './support.js';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const example = path.join(root, 'tests/data/example/contrast_0_logits.npy');
-// 340 KiB since the label-shift estimators and the audit (issue 31): from 300 KiB, which left no room for them
-const MAX_WASM_GZ = 340 * 1024;
+// 340 KiB since the label-shift estimators (issue 31), from 300 KiB, which left no room for them; 349 KiB
+// since the audit's calls (issue 31, item 4: its CSV reader, sample and PPI, 11.3 KB gzipped, measured)
+const MAX_WASM_GZ = 349 * 1024;
 
 // npm with a private cache and no network chatter, so the test leaves the user's setup alone.
 function runNpm(args, cwd, cache) {
