@@ -100,8 +100,13 @@ export class ManoWorker {
     return out;
   }
 
-  predict(calibration, result, { level = 0.9 } = {}) {
-    return this.#call('predict', { calibration, result, level });
+  // With { audit, logits }: the audited prediction; logits may be the set's File, read in the worker.
+  predict(calibration, result, { level = 0.9, ...audited } = {}) {
+    return this.#call('predict', { ...audited, calibration, result, level });
+  }
+
+  audit(set, budget, options = {}) {
+    return this.#call('audit', { set, budget, options });
   }
 
   predictScores(calibration, method, scores, { level = 0.9 } = {}) {

@@ -2,7 +2,7 @@
 
 // methods.d.ts is written at build time from the estimator table (bindings/wasm/method_names.mjs).
 import type { MethodName, ResultMethods } from './methods.js';
-import type { Calibration, NormalizationChoice, Prediction, Result } from './shapes.js';
+import type { AuditSample, Calibration, NormalizationChoice, Prediction, Result } from './shapes.js';
 export type { MethodName, ResultMethods };
 // shapes.d.ts is generated from the one description of the JSON shapes (src/mano/schema/shapes.schema.json).
 export * from './shapes.js';
@@ -230,6 +230,7 @@ export interface Api {
   calibrate: typeof calibrate;
   predict: typeof predict;
   predictScores: typeof predictScores;
+  audit: typeof audit;
   monitor: typeof monitor;
   defaultMethods: typeof defaultMethods;
   methods: typeof methods;
@@ -251,7 +252,36 @@ export function accumulatorFromJSON(state: AccumulatorState | string): Accumulat
 /** With sets given as logits, `options` as calibrate()'s and a non-enumerable `warnings`. */
 export function evaluate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Evaluation;
 export function calibrate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Calibration;
-export function predict(calibration: Calibration, result: Result, options?: { level?: number }): Prediction;
+/** A labeled audit: the text of mano audit's CSV with a column label, or each audited row with its true class. */
+export type AuditLabelsInput = string | { rows: ArrayLike<number>; labels: ArrayLike<number> };
+/** The logits a result was scored from (a Matrix of readMatrix qualifies). */
+export interface LogitsMatrix { data: LogitsArray; rows: number; cols: number; dtype?: Dtype }
+export interface PredictOptions {
+  /** The intervals' level (default 0.9). */
+  level?: number;
+  /** A labeled audit of the set (`mano predict --audit`): the prediction gets `audit`; needs `logits`. */
+  audit?: AuditLabelsInput;
+  /** What messages call the audit file (default 'options.audit'). */
+  auditName?: string;
+  /** The logits `result` was scored from: the audited rows are scored from them. */
+  logits?: LogitsMatrix;
+}
+/**
+ * The estimates of a set scored with { calibration } (`mano predict --json`), with
+ * `labels_for_width` when the estimate's interval is wider than 0.25 and, with options.audit,
+ * the audited accuracy (`mano predict --audit`).
+ */
+export function predict(calibration: Calibration, result: Result, options?: PredictOptions): Prediction;
+/** audit(): the draw, and with the set's cols known the CSV text `mano audit -o` writes. */
+export interface AuditDraw extends AuditSample { csv?: string }
+export interface AuditOptions {
+  /** The draw's seed, 0 to 2^53 - 1 (default a random one, recorded in the result and the CSV). */
+  seed?: number;
+  /** The logits' name in the CSV's comment line, as `mano audit FILE` writes FILE (default set.name, else 'logits'). */
+  source?: string;
+}
+/** The rows to label of a set, drawn as `mano audit --budget --seed` draws them. */
+export function audit(set: number | { rows: number; cols?: number; name?: string }, budget: number, options?: AuditOptions): AuditDraw;
 export interface ScorePrediction {
   score: number;
   accuracy: number;
@@ -366,7 +396,10 @@ export class ManoWorker {
     /** An extra Taylor order left out of a set's choice, and why. */
     warnings: string[];
   }>;
-  predict(calibration: Calibration, result: Result, options?: { level?: number }): Promise<Prediction>;
+  /** options.logits may be the set's File (read in the worker, only where the audited rows are), with its reading options. */
+  predict(calibration: Calibration, result: Result,
+    options?: Omit<PredictOptions, 'logits'> & { logits?: LogitsMatrix | BlobLike } & CsvOptions & { key?: string; format?: 'npy' | 'safetensors' | 'csv' }): Promise<Prediction>;
+  audit(set: number | { rows: number; cols?: number; name?: string }, budget: number, options?: AuditOptions): Promise<AuditDraw>;
   predictScores(calibration: Calibration, method: MethodName, scores: ArrayLike<number>,
     options?: { level?: number }): Promise<ScorePrediction[]>;
   monitor(points: readonly TimelinePoint[], options?: MonitorOptions): Promise<MonitorAssessment>;

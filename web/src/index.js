@@ -10,9 +10,11 @@ export { ManoWorker } from './client.js';
 import { accumulator, accumulatorFromJSON, score, scoreStream } from './accumulator.js';
 import { wholeNumber } from './options.js';
 import { calibrate, evaluate, monitor, predict, predictScores } from './workflow.js';
+import { audit } from './audit.js';
 
 export { CHUNK_BYTES, Accumulator, accumulator, accumulatorFromJSON, score, scoreStream } from './accumulator.js';
 export { calibrate, evaluate, monitor, predict, predictScores } from './workflow.js';
+export { audit } from './audit.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only where the
 // engine has WebAssembly SIMD.
@@ -187,7 +189,7 @@ export function version() {
 }
 
 const api = {
-  init, score, scoreStream, accumulator, accumulatorFromJSON, evaluate, calibrate, monitor, predict, predictScores, defaultMethods,
+  init, score, scoreStream, accumulator, accumulatorFromJSON, evaluate, calibrate, monitor, predict, predictScores, audit, defaultMethods,
   methods, version,
   simdSupported,
 };

@@ -5,10 +5,11 @@
 // { op: 'cancel', args: { id } } stops job `id` (score, scoreFile) between two chunks; it then
 // replies { id, type: 'cancelled' } instead of a result. A cancel gets no reply of its own.
 import {
-  calibrate, evaluate, init, methods, monitor, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
+  audit, calibrate, evaluate, init, methods, monitor, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
   scoreStream,
 } from './index.js';
 import { calibrateScored, evaluateScored, scoreFamilyAsync } from './workflow.js';
+import { predictWithAuditRead } from './audit.js';
 import { InputError, ManoError } from './errors.js';
 
 const OPENERS = { npy: openNpy, safetensors: openSafetensors, csv: readCsv };
@@ -19,6 +20,8 @@ function openFile(file, { format, ...how } = {}) {
   if (!Object.hasOwn(OPENERS, format)) throw new InputError(`${file.name ?? 'input'}: unknown format '${format}' (npy, safetensors or csv)`);
   return OPENERS[format](file, how);
 }
+
+const isBlob = (x) => x !== null && typeof x === 'object' && typeof x.slice === 'function' && typeof x.arrayBuffer === 'function';
 
 // The labels of a source's rows: an Int32Array, or a file of integers (Blob).
 async function labelsFor(source, labels) {
@@ -84,7 +87,13 @@ const ops = Object.assign(Object.create(null), {
     const calibration = calibrate(sets, options);
     return { calibration, notes: calibration.notes };
   },
-  predict: ({ calibration, result, level }) => predict(calibration, result, { level }),
+  // args: { calibration, result, level, audit?, auditName?, logits?: a Matrix, or a File read with
+  // { format?, key?, labelColumn?, header? } (only the audited rows are read where it can) }
+  predict: async ({ calibration, result, level, audit: given, auditName, logits, ...how }) => {
+    if (given === undefined || !isBlob(logits)) return predict(calibration, result, { level, audit: given, auditName, logits });
+    return predictWithAuditRead(calibration, result, { level, audit: given, auditName }, await openFile(logits, how));
+  },
+  audit: ({ set, budget, options }) => audit(set, budget, options),
   predictScores: ({ calibration, method, scores, level }) => predictScores(calibration, method, scores, { level }),
   monitor: ({ points, options }) => monitor(points, options),
   methods: () => methods(),

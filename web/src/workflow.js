@@ -4,6 +4,7 @@ import { InputError, ManoError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
 import { Accumulator } from './accumulator.js';
+import { predictWithAudit } from './audit.js';
 import { checkShape, coreOptions, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
@@ -229,9 +230,15 @@ export function monitor(points, { reference = 0, threshold, slope } = {}) {
   return JSON.parse(call(() => ready().monitor(JSON.stringify(corePoints), reference, threshold ?? 0, JSON.stringify(slope ?? null))));
 }
 
-// Estimated accuracy with a prediction interval for every calibrated method present in `result`.
-export function predict(calibration, result, { level = 0.9 } = {}) {
+// Estimated accuracy with a prediction interval for every calibrated method present in `result`
+// (and `labels_for_width` when the estimate's interval is wider than 0.25). With `audit` (the
+// labeled audit CSV's text, named `auditName` in messages, or { rows, labels }) and `logits` (the
+// Matrix `result` was scored from): `audit`, the accuracy from those labels (audit.js).
+export function predict(calibration, result, options = {}) {
   ready();
+  const { level = 0.9, audit, logits } = options;
+  if (audit !== undefined) return predictWithAudit(calibration, result, options);
+  if (logits !== undefined) throw new InputError('options.logits is read for options.audit: give the labeled audit too, or leave logits out');
   if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
   return JSON.parse(call(() => ready().predict(jsonForCore(calibration, 'calibration'), JSON.stringify(result), level)));
 }

@@ -191,3 +191,22 @@ export function chunkedBlob(bytes, name, chunk = 3) {
     },
   };
 }
+
+// The audit file `mano audit` writes (CSV text) with a column label added from the set's labels.
+export function labeledAudit(csv, labels) {
+  return csv.split('\n').map((line) => {
+    if (line === 'row,weight') return 'row,weight,label';
+    const m = /^(\d+),1$/.exec(line);
+    return m ? `${line},${labels[Number(m[1])]}` : line;
+  }).join('\n');
+}
+
+// The integer labels of a little-endian .npy file (int32 or int64), as numbers.
+export function npyLabels(file) {
+  const bytes = fs.readFileSync(file);
+  const header = bytes.toString('latin1', 10, 10 + bytes.readUInt16LE(8));
+  const data = bytes.subarray(10 + bytes.readUInt16LE(8));
+  if (header.includes("'<i8'")) return Array.from({ length: data.length / 8 }, (_, i) => Number(data.readBigInt64LE(8 * i)));
+  if (header.includes("'<i4'")) return Array.from({ length: data.length / 4 }, (_, i) => data.readInt32LE(4 * i));
+  throw new Error(`${file}: not int32 or int64 labels`);
+}

@@ -3,12 +3,12 @@
 // self-reference: "name" + "exports" in package.json), plus `@ts-expect-error` lines that pin
 // down misuse the declarations must reject.
 import {
-  CHUNK_BYTES, FormatError, InputError, LoadError, ManoError, ManoWorker, accumulator, accumulatorFromJSON, calibrate,
+  CHUNK_BYTES, FormatError, InputError, LoadError, ManoError, ManoWorker, accumulator, accumulatorFromJSON, audit, calibrate,
   defaultMethods, evaluate, init, methods as methodTable, openNpy, openSafetensors, predict, readCsv, readMatrix, readNpy, readSafetensors,
   score, scoreStream, simdSupported, version, Accumulator,
 } from 'mano-score';
 import type {
-  AccumulatorState, Api, CalibrateOptions, Calibration, CalibrationFold, Dtype, Evaluation, InitOptions, LabeledSet,
+  AccumulatorState, Api, Audit, AuditDraw, CalibrateOptions, Calibration, CalibrationFold, Dtype, Evaluation, InitOptions, LabeledSet, LabelsForWidth,
   LogitsArray, Matrix, MatrixSource, MethodCalibration, MethodInfo, MethodName, NormalizationChoice, Options, Prediction, Result, Shape,
   SummaryStats,
 } from 'mano-score';
@@ -154,6 +154,20 @@ export async function useEverything(): Promise<number> {
   const labelShiftPassed: boolean | undefined = prediction.label_shift?.passed;
   const outside: boolean | undefined = prediction.shift?.outside;
   const shiftDistance: number | undefined = prediction.shift?.distance;
+  // audit mode: the rows to label (and mano audit's CSV), then the labeled file back
+  const draw: AuditDraw = audit(m, 30, { seed: 7, source: 'logits.npy' });
+  const toLabel: number[] = draw.rows;
+  const auditCsv: string | undefined = draw.csv;
+  const drawnSeed: number = audit(2000, 30).seed;
+  const need: LabelsForWidth | undefined = prediction.labels_for_width;
+  const needRows: number | undefined = need?.n;
+  const audited = predict(JSON.parse(saved) as Calibration, fromMatrix, {
+    audit: 'row,weight,label\n1,1,3\n', auditName: 'rows.csv', logits: { data: new Float32Array(20), rows: 2, cols: 10 },
+  });
+  const auditOf: Audit | undefined = audited.audit;
+  const auditMethod: 'ppi' | 'wilson' | undefined = auditOf?.method;
+  const wilsonLow: number | undefined = auditOf?.wilson[0];
+  predict(JSON.parse(saved) as Calibration, fromMatrix, { audit: { rows: [1, 2], labels: new Int32Array(2) }, logits: { data: new Float32Array(20), rows: 2, cols: 10 } });
   const methods: MethodName[] = defaultMethods(10, 2000);
   const withSource: MethodName[] = defaultMethods(10, 2000, ['source', 'features']);
   // @ts-expect-error: an input the table does not have
@@ -181,6 +195,8 @@ export async function useEverything(): Promise<number> {
   const wEval: Evaluation = await worker.evaluate(sets);
   const wCal: Calibration = await worker.calibrate(sets, { p: 4, normalization: 'family' });
   const wPred: Prediction = await worker.predict(wCal, wr, { level: 0.8 });
+  const wAudited: Prediction = await worker.predict(wCal, wr, { audit: 'row,weight,label\n', auditName: 'rows.csv', logits: file, labelColumn: 'y' });
+  const wDraw: AuditDraw = await worker.audit({ rows: 2000, cols: 10, name: 'x.npy' }, 30, { seed: 1 });
   worker.terminate();
 
   // --- the Worker entry, driven by hand
@@ -247,11 +263,18 @@ export async function useEverything(): Promise<number> {
   const notString: string | undefined = prediction.methods.mano?.interval[0];
   // @ts-expect-error level is an option, not a number argument
   predict(calibration, fromMatrix, 0.9);
+  // @ts-expect-error an audit's labels are rows with labels, or the labeled CSV's text
+  predict(calibration, fromMatrix, { audit: [1, 2, 3] });
+  // @ts-expect-error the synchronous predict reads the audited rows from a Matrix, not a File
+  predict(calibration, fromMatrix, { audit: 'row,weight,label\n', logits: file });
+  // @ts-expect-error the seed is a number
+  audit(2000, 30, { seed: '7' });
 
   void [v, chunk, manoScore, criterion, norm, cot, atc, trueAccuracy, n, se, rows, arch, accResult, partLength,
     timeline, st, csvLabels, safetensors, any, r2, groupR2, setAccuracy, notes, left, low, high, extrapolated, methods,
     started, name, result, read, wEval, wPred, isError, notAPromise, notString, setMano, taylor2, predicted, confidence,
     variant, branch, chosenBy, variantErrors, recommended, best, residual, logoMae, proportions,
-    calibratedDistance, estimateMethod, estimateLow, regime, labelShiftPassed, outside, shiftDistance, estimateText];
+    calibratedDistance, estimateMethod, estimateLow, regime, labelShiftPassed, outside, shiftDistance, estimateText, toLabel, auditCsv,
+    drawnSeed, needRows, auditMethod, wilsonLow, wAudited, wDraw];
   return manoScore ?? 0;
 }

@@ -1,0 +1,159 @@
+// Audit mode (docs/audit.md), as `mano audit` and `mano predict --audit` run it: the core draws
+// the rows to label and writes their CSV, reads the labeled file back, and estimates the set's
+// accuracy from those labels; this file only moves the audited rows' logits to it, scored with
+// the calibration's scoring options as the CLI scores them.
+import { InputError } from './errors.js';
+import { callCore, readerCore as ready } from './core.js';
+import { jsonForCore } from './json.js';
+import { Accumulator } from './accumulator.js';
+import { coreOptions, dtypeOf, withDefaultMethods } from './options.js';
+
+const call = (fn) => callCore(ready(), fn);
+
+// The core's limits (src/mano/audit_sample.hpp): rows of one audit, bytes of an audit file.
+const AUDIT_MAX_ROWS = 1000000;
+const AUDIT_MAX_BYTES = 64 * 2 ** 20;
+
+// A seed for a draw the caller did not seed: whole, at most 2^53 - 1, recorded in the file.
+function randomSeed() {
+  const c = globalThis.crypto;
+  if (typeof c?.getRandomValues === 'function') {
+    const [hi, lo] = c.getRandomValues(new Uint32Array(2));
+    return (hi & 0x1fffff) * 2 ** 32 + lo;
+  }
+  return Math.floor(Math.random() * 2 ** 53);
+}
+
+// The rows to label of a set (its row count, or { rows, cols?, name? } such as a Matrix), drawn
+// as `mano audit FILE --budget N --seed S` draws them: { rows (ascending), n_rows, seed }, and
+// when the set's cols are known `csv`, the file mano audit writes (`source` names the logits in
+// its comment line, as the CLI names FILE; default the set's name).
+export function audit(set, budget, { seed, source } = {}) {
+  ready();
+  const described = set !== null && typeof set === 'object';
+  const nRows = described ? set.rows : set;
+  if (!Number.isSafeInteger(nRows) || nRows < 1)
+    throw new InputError(`audit: the set must be its number of rows (>= 1) or { rows, cols } (got ${described ? `rows ${nRows}` : set})`);
+  if (!Number.isSafeInteger(budget) || budget < 1)
+    throw new InputError(`audit: the budget must be a whole number of rows to label, from 1 to the set's ${nRows} (got ${budget})`);
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
+    throw new InputError(`audit: the seed must be a whole number from 0 to 2^53 - 1 (got ${seed})`);
+  const drawSeed = seed ?? randomSeed();
+  const out = JSON.parse(call(() => ready().auditSample(nRows, budget, drawSeed)));
+  const cols = described ? set.cols : undefined;
+  if (cols !== undefined) {
+    if (!Number.isSafeInteger(cols) || cols < 2) throw new InputError(`audit: the set's cols must be its classes, >= 2 (got ${cols})`);
+    out.csv = call(() => ready().auditFile(nRows, cols, budget, drawSeed, String(source ?? set.name ?? 'logits')));
+  }
+  return out;
+}
+
+// The labeled audit as { rows: ascending, labels: Int32Array } for a set of nRows x cols logits:
+// the text of the labeled CSV (read by the core, its messages naming `name`), or { rows, labels }.
+export function auditLabels(given, nRows, cols, name = 'options.audit') {
+  if (typeof given === 'string') {
+    if (given.length > AUDIT_MAX_BYTES)
+      throw new InputError(`${name}: over the ${AUDIT_MAX_BYTES >> 20} MiB an audit file may have; an audit lists at most ${AUDIT_MAX_ROWS} rows`);
+    const parsed = JSON.parse(call(() => ready().parseAudit(given, String(name), nRows, cols)));
+    return { rows: parsed.rows, labels: Int32Array.from(parsed.labels) };
+  }
+  const { rows, labels } = given ?? {};
+  const isList = (x) => Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView));
+  if (!isList(rows) || !isList(labels) || rows.length !== labels.length || rows.length === 0)
+    throw new InputError(`${name}: give the labeled audit file's text (mano audit's CSV with a column label), or ` +
+      `{ rows, labels } of one length (got ${isList(rows) ? `${rows.length} rows` : 'no rows'} and ${isList(labels) ? `${labels.length} labels` : 'no labels'})`);
+  if (rows.length > AUDIT_MAX_ROWS) throw new InputError(`${name}: ${rows.length} rows, more than the ${AUDIT_MAX_ROWS} an audit may have`);
+  const seen = new Map();
+  const pairs = Array.from(rows, (r, i) => {
+    const row = Number(r), label = Number(labels[i]);
+    if (!Number.isSafeInteger(row) || row < 0 || row >= nRows)
+      throw new InputError(`${name}: rows[${i}] is ${r}, outside the set's rows 0 to ${nRows - 1}; give the rows mano audit drew`);
+    if (seen.has(row)) throw new InputError(`${name}: row ${row} is listed twice (rows[${seen.get(row)}] and rows[${i}]); label each row once`);
+    seen.set(row, i);
+    if (!Number.isInteger(label) || label < 0 || label >= cols)
+      throw new InputError(`${name}: labels[${i}] is ${labels[i]}, outside the classes 0 to ${cols - 1}; give row ${row}'s true class`);
+    return [row, label];
+  }).sort((a, b) => a[0] - b[0]);
+  return { rows: pairs.map((p) => p[0]), labels: Int32Array.from(pairs, (p) => p[1]) };
+}
+
+// Runs of consecutive audited rows, at most 4096 rows each: one read each, as the CLI reads them.
+function* runs(rows) {
+  for (let i = 0; i < rows.length;) {
+    let j = i + 1;
+    while (j < rows.length && rows[j] === rows[j - 1] + 1 && j - i < 4096) ++j;
+    yield [i, j];
+    i = j;
+  }
+}
+
+// The audited rows' logits, in the order of `rows`: from a Matrix's data at once, or read run
+// by run from a MatrixSource (read(first, count), a Blob read only where the rows are).
+export function auditedLogits(matrix, rows) {
+  const { data, cols } = matrix;
+  const out = new data.constructor(rows.length * cols);
+  for (const [i, j] of runs(rows)) out.set(data.subarray(rows[i] * cols, (rows[j - 1] + 1) * cols), i * cols);
+  return out;
+}
+
+export async function auditedLogitsRead(source, rows) {
+  if (ArrayBuffer.isView(source.data)) return auditedLogits(source, rows);
+  const parts = [];
+  for (const [i, j] of runs(rows)) parts.push([i, await source.read(rows[i], j - i)]);
+  const out = new parts[0][1].constructor(rows.length * source.cols);
+  for (const [i, part] of parts) out.set(part, i * source.cols);
+  return out;
+}
+
+function checkLevel(level) {
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+}
+
+// The set the audit is of: `logits` must be the rows `result` was scored from.
+export function checkAuditedSet(result, logits) {
+  if (logits === null || typeof logits !== 'object' || !Number.isSafeInteger(logits.rows) || !Number.isSafeInteger(logits.cols))
+    throw new InputError('options.audit needs options.logits, the logits the result was scored from ({ data, rows, cols, dtype? }, ' +
+      'a Matrix of readMatrix): the audited rows are scored from them');
+  if (logits.rows !== result?.n || logits.cols !== result?.k)
+    throw new InputError(`options.logits has ${logits.rows} x ${logits.cols} logits but the result is of ${result?.n} rows of ` +
+      `${result?.k} classes: give the logits the result was scored from`);
+}
+
+// The prediction with its audit, from the audited rows' logits (in the order of labels.rows):
+// scored with their labels and the calibration's scoring options for the whole set (its
+// correctness histogram included), as `mano predict --audit` scores them.
+export function auditedPrediction(calibration, result, level, labels, rowsLogits, dtype) {
+  checkLevel(level);
+  const cols = result.k;
+  const options = coreOptions(withDefaultMethods({ calibration }, cols, result.n), cols);
+  const acc = new Accumulator(call(() => ready().makeAccumulator(cols, options)), cols);
+  let audited;
+  try {
+    acc.push(rowsLogits, { dtype, labels: labels.labels });
+    audited = acc.result();
+  } finally {
+    acc.dispose();
+  }
+  return JSON.parse(call(() => ready().predictAudited(jsonForCore(calibration, 'calibration'), JSON.stringify(result),
+    JSON.stringify(audited), level)));
+}
+
+// predict(calibration, result, { level, audit, auditName, logits }) with an audit, synchronously
+// over a Matrix; auditedPredictionRead the same over a MatrixSource (the Worker's Files).
+export function predictWithAudit(calibration, result, { level = 0.9, audit: given, auditName, logits }) {
+  checkLevel(level);
+  checkAuditedSet(result, logits);
+  const dtype = dtypeOf(logits.data, logits.dtype, 'options.logits.data');
+  const labels = auditLabels(given, result.n, result.k, auditName);
+  return auditedPrediction(calibration, result, level, labels, auditedLogits(logits, labels.rows), dtype);
+}
+
+export async function predictWithAuditRead(calibration, result, { level = 0.9, audit: given, auditName }, source) {
+  ready();
+  checkLevel(level);
+  checkAuditedSet(result, source);
+  const labels = auditLabels(given, result.n, result.k, auditName);
+  const rowsLogits = await auditedLogitsRead(source, labels.rows);
+  return auditedPrediction(calibration, result, level, labels, rowsLogits,
+    dtypeOf(rowsLogits, source.dtype === 'int32' ? undefined : source.dtype, `${source.name ?? 'logits'}`));
+}
