@@ -1,5 +1,6 @@
 // Scoring and calibration: each set scored in the Worker, then the evaluation, calibration and
 // predictions of `mano eval`, `mano calibrate` and `mano predict` (or those of a calibration file).
+import { predictAudited } from './audit.js';
 import { hideProgress, showError, showProgress } from './page.js';
 import { render } from './render.js';
 import { LEVEL, options, state, worker } from './state.js';
@@ -77,7 +78,20 @@ async function predictWith(sets, calibration, key, name) {
     s.result = await scoreFile(s, { calibration }, `Scoring ${s.name} as ${name} says (${i + 1} of ${todo.length})`);
     s.branch = key;
   }
-  for (const s of sets) s.prediction = await worker.predict(calibration, s.result, { level: LEVEL });
+  for (const s of sets) {
+    s.prediction = await worker.predict(calibration, s.result, { level: LEVEL });
+    if (s.audit) await auditAgain(s);
+  }
+}
+
+// A set audited before: its labeled file read again with this calibration (dropped if it no longer fits).
+async function auditAgain(s) {
+  try {
+    s.prediction = await predictAudited(s, s.audit);
+  } catch (e) {
+    showError(`${s.audit.name}: ${e.message}; the audit of ${s.name} is dropped`);
+    s.audit = undefined;
+  }
 }
 
 // With a calibration file: every set scored with its options and read with it, labeled sets too

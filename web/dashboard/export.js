@@ -14,6 +14,8 @@ export function exportObject() {
       ...(s.prediction ? { prediction: s.prediction.methods } : {}),
       ...(s.prediction?.estimate ? { estimate: s.prediction.estimate } : {}),
       ...(s.prediction?.shift ? { shift: s.prediction.shift } : {}),
+      ...(s.prediction?.labels_for_width ? { labels_for_width: s.prediction.labels_for_width } : {}),
+      ...(s.prediction?.audit ? { audit: { ...s.prediction.audit, file: s.audit.name } } : {}),
     })),
   };
   if (state.evaluation) out.evaluation = { summary: state.evaluation.summary, notes: state.evaluation.notes };
@@ -35,17 +37,24 @@ export function exportObject() {
 export function csvText() {
   const all = methods();
   const m = state.method;
+  // audit columns only when a set was audited, so the file keeps its columns otherwise
+  const audited = state.sets.some((s) => s.prediction?.audit);
   const quote = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
   const lines = [['set', 'n', 'k', 'accuracy', ...all, `estimate_${m}`, 'lower', 'upper', 'estimate', 'estimate_method',
-    'estimate_lower', 'estimate_upper', 'estimate_regime', 'class_shift', 'class_shift_outside'].join(',')];
+    'estimate_lower', 'estimate_upper', 'estimate_regime', 'class_shift', 'class_shift_outside',
+    ...(audited ? ['audit_n', 'audit_accuracy', 'audit_lower', 'audit_upper', 'audit_method', 'audit_wilson_lower', 'audit_wilson_upper'] : []),
+  ].join(',')];
   for (const s of state.sets) {
+    const a = s.prediction?.audit;
     const p = s.prediction?.methods?.[m];
     const e = s.prediction?.estimate;
     const shift = s.prediction?.shift;
     lines.push([s.name, s.result.n, s.result.k, s.result.accuracy ?? '', ...all.map((x) => valueOf(s.result, x) ?? ''),
       p?.accuracy ?? '', p?.interval[0] ?? '', p?.interval[1] ?? '',
       e?.accuracy ?? '', e?.method ?? '', e?.interval[0] ?? '', e?.interval[1] ?? '', e?.regime ?? '',
-      shift?.distance ?? '', shift?.outside ?? ''].map(quote).join(','));
+      shift?.distance ?? '', shift?.outside ?? '',
+      ...(audited ? [a?.n ?? '', a?.accuracy ?? '', a?.interval[0] ?? '', a?.interval[1] ?? '', a?.method ?? '', a?.wilson[0] ?? '', a?.wilson[1] ?? ''] : []),
+    ].map(quote).join(','));
   }
   return `${lines.join('\n')}\n`;
 }

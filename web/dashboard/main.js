@@ -3,6 +3,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 
+import { describeAudit, exportAuditRows, readAuditFile } from './audit.js';
 import { csvText, download, exportObject } from './export.js';
 import { addFiles } from './files.js';
 import { drawHistory, isHistoryFile, openHistory } from './history.js';
@@ -73,6 +74,15 @@ $('export-csv').onclick = () => download('mano-results.csv', csvText(), 'text/cs
 // the calibration as `mano calibrate -o` writes it: drop it here again, or give it to mano predict
 $('save-calibration').onclick = () => download(state.loaded?.name ?? 'mano-calibration.json',
   `${JSON.stringify(state.calibration, (k, v) => (k === 'notes' ? undefined : v), 1)}\n`, 'application/json');
+// audit mode: the rows to label out, the labeled file back in (read here, never uploaded)
+$('audit-set').onchange = () => describeAudit(true);
+$('audit-export').onclick = exportAuditRows;
+const auditInput = $('audit-file');
+auditInput.addEventListener('change', async () => {
+  const [file] = auditInput.files;
+  auditInput.value = '';
+  if (file && await readAuditFile(file)) render();
+});
 worker.init().catch((e) => showError(e.message));
 // asked for before any file can be scored, so the worker answers it first
 worker.methods().then((table) => { setMethodOrder(table.map((m) => m.name)); }).catch(() => {});

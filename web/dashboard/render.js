@@ -1,5 +1,6 @@
 // What the page shows of the sets: the headline cards, the sets, scores and pairing tables, the
 // calibration panel with its chart, and the method the user selects.
+import { auditText, labelsNeededText, range, renderAudit } from './audit.js';
 import { scatterChart } from './charts.js';
 import { repair } from './files.js';
 import { $, branchName, el, fmt, interval, pct } from './page.js';
@@ -27,6 +28,7 @@ export function render() {
   renderHeadline();
   renderTable(all);
   renderCalibration();
+  renderAudit();
   const files = $('timeline-file');
   const chosen = files.value;
   files.replaceChildren(el('option', { value: ALL_SETS, textContent: `all ${state.sets.length} sets, in order (one point each)` }),
@@ -60,11 +62,22 @@ export function renderHeadline() {
     const e = s.prediction.estimate;
     const alert = e.accuracy < Number($('threshold').value);
     const warnings = estimateWarnings(s);
-    cards.push(el('div', { className: `card${alert ? ' alert' : ''}`, dataset: { testid: 'estimate-card', name: s.name } },
+    const a = s.prediction.audit;
+    const need = s.prediction.labels_for_width;
+    // an audited set: its audited accuracy first, the label-free estimate beside it
+    const shown = a ? [
+      el('div', { className: 'what', textContent: `Audited accuracy · ${s.name}` }),
+      el('div', { className: 'big', textContent: pct(a.accuracy) }),
+      el('div', { className: 'range', dataset: { testid: 'audited' }, textContent: auditText(a) }),
+      el('div', { className: 'range', textContent: `label-free: ${pct(e.accuracy)} ${interval(e)} by ${e.method} · ${Math.round(LEVEL * 100)}% intervals` }),
+    ] : [
       el('div', { className: 'what', textContent: `Estimated accuracy · ${s.name}` }),
       el('div', { className: 'big', textContent: pct(e.accuracy) }),
       el('div', { className: 'range', textContent: `${interval(e)} by ${e.method} · ${Math.round(LEVEL * 100)}% interval` }),
-      ...warnings.map((w) => el('div', { className: 'warning', textContent: `⚠ ${w}` }))));
+      ...(need ? [el('div', { className: 'range', dataset: { testid: 'labels-needed' }, textContent: `${labelsNeededText(need)} (Audit, below)` })] : []),
+    ];
+    cards.push(el('div', { className: `card${alert ? ' alert' : ''}`, dataset: { testid: 'estimate-card', name: s.name } },
+      ...shown, ...warnings.map((w) => el('div', { className: 'warning', textContent: `⚠ ${w}` }))));
   }
   if (unlabeled.length > 6) cards.push(el('div', { className: 'card' }, el('div', { className: 'what', textContent: `and ${unlabeled.length - 6} more sets in the table below` })));
   if (!state.calibration) {
@@ -102,6 +115,8 @@ function renderTable(all) {
   const m = state.method;
   const level = `[${Math.round(LEVEL * 100)}%]`;
   const head = ['set', 'N', 'K', 'true accuracy'];
+  const audited = state.sets.some((s) => s.prediction?.audit);
+  if (audited) head.push(`audited ${level}`);
   if (state.calibration) head.push(`estimate ${level}`, 'class shift');
   head.push(m);
   if (state.calibration) head.push(`estimate (${m}) ${level}`);
@@ -110,6 +125,8 @@ function renderTable(all) {
   const ordered = [...state.sets.filter((s) => s.result.accuracy === undefined), ...state.sets.filter((s) => s.result.accuracy !== undefined)];
   const rows = ordered.map((s) => {
     const cells = [s.name, s.result.n.toLocaleString(), s.result.k, pct(s.result.accuracy)];
+    const a = s.prediction?.audit;
+    if (audited) cells.push(a ? el('span', { title: auditText(a) }, pct(a.accuracy), el('span', { className: 'interval', textContent: ` ${range(a.interval)} ${a.n} labels` })) : '–');
     if (state.calibration) {
       const e = s.prediction?.estimate;
       const warnings = e ? estimateWarnings(s) : [];
