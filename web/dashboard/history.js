@@ -94,8 +94,8 @@ export async function drawHistory() {
   // score (the identity link), as mano monitor report
   const cal = calibrations.get(hash);
   const noiseMethod = cal?.recommended;
-  const line = noiseMethod ? cal.methods?.[noiseMethod] : undefined;
-  const slope = line && line.link !== 'probit' ? line.slope : undefined;
+  const fit = noiseMethod ? cal.methods?.[noiseMethod] : undefined;
+  const slope = fit && fit.link !== 'probit' ? fit.slope : undefined;
   const changed = points.map((p) => p.calibration !== hash);
   const corePoints = points.map((p, i) => ({
     estimate: changed[i] ? null : p.prediction.estimate?.accuracy ?? null,
