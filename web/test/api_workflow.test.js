@@ -155,7 +155,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const noSe = JSON.parse(JSON.stringify(blend[0].result, (key, value) => (key === 'se' ? undefined : value)));
     const byScore = mano.predictScores(calibration, 'mano', [noSe.methods.mano.score], { level: 0.8 })[0];
     const full = mano.predict(calibration, noSe, { level: 0.8 }).methods.mano;
-    assert.deepEqual(compareDeep(byScore, { score: full.score, accuracy: full.accuracy, interval: full.interval, extrapolated: full.extrapolated }, 1e-15), []);
+    assert.deepEqual(compareDeep(byScore, { score: full.score, accuracy: full.accuracy, interval: full.interval, slope: full.slope, extrapolated: full.extrapolated }, 1e-15), []);
     assert.throws(() => mano.predictScores(calibration, 'frechet', [1]), (e) => e instanceof mano.InputError && /no method 'frechet'/.test(e.message));
     // a line far outside [0, 1] keeps an honest interval and says so (the CLI's rule, from the core)
     const [huge] = mano.predictScores(calibration, 'mano', [1e308]);
