@@ -19,6 +19,7 @@ from scipy.special import expit, log_softmax
 from scipy.stats import chisquare, norm
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+import audit_reference  # noqa: E402
 from harness import check, finish  # noqa: E402
 from workflow_support import run  # noqa: E402
 
@@ -165,32 +166,6 @@ def check_model(tmp, sets, cal):
     return theta
 
 
-def python_sample(n_rows, budget, seed):
-    """splitmix64 and Floyd's algorithm, as docs/audit.md states them."""
-    mask, state = (1 << 64) - 1, seed
-
-    def draw():
-        nonlocal state
-        state = (state + 0x9E3779B97F4A7C15) & mask
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        return z ^ (z >> 31)
-
-    def below(bound):
-        reject = (1 << 64) % bound
-        while True:
-            x = draw()
-            if x >= reject:
-                return x % bound
-
-    taken = set()
-    for j in range(n_rows - budget, n_rows):
-        t = below(j + 1)
-        taken.add(j if t in taken else t)
-    return sorted(taken)
-
-
 def read_rows(path):
     frame = pd.read_csv(path, comment="#")
     return frame["row"].tolist(), frame
@@ -209,7 +184,7 @@ def check_sample(tmp):
           "the first line records the draw and its seed")
     check(len(set(rows)) == 60 and all(0 <= r < 1500 for r in rows) and rows == sorted(rows),
           "60 distinct rows in range, ascending")
-    check(rows == python_sample(1500, 60, 11), "the rows of splitmix64 + Floyd (docs/audit.md)")
+    check(rows == audit_reference.sample(1500, 60, 11), "the rows of splitmix64 + Floyd (docs/audit.md)")
     check(read_rows(c)[0] != rows, "another seed draws other rows")
     # uniform: each of 12 rows in a third of 300 draws of 4
     counts = np.zeros(12)
@@ -243,16 +218,8 @@ def reference_ppi(theta, q, labels, rows):
     table = cell_table(conf, bins, pred)
     f_cell = probabilities(theta, table)
     f = np.array([f_cell[(b, c)] for b, c in zip(bins.tolist(), pred.tolist())])
-    n, big_n = len(rows), len(q)
-    r = correct[rows] - f[rows]
-    estimate = f.mean() + r.mean()
-    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n)
-    z = norm.ppf(0.5 + LEVEL / 2)
-    good = correct[rows].sum()
-    p = good / n
-    center = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return estimate, [max(0, estimate - z * sd), min(1, estimate + z * sd)], [max(0, center - half), min(1, center + half)], f
+    estimate, interval = audit_reference.ppi(f, correct, rows, LEVEL)
+    return estimate, interval, audit_reference.wilson(correct[rows].sum(), len(rows), LEVEL), f
 
 
 def check_audit(tmp, cal, theta):

@@ -1,18 +1,22 @@
 """Audit mode in the Python package (docs/audit.md, docs/python.md): mano.audit draws the rows the
 CLI's `mano audit` draws and writes its file byte for byte; mano.predict(audit=...) gives the
 audit block of `mano predict --audit --json`, and the PPI and Wilson intervals of an independent
-NumPy/SciPy reference (the formulas of tests/cli/test_audit.py); labels_for_width and the audit
+NumPy/SciPy reference (tests/reference/audit_reference.py); labels_for_width and the audit
 show in mano.frame; every bad audit is one mano.InputError."""
 import json
 import os
+import pathlib
+import sys
 
 import numpy as np
 import pytest
 from scipy.special import expit, log_softmax
-from scipy.stats import norm
 
 import mano
 from api_support import assert_same, cli, cli_json, needs_cli
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+import audit_reference  # noqa: E402
 
 pytestmark = needs_cli
 
@@ -52,32 +56,6 @@ def family(tmp_path_factory):
 
 # --- the independent reference (docs/audit.md) ---------------------------------------------------
 
-def reference_sample(n_rows, budget, seed):
-    """splitmix64 and Floyd's algorithm."""
-    mask, state = (1 << 64) - 1, seed
-
-    def draw():
-        nonlocal state
-        state = (state + 0x9E3779B97F4A7C15) & mask
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        return z ^ (z >> 31)
-
-    def below(bound):
-        reject = (1 << 64) % bound
-        while True:
-            x = draw()
-            if x >= reject:
-                return x % bound
-
-    taken = set()
-    for j in range(n_rows - budget, n_rows):
-        t = below(j + 1)
-        taken.add(j if t in taken else t)
-    return sorted(taken)
-
-
 def reference_audit(model, q, labels, rows):
     """PPI (theta = mean_all(f) + mean_audit(c - f), Var = (1 - n/N) s^2(c - f) / n) with f the
     correctness model at each row's cell (bin of logit(confidence), predicted class) and that cell's
@@ -90,15 +68,8 @@ def reference_audit(model, q, labels, rows):
         mean = min(conf[m].mean(), 1 - 1e-12)
         f[m] = expit(model["intercept"] + model["slope"] * np.log(mean / (1 - mean)) + model["class_effects"][c])
     correct = (pred == labels).astype(float)
-    n, big_n = len(rows), len(q)
-    r = correct[rows] - f[rows]
-    estimate = f.mean() + r.mean()
-    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n)
-    z = norm.ppf(0.5 + LEVEL / 2)
-    p = correct[rows].mean()
-    center = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return estimate, [max(0, estimate - z * sd), min(1, estimate + z * sd)], [max(0, center - half), min(1, center + half)]
+    estimate, interval = audit_reference.ppi(f, correct, rows, LEVEL)
+    return estimate, interval, audit_reference.wilson(correct[rows].sum(), len(rows), LEVEL)
 
 
 def cli_rows(path):
@@ -124,7 +95,7 @@ def test_rows_are_the_cli_draw(family, budget, seed, tmp_path):
     target = family / "target.npy"
     out = tmp_path / "rows.csv"
     cli("audit", target, "--budget", budget, "--seed", seed, "-o", out, "--quiet")
-    want = reference_sample(1500, budget, seed)
+    want = audit_reference.sample(1500, budget, seed)
     assert cli_rows(out) == want
     for x in (target, str(target), np.load(target), 1500):
         got = mano.audit(x, budget, seed=seed)

@@ -13,20 +13,13 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CHROMIUM, compareDeep, foreignRequests, haveChromium, launchChromium, nativeMano, normalLogits, root, runNative, serveDirectory,
-  tempDir, writeNpy,
+  CHROMIUM, compareDeep, foreignRequests, haveChromium, nativeMano, normalLogits, root, runNative, writeNpy,
 } from './support.js';
+import { blend, contrast, example, file, openWithExample, ready, site } from './dashboard_support.js';
 
-const site = path.join(root, 'build/dashboard');
-const example = path.join(root, 'tests/data/example');
 const artifacts = path.join(root, 'build/artifacts');
-const contrast = [0, 1, 2, 3, 4, 5].map((i) => `contrast_${i}`);
-const blend = [0, 1, 2, 3, 4, 5].map((i) => `blend_${i}`);
-const file = (name) => path.join(example, name);
 const sourceFlags = ['--source-logits', file('source_logits.npy'), '--source-labels', file('source_labels.npy')];
 
-const ready = (page) => page.waitForFunction(
-  () => document.querySelector('[data-testid="status"]').dataset.state === 'ready', null, { timeout: 60_000 });
 
 // The options that score a set on the MaNo branch a calibration chose for all its sets.
 const branchFlags = (n) => ['--normalization', n.normalization, '--taylor-order', String(n.taylor_order)];
@@ -57,16 +50,7 @@ describe('dashboard (chromium)', { skip }, () => {
   const problems = [];
 
   before(async () => {
-    ({ server, origin } = await serveDirectory(site));
-    browser = await launchChromium({ requests, problems });
-    page = browser.page;
-    await page.setViewportSize({ width: 1360, height: 900 });
-    await page.goto(origin);
-    tmp = tempDir('mano-dashboard-');
-    const files = [...contrast.flatMap((s) => [`${s}_logits.npy`, `${s}_labels.npy`]), ...blend.map((s) => `${s}_logits.npy`),
-      'source_logits.npy', 'source_labels.npy'].map(file);
-    await page.setInputFiles('[data-testid="file-input"]', files);
-    await ready(page);
+    ({ server, origin, browser, page, tmp } = await openWithExample({ requests, problems, tmpPrefix: 'mano-dashboard-' }));
     report = await exported(page);
   });
 

@@ -10,20 +10,13 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CHROMIUM, compareDeep, foreignRequests, haveChromium, labeledAudit as labeled, launchChromium, nativeMano, npyLabels, root, runNative,
-  serveDirectory, tempDir,
+  CHROMIUM, compareDeep, foreignRequests, haveChromium, labeledAudit as labeled, nativeMano, npyLabels, runNative,
 } from './support.js';
+import { blend, contrast, example, file, openWithExample, ready, site } from './dashboard_support.js';
 
-const site = path.join(root, 'build/dashboard');
-const example = path.join(root, 'tests/data/example');
-const contrast = [0, 1, 2, 3, 4, 5].map((i) => `contrast_${i}`);
-const blend = [0, 1, 2, 3, 4, 5].map((i) => `blend_${i}`);
-const file = (name) => path.join(example, name);
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 const range = ([lo, hi]) => `[${pct(lo)}, ${pct(hi)}]`;
 
-const ready = (page) => page.waitForFunction(
-  () => document.querySelector('[data-testid="status"]').dataset.state === 'ready', null, { timeout: 60_000 });
 
 async function downloaded(page, testid) {
   const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="${testid}"]`)]);
@@ -39,16 +32,7 @@ describe('dashboard audit mode (chromium)', { skip }, () => {
   const problems = [];
 
   before(async () => {
-    ({ server, origin } = await serveDirectory(site));
-    browser = await launchChromium({ requests, problems });
-    page = browser.page;
-    await page.setViewportSize({ width: 1360, height: 900 });
-    await page.goto(origin);
-    tmp = tempDir('mano-dashboard-audit-');
-    const files = [...contrast.flatMap((s) => [`${s}_logits.npy`, `${s}_labels.npy`]), ...blend.map((s) => `${s}_logits.npy`),
-      'source_logits.npy', 'source_labels.npy'].map(file);
-    await page.setInputFiles('[data-testid="file-input"]', files);
-    await ready(page);
+    ({ server, origin, browser, page, tmp } = await openWithExample({ requests, problems, tmpPrefix: 'mano-dashboard-audit-' }));
     const manifest = path.join(tmp, 'contrast.json');
     fs.writeFileSync(manifest, JSON.stringify({
       source: { logits: file('source_logits.npy'), labels: file('source_labels.npy') },

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const dist = path.join(root, 'dist');
-export const nativeMano = process.env.MANO_BIN ?? path.join(root, 'build/release/native/mano');
+export const nativeMano = path.resolve(process.env.MANO_BIN ?? path.join(root, 'build/release/native/mano'));
 
 export async function loadPackage() {
   const mano = await import(path.join(dist, 'index.js'));

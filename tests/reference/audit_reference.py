@@ -1,0 +1,51 @@
+"""An independent reference of audit mode (docs/audit.md) for tests/cli/test_audit.py and
+tests/python/test_audit.py: the rows `mano audit` draws (splitmix64 and Floyd's algorithm), PPI
+with lambda = 1 over a set's rows, and the labels-only Wilson interval."""
+import numpy as np
+from scipy.stats import norm
+
+
+def sample(n_rows, budget, seed):
+    """The rows drawn: splitmix64 seeded with `seed`, rejection for an unbiased bound, Floyd."""
+    mask, state = (1 << 64) - 1, seed
+
+    def draw():
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    def below(bound):
+        reject = (1 << 64) % bound
+        while True:
+            x = draw()
+            if x >= reject:
+                return x % bound
+
+    taken = set()
+    for j in range(n_rows - budget, n_rows):
+        t = below(j + 1)
+        taken.add(j if t in taken else t)
+    return sorted(taken)
+
+
+def ppi(f, correct, rows, level):
+    """theta = mean_all(f) + mean_audit(c - f), Var = (1 - n/N) s^2(c - f) / n: (theta, [lo, hi])
+    within [0, 1]. f and correct are per row of the whole set; rows the audited ones."""
+    n, big_n = len(rows), len(f)
+    r = correct[rows] - f[rows]
+    estimate = f.mean() + r.mean()
+    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n)
+    z = norm.ppf(0.5 + level / 2)
+    return estimate, [max(0, estimate - z * sd), min(1, estimate + z * sd)]
+
+
+def wilson(correct, n, level):
+    """The Wilson score interval of `correct` right of n, within [0, 1]."""
+    z = norm.ppf(0.5 + level / 2)
+    p = correct / n
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [max(0, center - half), min(1, center + half)]
