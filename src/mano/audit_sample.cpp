@@ -8,8 +8,8 @@
 #include <numeric>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <set>
+#include <tuple>
 
 #include "mano/error.hpp"
 #include "mano/text.hpp"
@@ -30,8 +30,7 @@ std::vector<std::uint64_t> audit_sample(std::uint64_t n_rows, std::uint64_t budg
     // Floyd's algorithm: for j = N - n .. N - 1, t uniform on [0, j]; take t, or j when t is taken
     // already. Every n-subset is equally likely, with n draws and O(n) memory whatever N.
     detail::splitmix64 g{seed};
-    std::unordered_set<std::uint64_t> taken;
-    taken.reserve(static_cast<std::size_t>(budget) * 2);
+    std::set<std::uint64_t> taken;  // a tree, not a hash table: the WebAssembly build stays smaller
     std::vector<std::uint64_t> rows;
     rows.reserve(static_cast<std::size_t>(budget));
     for (std::uint64_t j = n_rows - budget; j < n_rows; ++j) {
@@ -154,8 +153,7 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
     const std::string classes = "0 to " + std::to_string(k - 1);
     std::vector<std::string> header;
     std::size_t column_row = 0, column_weight = 0, column_label = 0;  // 1-based; 0 = none
-    std::unordered_map<std::uint64_t, std::size_t> line_of;  // each row's line, for a row listed twice
-    std::vector<std::pair<std::uint64_t, std::int64_t>> entries;
+    std::vector<std::tuple<std::uint64_t, std::size_t, std::int64_t>> entries;  // row, line, label
     std::size_t line_number = 0;
     for (std::size_t at = 0; at < text.size();) {
         const std::size_t end = std::min(text.find('\n', at), text.size());
@@ -202,10 +200,6 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
         if (static_cast<std::uint64_t>(*row) >= n_rows)
             throw error(where.at(column_row, "row") + "row " + printable(row_text, 40) + " is outside the set's rows 0 to " +
                         std::to_string(n_rows - 1) + " (rows count from 0); audit rows of this set");
-        const auto [seen, added] = line_of.emplace(static_cast<std::uint64_t>(*row), line_number);
-        if (!added)
-            throw error(where.at(column_row, "row") + "row " + std::to_string(*row) + " is listed twice (also on line " +
-                        std::to_string(seen->second) + "); list each audited row once");
         const std::string& weight_text = fields[column_weight - 1];
         char* stop = nullptr;
         const double weight = weight_text.empty() ? std::nan("") : std::strtod(weight_text.c_str(), &stop);
@@ -226,16 +220,21 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
         if (*label < 0 || static_cast<std::uint64_t>(*label) >= k)
             throw error(where.at(column_label, "label") + "label " + printable(label_text, 40) + " is outside the classes " +
                         classes + " of these logits");
-        entries.emplace_back(static_cast<std::uint64_t>(*row), *label);
+        entries.emplace_back(static_cast<std::uint64_t>(*row), line_number, *label);
     }
     if (header.empty())
         throw error(file + ": empty; an audit file starts with the header row,weight,label (mano audit writes row,weight: add "
                            "a column label)");
     if (entries.empty())
         throw error(file + ": no audited rows after the header; label the rows mano audit drew, one line each");
-    std::sort(entries.begin(), entries.end());
+    std::sort(entries.begin(), entries.end());  // by row, then line: a row listed twice lies side by side
+    for (std::size_t i = 1; i < entries.size(); ++i)
+        if (std::get<0>(entries[i]) == std::get<0>(entries[i - 1]))
+            throw error(place{file, std::get<1>(entries[i])}.at(column_row, "row") + "row " +
+                        std::to_string(std::get<0>(entries[i])) + " is listed twice (also on line " +
+                        std::to_string(std::get<1>(entries[i - 1])) + "); list each audited row once");
     audit_labels out;
-    for (const auto& [row, label] : entries) {
+    for (const auto& [row, line, label] : entries) {
         out.rows.push_back(row);
         out.labels.push_back(label);
     }
