@@ -42,26 +42,6 @@ def output(*args):
     return proc.stdout
 
 
-def make_sets(tmp, rng):
-    """Labeled sets of falling accuracy in 4 groups, and a hard target set far below them."""
-    sets = []
-    for i in range(8):
-        labels = rng.integers(0, K, N)
-        q = rng.standard_normal((N, K)) * 1.5 + rng.normal(0, 0.3, K)
-        q[np.arange(N), labels] += 1.0 + 0.45 * i
-        q *= [0.5, 1.0, 2.0, 3.0][i % 4]  # a scale per group: confidence alone estimates poorly, intervals are wide
-        np.save(tmp / f"set{i}.npy", q.astype(np.float32))
-        np.save(tmp / f"set{i}_labels.npy", labels)
-        sets.append({"name": f"set{i}", "group": f"g{i % 4}", "logits": f"set{i}.npy", "labels": f"set{i}_labels.npy"})
-    (tmp / "manifest.json").write_text(json.dumps({"sets": sets}))
-    labels = rng.integers(0, K, 1500)
-    q = rng.standard_normal((1500, K)) * 2.5
-    q[np.arange(1500), labels] += 0.6
-    np.save(tmp / "target.npy", q.astype(np.float32))
-    np.save(tmp / "target_labels.npy", labels)
-    return sets
-
-
 def cells(q, temperature=1.0):
     """Each row's confidence (max softmax(q / T) in double), bin and predicted class; the rows
     within 1e-6 of an edge, where the kernel's float arithmetic may bin them either way."""
@@ -324,7 +304,7 @@ def main():
     rng = np.random.default_rng(20240531)
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)
-        sets = make_sets(tmp, rng)
+        sets = audit_reference.make_sets(tmp, rng, K, N)
         cal = tmp / "cal.json"
         output("calibrate", tmp / "manifest.json", "-o", cal, "--quiet", "--methods", "confscore,nuclear,mde")
         conforms("Calibration", json.loads(cal.read_text()), "a calibration with a correctness model")

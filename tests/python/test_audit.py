@@ -31,21 +31,7 @@ def family(tmp_path_factory):
     a hard target set, and the CLI's calibration of the sets (with its correctness model)."""
     tmp = tmp_path_factory.mktemp("audit")
     rng = np.random.default_rng(20240531)
-    sets = []
-    for i in range(8):
-        labels = rng.integers(0, K, N)
-        q = rng.standard_normal((N, K)) * 1.5 + rng.normal(0, 0.3, K)
-        q[np.arange(N), labels] += 1.0 + 0.45 * i
-        q *= [0.5, 1.0, 2.0, 3.0][i % 4]
-        np.save(tmp / f"set{i}.npy", q.astype(np.float32))
-        np.save(tmp / f"set{i}_labels.npy", labels)
-        sets.append({"name": f"set{i}", "group": f"g{i % 4}", "logits": f"set{i}.npy", "labels": f"set{i}_labels.npy"})
-    (tmp / "manifest.json").write_text(json.dumps({"sets": sets}))
-    labels = rng.integers(0, K, 1500)
-    q = rng.standard_normal((1500, K)) * 2.5
-    q[np.arange(1500), labels] += 0.6
-    np.save(tmp / "target.npy", q.astype(np.float32))
-    np.save(tmp / "target_labels.npy", labels)
+    audit_reference.make_sets(tmp, rng, K, N)
     cal = tmp / "cal.json"
     cli("calibrate", tmp / "manifest.json", "-o", cal, "--quiet", "--methods", "confscore,nuclear,mde")
     bare = json.loads(cal.read_text())

@@ -1,6 +1,9 @@
 """An independent reference of audit mode (docs/audit.md) for tests/cli/test_audit.py and
 tests/python/test_audit.py: the rows `mano audit` draws (splitmix64 and Floyd's algorithm), PPI
-with lambda = 1 over a set's rows, and the labels-only Wilson interval."""
+with lambda = 1 over a set's rows, the labels-only Wilson interval, and the labeled sets both
+tests calibrate on."""
+import json
+
 import numpy as np
 from scipy.stats import norm
 
@@ -49,3 +52,24 @@ def wilson(correct, n, level):
     center = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return [max(0, center - half), min(1, center + half)]
+
+
+def make_sets(tmp, rng, k, n):
+    """Labeled sets of falling accuracy in 4 groups (set0 .. set7, each n x k, with manifest.json in
+    tmp), and a hard target set far below them (target.npy, 1500 rows); returns the manifest's sets."""
+    sets = []
+    for i in range(8):
+        labels = rng.integers(0, k, n)
+        q = rng.standard_normal((n, k)) * 1.5 + rng.normal(0, 0.3, k)
+        q[np.arange(n), labels] += 1.0 + 0.45 * i
+        q *= [0.5, 1.0, 2.0, 3.0][i % 4]  # a scale per group: confidence alone estimates poorly, intervals are wide
+        np.save(tmp / f"set{i}.npy", q.astype(np.float32))
+        np.save(tmp / f"set{i}_labels.npy", labels)
+        sets.append({"name": f"set{i}", "group": f"g{i % 4}", "logits": f"set{i}.npy", "labels": f"set{i}_labels.npy"})
+    (tmp / "manifest.json").write_text(json.dumps({"sets": sets}))
+    labels = rng.integers(0, k, 1500)
+    q = rng.standard_normal((1500, k)) * 2.5
+    q[np.arange(1500), labels] += 0.6
+    np.save(tmp / "target.npy", q.astype(np.float32))
+    np.save(tmp / "target_labels.npy", labels)
+    return sets
