@@ -281,44 +281,14 @@ py_accumulator scan_file(const std::string& path, const std::string& options_jso
     }
 }
 
-// Rows of a logits file (ascending, within it), read where they lie (in order from the start when
-// the file has no random access: a deflated .npz member), as `mano predict --audit` reads the
-// audited rows (native/cli/audit.cpp): float64 files as float64, every other type as float32, so
-// their confidences are those of the set's scan.
-void copy_rows(mano::io::matrix_reader& reader, const std::vector<std::uint64_t>& rows, void* out) {
-    const std::size_t k = reader.cols(), n = rows.size();
-    const bool wide = reader.type() == mano::dtype::float64;
-    const auto copy = [&](const mano::logits_view& view, std::size_t from, std::size_t count, std::size_t to) {
-        if (wide) mano::widen_rows(view, from, count, static_cast<double*>(out) + to * k);
-        else mano::float_rows(view, from, count, static_cast<float*>(out) + to * k);
-    };
-    if (reader.random_access()) {
-        for (std::size_t i = 0; i < n;) {  // runs of consecutive rows in one read each
-            std::size_t j = i + 1;
-            while (j < n && rows[j] == rows[j - 1] + 1 && j - i < 4096) ++j;
-            copy(reader.read(rows[i], j - i), 0, j - i, i);
-            i = j;
-        }
-        return;
-    }
-    const std::size_t chunk = std::max<std::size_t>(1, copy_chunk_bytes / std::max<std::size_t>(1, k * sizeof(float)));
-    std::size_t next = 0;
-    for (std::size_t first = 0; next < n; first += chunk) {
-        const std::size_t count = std::min<std::size_t>(chunk, reader.rows() - first);
-        const mano::logits_view view = reader.read(first, count);
-        for (; next < n && rows[next] < first + count; ++next) copy(view, rows[next] - first, 1, next);
-    }
-}
-
+// Rows of a logits file (ascending, within it), read as `mano predict --audit` reads the audited
+// rows (io::read_rows): float64 files as float64, every other type as float32.
 py::array read_rows(const std::string& path, const std::vector<std::uint64_t>& rows) {
     std::unique_ptr<mano::io::matrix_reader> reader;
     {
         py::gil_scoped_release release;
         reader = mano::io::open_matrix(path, {});
     }
-    for (std::size_t i = 0; i < rows.size(); ++i)
-        if (rows[i] >= reader->rows() || (i > 0 && rows[i] <= rows[i - 1]))
-            throw mano::error(path + ": the rows to read must be ascending and below its " + std::to_string(reader->rows()));
     const std::size_t n = rows.size(), k = reader->cols();
     py::array out = reader->type() == mano::dtype::float64 ? py::array(py::dtype::of<double>(), {n, k})
                                                            : py::array(py::dtype::of<float>(), {n, k});
@@ -326,7 +296,7 @@ py::array read_rows(const std::string& path, const std::vector<std::uint64_t>& r
     {
         py::gil_scoped_release release;
         try {
-            copy_rows(*reader, rows, data);
+            mano::io::read_rows(*reader, rows, data);
         } catch (const mano::error& e) {
             throw mano::host::file_error(path, e);
         }

@@ -75,29 +75,8 @@ result score_audited_rows(const std::string& logits, const input_args& input, co
     const bool wide = reader->type() == dtype::float64;  // read as the scan reads them: the same confidences
     std::vector<float> narrow_rows(wide ? 0 : n * k);
     std::vector<double> wide_rows(wide ? n * k : 0);
-    const auto copy = [&](const logits_view& view, std::size_t from, std::size_t count, std::size_t to) {
-        if (wide) widen_rows(view, from, count, wide_rows.data() + to * k);
-        else float_rows(view, from, count, narrow_rows.data() + to * k);
-    };
     try {
-        if (reader->random_access()) {
-            // runs of consecutive rows in one read each
-            for (std::size_t i = 0; i < n;) {
-                std::size_t j = i + 1;
-                while (j < n && audit.rows[j] == audit.rows[j - 1] + 1 && j - i < 4096) ++j;
-                copy(reader->read(audit.rows[i], j - i), 0, j - i, i);
-                i = j;
-            }
-        } else {
-            // in order from the start: a deflated .npz member
-            const std::size_t chunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / k);
-            std::size_t next = 0;
-            for (std::size_t first = 0; next < n; first += chunk) {
-                const std::size_t count = std::min(chunk, reader->rows() - first);
-                const logits_view view = reader->read(first, count);
-                for (; next < n && audit.rows[next] < first + count; ++next) copy(view, audit.rows[next] - first, 1, next);
-            }
-        }
+        io::read_rows(*reader, audit.rows, wide ? static_cast<void*>(wide_rows.data()) : narrow_rows.data());
         accumulator acc(k, opts);
         row_inputs in;
         in.labels = audit.labels.data();

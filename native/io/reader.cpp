@@ -69,6 +69,34 @@ format detect(const detail::file_handle& file, const read_options& opts) {
 
 }  // namespace
 
+void read_rows(matrix_reader& reader, const std::vector<std::uint64_t>& rows, void* out) {
+    const std::size_t k = reader.cols(), n = rows.size();
+    for (std::size_t i = 0; i < n; ++i)
+        if (rows[i] >= reader.rows() || (i > 0 && rows[i] <= rows[i - 1]))
+            throw error("the rows to read must be ascending and below its " + std::to_string(reader.rows()));
+    const bool wide = reader.type() == dtype::float64;
+    const auto copy = [&](const logits_view& view, std::size_t from, std::size_t count, std::size_t to) {
+        if (wide) widen_rows(view, from, count, static_cast<double*>(out) + to * k);
+        else float_rows(view, from, count, static_cast<float*>(out) + to * k);
+    };
+    if (reader.random_access()) {
+        for (std::size_t i = 0; i < n;) {
+            std::size_t j = i + 1;
+            while (j < n && rows[j] == rows[j - 1] + 1 && j - i < 4096) ++j;
+            copy(reader.read(rows[i], j - i), 0, j - i, i);
+            i = j;
+        }
+        return;
+    }
+    const std::size_t chunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / std::max<std::size_t>(1, k));
+    std::size_t next = 0;
+    for (std::size_t first = 0; next < n; first += chunk) {
+        const std::size_t count = std::min(chunk, reader.rows() - first);
+        const logits_view view = reader.read(first, count);
+        for (; next < n && rows[next] < first + count; ++next) copy(view, rows[next] - first, 1, next);
+    }
+}
+
 std::unique_ptr<matrix_reader> open_matrix(const std::string& path, const read_options& opts) {
     auto file = std::make_shared<const detail::file_handle>(path);
     if (file->size() == 0) detail::fail(path, "is empty");

@@ -85,6 +85,13 @@ protected:
 // extension (.csv, .tsv), then `opts.shape` (raw float32).
 std::unique_ptr<matrix_reader> open_matrix(const std::string& path, const read_options& opts = {});
 
+// Rows of a matrix (`rows` ascending, each below reader.rows()) copied into `out` (rows.size() x
+// cols): float64 matrices as double, every other type as float, as a scan reads them (the same
+// confidences). Consecutive rows are one read each (at most 4096); a reader without random access
+// (a deflated .npz member) is read in order from the start. Throws mano::error for rows out of
+// order or range.
+void read_rows(matrix_reader& reader, const std::vector<std::uint64_t>& rows, void* out);
+
 // Integer class labels, one per row: a 1-D (or N x 1) integer array in .npy/.npz/.safetensors,
 // or a CSV/TSV column (opts.label_column, or the only column of a one-column file).
 std::vector<std::int64_t> read_labels(const std::string& path, const read_options& opts = {});
