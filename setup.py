@@ -21,10 +21,10 @@ ROOT = pathlib.Path(__file__).resolve().parent
 
 
 def version() -> str:
-    header = (ROOT / "src" / "mano" / "version.hpp").read_text()
+    header = (ROOT / "src" / "mano" / "base" / "version.hpp").read_text()
     parts = [re.search(rf"#define MANO_VERSION_{p} (\d+)", header) for p in ("MAJOR", "MINOR", "PATCH")]
     if not all(parts):
-        sys.exit("mano setup: src/mano/version.hpp has no MANO_VERSION_MAJOR/MINOR/PATCH line")
+        sys.exit("mano setup: src/mano/base/version.hpp has no MANO_VERSION_MAJOR/MINOR/PATCH line")
     return ".".join(m.group(1) for m in parts)
 
 

@@ -50,7 +50,7 @@ std::string evaluate(const std::string& sets);
 // the sets from their softrun variants).
 std::string calibrate(const std::string& sets, const std::string& options_json);
 
-// The family workflow (mano/workflow.hpp) in JSON. `score(index, pass)` scores set `index` with
+// The family workflow (mano/workflow/family.hpp) in JSON. `score(index, pass)` scores set `index` with
 // the pass's options ({"pass", "normalization"?, "taylor_order"?, "methods"?} over the options
 // the binding resolved for it) and gives back the result's and the options' JSON, or nothing
 // when the set cannot be scored (given as a result). sets: [{"name", "group"?}]; family_json:
@@ -86,13 +86,13 @@ std::string evaluate_family(const std::string& scored);
 // mano calibrate over a scored family: {"calibration", "notes"}.
 std::string calibrate_family(const std::string& scored);
 
-// The monitoring rules (mano/monitoring.hpp) over a timeline: points_json as points_from_json;
+// The monitoring rules (mano/workflow/monitoring.hpp) over a timeline: points_json as points_from_json;
 // reference > 0: the threshold from that many first points, else `threshold`; slope_json: the
 // calibrated line's slope or null. Returns assessment::to_json().
 std::string monitor(const std::string& points_json, std::size_t reference, double threshold, const std::string& slope_json);
 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level);
-// Audit mode (mano/audit.hpp, mano/audit_sample.hpp; docs/audit.md), as `mano audit` and
+// Audit mode (mano/audit/ppi.hpp, mano/audit/audit_sample.hpp; docs/audit.md), as `mano audit` and
 // `mano predict --audit` run it:
 // audit_sample: the rows to label, {"rows": [ascending], "n_rows", "seed"} (seed <= 2^53 - 1);
 // audit_file: the same draw as the CSV text mano audit writes (`source` names the logits in its
@@ -112,7 +112,7 @@ std::string predict_audited(const std::string& calibration_json, const std::stri
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level);
 
-// The options to score n x k logits with for a calibration's predictions (calibration.hpp,
+// The options to score n x k logits with for a calibration's predictions (src/mano/prediction/prediction.hpp,
 // scoring_options; n = 0: unknown): {"options", "left_out": [the methods left out by size]}.
 // Refuses an inconsistent calibration and another k, before any row is scored.
 std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k);

@@ -342,7 +342,7 @@ PYBIND11_MODULE(_core, m) {
           py::arg("features"), py::arg("threads"));
     m.def("prepare_options", &prepare_options);
     m.def("resolve_options", &resolve_options);
-    // The family workflow (mano/workflow.hpp): `score(index, pass_json)` is the package's scorer
+    // The family workflow (mano/workflow/family.hpp): `score(index, pass_json)` is the package's scorer
     // (None, or the result's and the options' JSON); an InputError it raises is a mano::error to
     // the workflow, which leaves an extra Taylor order out of that set's choice.
     m.def("score_family", [](const std::string& sets, const std::string& family, const py::function& score) {

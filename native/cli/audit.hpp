@@ -1,5 +1,5 @@
 #pragma once
-// `mano audit` (the rows to label, drawn by the core's sampler, src/mano/audit_sample.hpp) and
+// `mano audit` (the rows to label, drawn by the core's sampler, src/mano/audit/audit_sample.hpp) and
 // what `mano predict --audit` adds: the labeled audit file read by the core's parser, the audited
 // rows read from the set's file and scored with their labels, and the lines the text output shows.
 

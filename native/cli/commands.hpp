@@ -19,7 +19,7 @@ struct score_command {
     std::string emit_state;
     std::string calibration;
     double level = 0.9;
-    bool correctness_histogram = false;  // also collect the correctness histogram (src/mano/correctness.hpp)
+    bool correctness_histogram = false;  // also collect the correctness histogram (src/mano/scan/correctness_histogram.hpp)
     method_args methods;
     input_args input;
 };
@@ -83,7 +83,7 @@ struct methods_command {
     bool json = false;
 };
 
-// The calibration's options for scoring n x k logits of `path` (calibration.hpp,
+// The calibration's options for scoring n x k logits of `path` (src/mano/prediction/prediction.hpp,
 // scoring_options: K checked before any row is read), naming on stderr (unless `quiet`) the
 // methods that keep every row and were left out for this size: predict's, and monitor add's.
 options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet);

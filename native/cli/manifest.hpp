@@ -29,7 +29,7 @@ using options_for_shape = std::function<options(std::size_t rows, std::size_t co
 workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose);
 
 // Every selected set of a manifest, with labels, scored for eval and calibrate by the core's
-// workflow (mano/workflow.hpp): with --normalization family, the branch chosen for all the sets.
+// workflow (mano/workflow/family.hpp): with --normalization family, the branch chosen for all the sets.
 workflow::scored_family score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
                                        const input_args& input);
 

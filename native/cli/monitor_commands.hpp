@@ -2,7 +2,7 @@
 // `mano monitor add` and `mano monitor report`: a monitoring history in one SQLite file
 // (native/host/history.hpp, docs/monitor.md). add scores files as mano predict does and appends
 // one point per file or chunk; report gives the timeline with the core's alert rules
-// (src/mano/monitoring.hpp) and exits 3 when the latest point alerts.
+// (src/mano/workflow/monitoring.hpp) and exits 3 when the latest point alerts.
 
 #include <cstddef>
 #include <string>

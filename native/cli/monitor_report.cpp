@@ -1,5 +1,5 @@
 // `mano monitor report`: the history's timeline with the core's monitoring rules
-// (src/mano/monitoring.hpp: the alert line mean - 3 sd of the reference period, the points below
+// (src/mano/workflow/monitoring.hpp: the alert line mean - 3 sd of the reference period, the points below
 // it, the too-small warning), as text, Markdown or JSON; exit status 3 when the latest point
 // alerts. A point scored with another calibration than the reference period's is marked and not
 // compared.

@@ -11,7 +11,7 @@
 
 #include "host/scan.hpp"
 #include "io/json.hpp"
-#include "mano/source_options.hpp"
+#include "mano/workflow/source_options.hpp"
 
 namespace mano {
 namespace cli {

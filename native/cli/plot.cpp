@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <mano/error.hpp>
+#include <mano/base/error.hpp>
 
 namespace mano {
 namespace cli {

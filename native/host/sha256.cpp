@@ -2,7 +2,7 @@
 
 #include <openssl/evp.h>
 
-#include "mano/error.hpp"
+#include "mano/base/error.hpp"
 
 namespace mano {
 namespace host {

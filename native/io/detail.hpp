@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include <mano/error.hpp>
-#include <mano/text.hpp>
+#include <mano/base/error.hpp>
+#include <mano/base/text.hpp>
 
 #include "io/header.hpp"
 #include "io/reader.hpp"

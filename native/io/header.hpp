@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include <mano/error.hpp>
-#include <mano/text.hpp>
+#include <mano/base/error.hpp>
+#include <mano/base/text.hpp>
 
 #include "io/reader.hpp"
 
@@ -25,7 +25,7 @@ namespace detail {
 // Throws mano::error("WHERE: MESSAGE"); WHERE is a path, or "path: member 'x.npy'". Control
 // characters (from a damaged file's text) are escaped, so the message stays one line.
 [[noreturn]] void fail(const std::string& where, const std::string& message);
-// Text taken from a file, safe to put in a one-line message (mano/text.hpp).
+// Text taken from a file, safe to put in a one-line message (mano/base/text.hpp).
 using ::mano::printable;
 
 // a * b, or a mano::error naming `what` when it does not fit in 64 bits.

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include <mano/error.hpp>
-#include <mano/text.hpp>
+#include <mano/base/error.hpp>
+#include <mano/base/text.hpp>
 
 namespace mano {
 namespace io {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <mano/error.hpp>
+#include <mano/base/error.hpp>
 
 #include "io/json.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <mano/logits_view.hpp>
+#include <mano/scan/logits_view.hpp>
 
 namespace mano {
 namespace io {
@@ -38,7 +38,7 @@ struct read_options {
 // names the limit, so a hostile file costs bounded memory and time.
 // Columns of any matrix (classes of logits, dimensions of features): a row is read whole, so this
 // bounds a row's memory (4 MiB of float32) whatever the file claims.
-inline constexpr std::uint64_t matrix_max_columns = max_classes;  // the core's limit (mano/logits_view.hpp)
+inline constexpr std::uint64_t matrix_max_columns = max_classes;  // the core's limit (mano/scan/logits_view.hpp)
 inline constexpr std::uint64_t csv_max_line_bytes = std::uint64_t{16} << 20;  // one CSV/TSV line
 inline constexpr std::size_t csv_max_columns = std::size_t{1} << 18;          // fields in one CSV/TSV line
 inline constexpr std::uint64_t npy_max_header_bytes = std::uint64_t{1} << 16;  // NumPy itself trusts 10000

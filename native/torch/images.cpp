@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include <mano/error.hpp>
+#include <mano/base/error.hpp>
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_FAILURE_USERMSG

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <optional>
 
-#include <mano/error.hpp>
+#include <mano/base/error.hpp>
 
 namespace mano {
 namespace inference {

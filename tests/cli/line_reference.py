@@ -4,7 +4,7 @@ link, the link of lower held-out error, jackknife+ intervals. Used by test_workf
 import numpy as np
 from scipy import stats
 
-MARGIN = 1e-3  # calibration.hpp, probit_margin
+MARGIN = 1e-3  # src/mano/calibration/calibration.hpp, probit_margin
 
 
 def to_link(link, v):

@@ -11,7 +11,6 @@ import pathlib
 import sys
 import tempfile
 
-import jsonschema
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
@@ -21,19 +20,13 @@ from scipy.stats import chisquare, norm
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 import audit_reference  # noqa: E402
 from harness import check, finish  # noqa: E402
+from shapes_support import conforms  # noqa: E402
 from workflow_support import run  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "src/mano/schema/shapes.schema.json").read_text())
 EDGES = np.array([-4 + 0.75 * i for i in range(19)])  # docs/audit.md: 20 bins in logit(confidence)
 K, N = 5, 900
 LEVEL = 0.9
-
-
-def conforms(name, value, what):
-    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{name}"}
-    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(value))
-    check(not errors, f"{what} is a {name}: " + "; ".join(e.message[:160] for e in errors[:3]))
 
 
 def output(*args):

@@ -1,5 +1,5 @@
 """The JSON the CLI writes has the shapes their one description gives
-(src/mano/schema/shapes.schema.json, from which bindings/make_types.py writes the npm and Python
+(src/mano/schema/*.schema.json, from which bindings/make_types.py writes the npm and Python
 types): every result of `mano score --json` (every method of the table, MaNo batched and not,
 chunks), the calibration file of `mano calibrate`, and `mano predict --json` with and without a
 manifest, checked with jsonschema (Debian's python3-jsonschema). The schema allows no key it does
@@ -11,29 +11,15 @@ import pathlib
 import sys
 import tempfile
 
-import jsonschema
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 from harness import check, finish  # noqa: E402
+from shapes_support import conforms, validator  # noqa: E402
 from workflow_support import run  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "src/mano/schema/shapes.schema.json").read_text())
 MANIFEST = REPO / "bench/fashion_mnist_c/data/bncnn/manifest.json"
 DATA = MANIFEST.parent
-
-
-def validator(name):
-    """A validator of one definition, resolving its $refs within the schema."""
-    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{name}"}
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
-
-
-def conforms(name, value, what):
-    errors = sorted(validator(name).iter_errors(value), key=lambda e: list(e.absolute_path))
-    detail = "; ".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:160]}" for e in errors[:3])
-    check(not errors, f"{what} is a {name}" + (f": {detail}" if detail else ""))
 
 
 def output(*args):

@@ -1,4 +1,4 @@
-// Audit mode in the core (src/mano/audit_sample.hpp, correctness.hpp, audit.hpp): the sampler's
+// Audit mode in the core (src/mano/audit/audit_sample.hpp, correctness.hpp, audit.hpp): the sampler's
 // fixed sequence for a seed, which every platform and the WebAssembly build must give (the
 // expected rows come from an independent Python implementation of splitmix64 and Floyd's
 // algorithm), the correctness histogram through merges and states, and the interval formulas.

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <mano/evaluation.hpp>
+#include <mano/calibration/statistics.hpp>
 
 #include "support.hpp"
 

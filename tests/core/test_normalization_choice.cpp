@@ -1,4 +1,4 @@
-// One normalization for a family of sets (src/mano/normalization_choice.cpp): MaNo's branch
+// One normalization for a family of sets (src/mano/calibration/normalization_choice.cpp): MaNo's branch
 // chosen once for all the sets by the held-out error of its line, else by the pooled criterion.
 #include <catch2/catch.hpp>
 

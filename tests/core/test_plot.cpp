@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <mano/error.hpp>
+#include <mano/base/error.hpp>
 
 #include "cli/plot.hpp"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include <mano/source.hpp>
+#include <mano/shift/source_fit.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "mano/detail/state.hpp"
+#include "mano/base/detail/json_fields.hpp"
 #include "support.hpp"
 
 using mano_test::random_logits;

@@ -7,8 +7,8 @@
 #include <random>
 #include <string>
 
-#include <mano/error.hpp>
-#include <mano/student_t.hpp>
+#include <mano/base/error.hpp>
+#include <mano/calibration/student_t.hpp>
 
 #include "support.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <mano/transport.hpp>
+#include <mano/shift/transport.hpp>
 
 #include "support.hpp"
 

@@ -1,4 +1,4 @@
-// The family workflow (src/mano/workflow.hpp): which passes score which sets, the branch chosen
+// The family workflow (src/mano/workflow/family.hpp): which passes score which sets, the branch chosen
 // for all of them, sets that cannot be scored again, and the JSON the bindings pass around.
 #include <catch2/catch.hpp>
 

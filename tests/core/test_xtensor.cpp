@@ -5,7 +5,7 @@
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xtensor.hpp>
 
-#include <mano/xtensor.hpp>
+#include <mano/scan/xtensor.hpp>
 
 #include "support.hpp"
 

@@ -2,7 +2,7 @@
 
 - every relative link and image in README.md and docs/ points at a file that exists, and a link
   with a #fragment at a heading of that file (GitHub's anchors);
-- the generated parts (docs/methods.md, the --help section of docs/cli.md) are what
+- the generated parts (docs/methods.md, docs/cli-options.md) are what
   docs/make.py writes from this build's `mano`, and the npm and Python types of the JSON shapes
   (web/src/shapes.d.ts, mano/_shapes.pyi) what bindings/make_types.py writes from their schema;
 - every code block marked runnable (a `<!-- runnable -->` line before it) runs and exits 0: sh

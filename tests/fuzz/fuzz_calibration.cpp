@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include <mano/calibration.hpp>
+#include <mano/calibration/calibration.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <mano/options.hpp>
+#include <mano/scan/options.hpp>
 
 #include "fuzz_support.hpp"
 

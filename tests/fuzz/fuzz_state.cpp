@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include <mano/accumulator.hpp>
-#include <mano/result.hpp>
+#include <mano/accumulator/accumulator.hpp>
+#include <mano/scan/result.hpp>
 
 #include "fuzz_support.hpp"
 

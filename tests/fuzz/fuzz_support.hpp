@@ -16,8 +16,8 @@
 
 #include <unistd.h>
 
-#include <mano/error.hpp>
-#include <mano/logits_view.hpp>
+#include <mano/base/error.hpp>
+#include <mano/scan/logits_view.hpp>
 
 #include "io/json.hpp"
 #include "io/reader.hpp"

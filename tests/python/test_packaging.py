@@ -19,7 +19,7 @@ needs_wheel = pytest.mark.skipif(not WHEEL, reason="MANO_WHEEL is not set: .ci/w
 
 
 def core_version():
-    header = (REPO / "src" / "mano" / "version.hpp").read_text()
+    header = (REPO / "src" / "mano" / "base" / "version.hpp").read_text()
     return ".".join(re.search(rf"#define MANO_VERSION_{p} (\d+)", header).group(1) for p in ("MAJOR", "MINOR", "PATCH"))
 
 

@@ -1,5 +1,5 @@
 """mano.evaluate / calibrate / predict equal `mano eval`, `mano calibrate`, `mano predict`, from a
-manifest and from in-memory sets, through the core's family workflow (src/mano/workflow.hpp)."""
+manifest and from in-memory sets, through the core's family workflow (src/mano/workflow/family.hpp)."""
 import json
 import math
 
@@ -54,7 +54,7 @@ def test_calibrate_equals_cli(calibration_file, tmp_path):
 
 @needs_cli
 def test_taylor_orders_equal_cli(tmp_path):
-    """The family workflow (src/mano/workflow.hpp) with extra Taylor orders, as mano eval/calibrate."""
+    """The family workflow (src/mano/workflow/family.hpp) with extra Taylor orders, as mano eval/calibrate."""
     want = cli_json("eval", MANIFEST, "--json", "--quiet", "--taylor-orders", "1,3")
     got = mano.evaluate(MANIFEST, taylor_orders=[1, 3])
     assert sorted(got["normalization"]["errors"]) == ["softmax", "taylor1", "taylor2", "taylor3"]

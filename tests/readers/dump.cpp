@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <mano/logits_view.hpp>
+#include <mano/scan/logits_view.hpp>
 
 #include "io/reader.hpp"
 

@@ -1,13 +1,13 @@
-# The version is written once, in src/mano/version.hpp; package.json cannot read a header, so
+# The version is written once, in src/mano/base/version.hpp; package.json cannot read a header, so
 # this checks that it (and package-lock.json, which npm keeps from it) says the same.
 # Usage: cmake -DSOURCE_DIR=<repository root> -P check.cmake
-file(STRINGS ${SOURCE_DIR}/src/mano/version.hpp defines REGEX "^#define MANO_VERSION_(MAJOR|MINOR|PATCH) ")
+file(STRINGS ${SOURCE_DIR}/src/mano/base/version.hpp defines REGEX "^#define MANO_VERSION_(MAJOR|MINOR|PATCH) ")
 foreach(part MAJOR MINOR PATCH)
   string(REGEX REPLACE ".*MANO_VERSION_${part} ([0-9]+).*" "\\1" ${part} "${defines}")
 endforeach()
 set(header "${MAJOR}.${MINOR}.${PATCH}")
 if(NOT header MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$")
-  message(FATAL_ERROR "src/mano/version.hpp: cannot read MANO_VERSION_MAJOR/MINOR/PATCH (got '${header}')")
+  message(FATAL_ERROR "src/mano/base/version.hpp: cannot read MANO_VERSION_MAJOR/MINOR/PATCH (got '${header}')")
 endif()
 
 set(wrong "")
@@ -25,7 +25,7 @@ expect("package-lock.json's version" "${value}")
 string(JSON value GET "${lock}" packages "" version)
 expect("package-lock.json's packages[\"\"].version" "${value}")
 if(wrong)
-  message(FATAL_ERROR "src/mano/version.hpp says ${header}, but:${wrong}\n"
-                      "src/mano/version.hpp is the source: `npm version --no-git-tag-version ${header}` copies it.")
+  message(FATAL_ERROR "src/mano/base/version.hpp says ${header}, but:${wrong}\n"
+                      "src/mano/base/version.hpp is the source: `npm version --no-git-tag-version ${header}` copies it.")
 endif()
 message("version ${header}: package.json and package-lock.json agree")

@@ -1,8 +1,8 @@
 // Scoring and calibration: each set scored in the Worker, then the evaluation, calibration and
 // predictions of `mano eval`, `mano calibrate` and `mano predict` (or those of a calibration file).
+// It draws nothing: its callers (files.js) render what it leaves in the state.
 import { predictAudited } from './audit.js';
 import { hideProgress, showError, showProgress } from './page.js';
-import { render } from './render.js';
 import { LEVEL, options, state, worker } from './state.js';
 
 async function scoreFile(set, how, label) {
@@ -32,7 +32,6 @@ export async function rescore() {
     }
   }
   await analyse();
-  render();
 }
 
 // With three or more labeled sets: the labeled files scored, evaluated and calibrated in the

@@ -160,6 +160,7 @@ export async function addFiles(fileList) {
       }
     }
     await rescore();
+    render();
   } finally {
     hideProgress();
     setStatus(summaryText(), false);

@@ -1,7 +1,7 @@
 // A monitoring history (`mano monitor add`, docs/monitor.md) opened in the page: the SQLite file
 // is read here with sql.js (SQLite compiled to WebAssembly, bundled with the page; nothing is
 // uploaded), and the timeline, the alert line and the too-small warning are the core's monitoring
-// rules run in the Worker (the package's monitor(), src/mano/monitoring.hpp), as `mano monitor
+// rules run in the Worker (the package's monitor(), src/mano/workflow/monitoring.hpp), as `mano monitor
 // report` runs them: the reference period is the first add's points unless a count is given, and
 // a point scored with another calibration than the reference's is marked, not compared.
 import initSqlJs from 'sql.js';

@@ -5,7 +5,7 @@ import './style.css';
 
 import { describeAudit, exportAuditRows, readAuditFile } from './audit.js';
 import { csvText, download, exportObject } from './export.js';
-import { addFiles } from './files.js';
+import { addFiles, repair } from './files.js';
 import { drawHistory, isHistoryFile, openHistory } from './history.js';
 import { $, setStatus, showError, summaryText } from './page.js';
 import { render, renderHeadline, selectMethod } from './render.js';
@@ -49,6 +49,9 @@ async function addAny(fileList) {
   const rest = files.filter((f) => !isHistoryFile(f));
   if (rest.length) await addFiles(rest);
 }
+
+// a set paired with other labels in the pairing table (render.js asks)
+$('pairing-table').addEventListener('pair', (e) => repair(e.detail.set, e.detail.labels));
 
 const input = $('file-input');
 input.addEventListener('change', () => {

@@ -2,7 +2,6 @@
 // calibration panel with its chart, and the method the user selects.
 import { auditText, labelsNeededText, range, renderAudit } from './audit.js';
 import { scatterChart } from './charts.js';
-import { repair } from './files.js';
 import { $, branchName, el, fmt, interval, pct } from './page.js';
 import { ALL_SETS, LEVEL, METHOD_ORDER, methods, POOR_FIT, state, valueOf, worker } from './state.js';
 import { drawTimeline } from './timeline.js';
@@ -172,7 +171,10 @@ function renderPairing() {
         ...labelNames.map((n) => el('option', { value: n, textContent: n, selected: s.labels?.name === n })));
       select.dataset.testid = 'pair-labels';
       select.dataset.name = s.name;
-      select.onchange = () => repair(s, select.value ? state.labelFiles.get(select.value) : undefined);
+      // the pairing is changed by files.js (main.js listens): drawing asks, it does not score
+      select.onchange = () => $('pairing-table').dispatchEvent(new CustomEvent('pair', {
+        detail: { set: s, labels: select.value ? state.labelFiles.get(select.value) : undefined },
+      }));
       labelsCell = select;
     }
     return el('tr', {}, el('td', { textContent: s.name }), el('td', { textContent: s.file.name }), el('td', {}, labelsCell));

@@ -61,7 +61,7 @@ function timelinePoints(t, m, withBand) {
     c.result, c.prediction));
 }
 
-// The words for the core's too-small warning (src/mano/monitoring.hpp, monitor().noise).
+// The words for the core's too-small warning (src/mano/workflow/monitoring.hpp, monitor().noise).
 function noiseText(noise, m) {
   return `${state.timeline.kind === 'sets' ? 'these sets are' : `chunks of ${noise.rows.toLocaleString()} rows are`} small for ${m}: ` +
     `the score's sampling noise alone moves the estimate by ±${pct(noise.half_width)} (90%); about ${noise.rows_needed.toLocaleString()} ` +
@@ -69,7 +69,7 @@ function noiseText(noise, m) {
 }
 
 // The alert line (from the reference period, else the value given), the points below it and the
-// too-small warning are the core's monitoring rules (src/mano/monitoring.hpp, run in the Worker);
+// too-small warning are the core's monitoring rules (src/mano/workflow/monitoring.hpp, run in the Worker);
 // the page draws them and says them in words.
 export async function drawTimeline() {
   const t = state.timeline;

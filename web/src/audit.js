@@ -10,7 +10,7 @@ import { coreOptions, dtypeOf, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
-// The core's limits (src/mano/audit_sample.hpp): rows of one audit, bytes of an audit file.
+// The core's limits (src/mano/audit/audit_sample.hpp): rows of one audit, bytes of an audit file.
 const AUDIT_MAX_ROWS = 1000000;
 const AUDIT_MAX_BYTES = 64 * 2 ** 20;
 

@@ -109,7 +109,7 @@ export function coreOptions(options, cols) {
 // { calibration }: every option exactly as the calibration's sets were scored (its fitted source
 // model included), so that predict() reads the result on the calibration's own scale; the core
 // checks the calibration and the class count, and leaves out the methods that keep every row
-// where the row count is unknown or too large for them (calibration.hpp, scoring_options).
+// where the row count is unknown or too large for them (src/mano/prediction/prediction.hpp, scoring_options).
 export const calibrationRows = Symbol('calibrationRows');
 export function calibrationOptions(options, cols) {
   const others = Object.keys(options).filter((k) => k !== 'calibration' && options[k] !== undefined);

@@ -1,5 +1,5 @@
 // Text from a file or an option (a name, a field, a header) made safe for a one-line message,
-// as the native build makes it (src/mano/text.cpp, printable): at most `max` UTF-8 bytes ("..."
+// as the native build makes it (src/mano/base/text.cpp, printable): at most `max` UTF-8 bytes ("..."
 // marks a cut), printable ASCII and printable UTF-8 kept, and every other byte written as \xNN:
 // controls, C1 controls, and the characters that print as nothing or reorder the text around
 // them (zero-width and bidirectional formatting, line and paragraph separators, the byte-order

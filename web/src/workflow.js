@@ -35,7 +35,7 @@ function familyNormalization(options) {
 }
 
 // Sets given with their logits ({ name, group?, logits, shape: { rows, cols, dtype? }, labels }),
-// scored by the core's family workflow (src/mano/workflow.hpp) as `mano eval` and `mano
+// scored by the core's family workflow (src/mano/workflow/family.hpp) as `mano eval` and `mano
 // calibrate` score a manifest: a first pass with softrun, MaNo alone at the other Taylor orders
 // (options.taylorOrders, default [2]), one branch chosen for all the sets, every set scored again
 // on it. This function only hands the core a scorer over the arrays; the source set is fitted once.
@@ -124,7 +124,7 @@ function scoredFamily(sets, options) {
   }
 }
 
-// A pass's option keys (the core's names, src/mano/workflow.hpp pass::to_json) as the package's.
+// A pass's option keys (the core's names, src/mano/workflow/family.hpp pass::to_json) as the package's.
 const PASS_OPTION_KEYS = {
   normalization: 'normalization', taylor_order: 'taylorOrder', methods: 'methods', correctness_histogram: 'correctnessHistogram',
 };
@@ -211,7 +211,7 @@ export function calibrate(sets, options = {}) {
   return withNotes(calibration, notes);
 }
 
-// The monitoring rules of the core (src/mano/monitoring.hpp) over a timeline: points
+// The monitoring rules of the core (src/mano/workflow/monitoring.hpp) over a timeline: points
 // [{ estimate: number | null, se?: the score's standard error, slope?: the prediction's slope (the
 // accuracy per unit of score at that score), rows? }], and either `reference` (the alert line is
 // the mean - 3 sd of the first `reference` points' estimates) or a `threshold` given; with each

@@ -1,4 +1,4 @@
-// The family workflow (src/mano/workflow.hpp) through the npm package: sets given with their
+// The family workflow (src/mano/workflow/family.hpp) through the npm package: sets given with their
 // logits are scored, the branch chosen and the lines fitted as `mano eval` and `mano calibrate`
 // do, on the committed benchmark manifests (bench/digits_c, bench/fashion_mnist_c), with every
 // option the CLI has for it (taylorOrders, the source set, temperature 'fit').

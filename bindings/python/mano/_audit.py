@@ -2,7 +2,7 @@
 the file ``mano audit`` writes), and what mano.predict(audit=...) needs besides the set's own
 scoring: the labeled rows, from that file or as arrays, and the audited rows scored with their
 labels as ``mano predict --audit`` scores them. The draw, the file's rules and the interval are the
-core's (src/mano/audit_sample.hpp, audit.hpp)."""
+core's (src/mano/audit/audit_sample.hpp, audit.hpp)."""
 from __future__ import annotations
 
 import json

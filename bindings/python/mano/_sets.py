@@ -1,5 +1,5 @@
 """Sets of labeled logits (mano.evaluate, calibrate, predict, predict_scores): the package reads
-the sets and the core's family workflow (src/mano/workflow.hpp) scores and calibrates them."""
+the sets and the core's family workflow (src/mano/workflow/family.hpp) scores and calibrates them."""
 from __future__ import annotations
 
 import json
@@ -78,7 +78,7 @@ def _taylor_orders(orders: Any) -> tuple:
 def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
             kwargs: dict, taylor_orders: tuple = (2,)) -> str:
     """Scores every set as ``mano eval`` and ``mano calibrate`` do, by the core's family workflow
-    (src/mano/workflow.hpp): with normalization 'family', a first pass with softrun, MaNo alone at
+    (src/mano/workflow/family.hpp): with normalization 'family', a first pass with softrun, MaNo alone at
     the other Taylor orders, one branch chosen for all the sets and every set scored again on it.
     This function only reads the sets; the source set (a manifest's, or source=) is fitted once.
     Returns the scored family as JSON for _core.evaluate_family and _core.calibrate_family."""

@@ -3,7 +3,7 @@ SQLite history, ``report`` reads its timeline with the alert line.
 
 Both run the ``mano`` command (``mano monitor add`` / ``mano monitor report --json``), so that the
 history, the scoring (exactly ``mano predict``'s) and the alert rules (the core's, in
-src/mano/monitoring.hpp) have one implementation. The command is ``$MANO_BIN`` when set, else the
+src/mano/workflow/monitoring.hpp) have one implementation. The command is ``$MANO_BIN`` when set, else the
 build tree's (``native/mano`` beside this package's ``python/`` folder), else ``mano`` on PATH.
 
     import mano.monitor

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/detail/state.hpp"
+#include "mano/base/detail/json_fields.hpp"
 
 namespace mano {
 namespace detail {

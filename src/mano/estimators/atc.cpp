@@ -3,7 +3,7 @@
 // Two scores, two methods of the table: ATC-MC the maximum softmax probability, ATC-NE the
 // negative softmax entropy (a per-row extra of the kernel).
 #include "mano/estimators/estimator.hpp"
-#include "mano/detail/state.hpp"
+#include "mano/base/detail/json_fields.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,14 +1,14 @@
 // CBPE (confidence-based performance estimation, as in NannyML): the mean calibrated confidence
 // (1/N) sum_i max_k P_ik, P = softmax(a log p), p = softmax(q / T) and a fitted on the labeled
-// source set (temperature scaling on top of the options' T; src/mano/label_shift.hpp). An accuracy
+// source set (temperature scaling on top of the options' T; src/mano/shift/label_shift.hpp). An accuracy
 // estimate only where the source calibration holds: under label shift, not under corruptions
 // (overconfidence). It keeps two sums: it streams and merges.
 #include <cmath>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/error.hpp"
-#include "mano/label_shift.hpp"
-#include "mano/source.hpp"
+#include "mano/base/error.hpp"
+#include "mano/shift/label_shift.hpp"
+#include "mano/shift/source_fit.hpp"
 
 namespace mano {
 namespace detail {

@@ -2,7 +2,7 @@
 // (uniform unless options::label_marginal) to the softmax rows at temperature T, under the cost
 // ||e_c - p_i||_1 / 2 = 1 - p_ic. It keeps every row: O(N K) memory.
 #include "mano/estimators/estimator.hpp"
-#include "mano/transport.hpp"
+#include "mano/shift/transport.hpp"
 
 namespace mano {
 namespace detail {

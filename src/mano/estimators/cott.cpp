@@ -11,9 +11,9 @@
 #include <limits>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/error.hpp"
-#include "mano/source.hpp"
-#include "mano/transport.hpp"
+#include "mano/base/error.hpp"
+#include "mano/shift/source_fit.hpp"
+#include "mano/shift/transport.hpp"
 
 namespace mano {
 namespace detail {

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/features.hpp"
+#include "mano/scan/features.hpp"
 
 namespace mano {
 namespace detail {

@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "mano/kernel/kernel.hpp"
-#include "mano/gram.hpp"
-#include "mano/options.hpp"
-#include "mano/result.hpp"
+#include "mano/estimators/gram.hpp"
+#include "mano/scan/options.hpp"
+#include "mano/scan/result.hpp"
 
 namespace mano {
 namespace detail {

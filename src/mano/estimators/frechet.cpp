@@ -1,7 +1,7 @@
 // Frechet (Deng and Zheng, 2021): the Frechet distance between Gaussians fitted to the source
 // set's features (options::source_features) and this set's.
 #include "mano/estimators/estimator.hpp"
-#include "mano/features.hpp"
+#include "mano/scan/features.hpp"
 
 namespace mano {
 namespace detail {

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/detail/state.hpp"
-#include "mano/error.hpp"
-#include "mano/text.hpp"
+#include "mano/base/detail/json_fields.hpp"
+#include "mano/base/error.hpp"
+#include "mano/base/text.hpp"
 
 namespace mano {
 namespace detail {

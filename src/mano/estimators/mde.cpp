@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/detail/state.hpp"
+#include "mano/base/detail/json_fields.hpp"
 
 namespace mano {
 namespace detail {

@@ -1,14 +1,14 @@
 // MLLS (Saerens et al., 2002; with bias-corrected temperature scaling, Alexandari et al., ICML
 // 2020): the class priors of a set by EM on posteriors calibrated on the labeled source set, and
 // the accuracy as the mean prior-adjusted probability of each row's predicted class
-// (src/mano/label_shift.hpp). It keeps every row of softmax(q / T) as COT does: O(N K) memory.
+// (src/mano/shift/label_shift.hpp). It keeps every row of softmax(q / T) as COT does: O(N K) memory.
 #include <algorithm>
 #include <cmath>
 
 #include "mano/estimators/estimator.hpp"
-#include "mano/error.hpp"
-#include "mano/label_shift.hpp"
-#include "mano/source.hpp"
+#include "mano/base/error.hpp"
+#include "mano/shift/label_shift.hpp"
+#include "mano/shift/source_fit.hpp"
 
 namespace mano {
 namespace detail {

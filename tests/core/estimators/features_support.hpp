@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <mano/features.hpp>
+#include <mano/scan/features.hpp>
 #include <nlohmann/json.hpp>
 
 #include "../support.hpp"

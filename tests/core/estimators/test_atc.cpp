@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include <mano/source.hpp>
+#include <mano/shift/source_fit.hpp>
 
 #include "../support.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include <mano/features.hpp>
+#include <mano/scan/features.hpp>
 #include <nlohmann/json.hpp>
 
 #include "features_support.hpp"

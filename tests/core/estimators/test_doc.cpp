@@ -1,7 +1,7 @@
 // DoC: the estimate stays an accuracy where the source and target confidences are far apart.
 #include <catch2/catch.hpp>
 
-#include <mano/source.hpp>
+#include <mano/shift/source_fit.hpp>
 
 #include "../support.hpp"
 

@@ -1,0 +1,133 @@
+// Audit mode (audit.hpp): PPI on the calibration's correctness model, Wilson with labels alone,
+// and the labels needed for an interval width.
+#include "mano/audit/ppi.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "mano/calibration/calibration.hpp"
+#include "mano/scan/correctness_histogram.hpp"
+#include "mano/base/error.hpp"
+#include "mano/calibration/student_t.hpp"
+#include "mano/scan/result.hpp"
+#include "mano/base/text.hpp"
+
+namespace mano {
+
+nlohmann::json audit_estimate::to_json() const {
+    return {{"n", n}, {"accuracy", accuracy}, {"interval", {lower, upper}}, {"method", method},
+            {"wilson", {wilson_lower, wilson_upper}}};
+}
+
+nlohmann::json labels_needed::to_json() const { return {{"width", width}, {"n", n}, {"method", method}}; }
+
+
+namespace {
+
+double clip01(double x) { return std::min(1.0, std::max(0.0, x)); }
+
+double z_of(double level) {
+    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    return normal_quantile(0.5 + level / 2);
+}
+
+double wilson_width(double p, double n, double z) {
+    const double z2 = z * z;
+    return 2 * z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n);
+}
+
+}  // namespace
+
+std::pair<double, double> wilson_interval(std::size_t correct, std::size_t n, double level) {
+    if (n == 0) throw error("a Wilson interval needs at least one labeled row");
+    if (correct > n) throw error("a Wilson interval: more correct rows than rows");
+    const double z = z_of(level), z2 = z * z, m = static_cast<double>(n);
+    const double p = static_cast<double>(correct) / m;
+    const double center = (p + z2 / (2 * m)) / (1 + z2 / m);
+    const double half = wilson_width(p, m, z) / 2;
+    return {clip01(center - half), clip01(center + half)};
+}
+
+audit_estimate audit(const calibration& c, const result& all, const result& audited, double level) {
+    const double z = z_of(level);
+    if (all.k != c.k || audited.k != c.k)
+        throw error("audit: the logits have " + std::to_string(all.k != c.k ? all.k : audited.k) +
+                    " classes but the calibration was fitted on logits with " + std::to_string(c.k));
+    if (!audited.accuracy)
+        throw error("audit: the audited rows were scored without their labels; score them with their labels and the "
+                    "calibration's scoring options");
+    if (audited.n < 2) throw error("audit: " + std::to_string(audited.n) + " labeled row; an audit needs at least 2");
+    if (audited.n > all.n)
+        throw error("audit: " + std::to_string(audited.n) + " audited rows but the set has " + std::to_string(all.n) +
+                    "; audit rows of this set");
+    audit_estimate out;
+    out.n = audited.n;
+    out.correct = static_cast<std::size_t>(std::llround(*audited.accuracy * static_cast<double>(audited.n)));
+    std::tie(out.wilson_lower, out.wilson_upper) = wilson_interval(out.correct, out.n, level);
+    if (!c.correctness) {
+        out.method = "wilson";
+        out.accuracy = static_cast<double>(out.correct) / static_cast<double>(out.n);
+        out.lower = out.wilson_lower;
+        out.upper = out.wilson_upper;
+        return out;
+    }
+    if (!all.correctness || !audited.correctness || !audited.correctness->labeled)
+        throw error(std::string("audit: ") + (all.correctness ? "the audited rows were" : "the set was") +
+                    " scored without the correctness histogram (option \"correctness_histogram\"); score " +
+                    (all.correctness ? "them with their labels" : "it") + " and the calibration's scoring options");
+    const auto& h = *audited.correctness;
+    const auto& model = *c.correctness;
+    const double whole_mean = mean_probability(model, *all.correctness);
+    const auto f = model.cell_probabilities(h, &*all.correctness);
+    // c - f over the audited rows: c is 1 on the cell's correct rows, 0 on the others
+    double sum = 0, sum_sq = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        const auto& x = h.cell(i / h.classes(), i % h.classes());
+        const double good = static_cast<double>(x.correct), bad = static_cast<double>(x.rows - x.correct);
+        sum += good * (1 - f[i]) - bad * f[i];
+        sum_sq += good * (1 - f[i]) * (1 - f[i]) + bad * f[i] * f[i];
+    }
+    const double n = static_cast<double>(audited.n), big_n = static_cast<double>(all.n);
+    const double rectifier = sum / n;
+    const double s2 = std::max(0.0, (sum_sq - n * rectifier * rectifier) / (n - 1));
+    const double theta = whole_mean + rectifier;
+    const double sd = std::sqrt((1 - n / big_n) * s2 / n);
+    out.accuracy = clip01(theta);
+    out.lower = clip01(theta - z * sd);
+    out.upper = clip01(theta + z * sd);
+    return out;
+}
+
+std::optional<labels_needed> labels_for_width(const calibration& c, std::size_t n_rows, double lower, double upper,
+                                              double level, double width) {
+    if (!(upper - lower > width) || n_rows == 0) return std::nullopt;
+    const double z = z_of(level), half = width / 2, big_n = static_cast<double>(n_rows);
+    labels_needed out;
+    out.width = width;
+    if (c.correctness) {
+        // (1 - n/N) V/n <= (h/z)^2  <=>  n >= V / ((h/z)^2 + V/N)
+        const double v = c.correctness->residual_variance;
+        const double n = std::ceil(v / (half * half / (z * z) + v / big_n) - 1e-9);
+        out.n = static_cast<std::size_t>(std::min(big_n, std::max(2.0, n)));
+        return out;
+    }
+    out.method = "wilson";
+    const double p_worst = std::min(upper, std::max(lower, 0.5));
+    std::size_t low = 1, high = n_rows;
+    if (wilson_width(p_worst, big_n, z) > width) {
+        out.n = n_rows;
+        return out;
+    }
+    while (low < high) {  // the Wilson width falls as n grows
+        const std::size_t mid = low + (high - low) / 2;
+        if (wilson_width(p_worst, static_cast<double>(mid), z) <= width) high = mid;
+        else low = mid + 1;
+    }
+    out.n = std::min(n_rows, std::max<std::size_t>(2, low));
+    return out;
+}
+
+}  // namespace mano

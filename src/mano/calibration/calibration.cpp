@@ -1,0 +1,195 @@
+// Fitting the calibration (calibration.hpp, calibrate): one line per method over labeled sets,
+// its leave-one-group-out folds, the ranking that picks the recommended method,
+// and the class-shift reference with its range.
+#include "mano/calibration/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mano/calibration/detail/labeled_sets.hpp"
+#include "mano/base/error.hpp"
+#include "mano/calibration/student_t.hpp"
+#include "mano/base/text.hpp"
+
+namespace mano {
+
+namespace detail {
+
+std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets) {
+    std::vector<std::string> keys;
+    for (const auto& s : sets) keys.push_back(s.group.empty() ? s.name : s.group);
+    if (std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return k == keys.front(); }))
+        for (std::size_t i = 0; i < sets.size(); ++i) keys[i] = sets[i].name + "#" + std::to_string(i);
+    return keys;
+}
+
+std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<std::string>& keys, enum link l) {
+    std::vector<std::string> order;
+    for (const auto& k : keys)
+        if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+    std::vector<group_fold> folds;
+    for (const auto& g : order) {
+        std::vector<double> xs, ys;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (keys[i] != g) xs.push_back(x[i]), ys.push_back(to_link(l, y[i]));
+        group_fold f;
+        f.group = g;
+        try {
+            const auto line = fit_line(xs, ys);
+            f.slope = line.slope;
+            f.intercept = line.intercept;
+        } catch (const error&) {
+            return {};
+        }
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (keys[i] == g) f.residuals.push_back(y[i] - clip01(from_link(l, f.slope * x[i] + f.intercept)));
+        folds.push_back(std::move(f));
+    }
+    return folds;
+}
+
+long long error_key(double logo_mae) { return std::llround(logo_mae * 1e9); }
+
+std::vector<const method_calibration*> by_held_out_error(const std::vector<method_calibration>& methods) {
+    std::vector<const method_calibration*> ranked;
+    for (const auto& mc : methods)
+        if (!mc.folds.empty()) ranked.push_back(&mc);
+    std::sort(ranked.begin(), ranked.end(), [](const method_calibration* a, const method_calibration* b) {
+        return std::make_pair(error_key(a->logo_mae), a->m) < std::make_pair(error_key(b->logo_mae), b->m);
+    });
+    return ranked;
+}
+
+double mean_abs_residual(const std::vector<group_fold>& folds) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& f : folds)
+        for (const double r : f.residuals) sum += std::abs(r), ++n;
+    return sum / static_cast<double>(n);
+}
+
+// One method's line on a link: the fit, the score moments and the folds. Throws mano::error when
+// the line cannot be fitted.
+method_calibration fit_method(method m, enum link l, const std::vector<double>& values, const std::vector<double>& acc,
+                              const std::vector<std::string>& keys) {
+    method_calibration mc;
+    mc.m = m;
+    mc.link = l;
+    std::vector<double> x, y;
+    for (const double v : values) x.push_back(to_link(l, v));
+    for (const double a : acc) y.push_back(to_link(l, a));
+    mc.fit = fit_line(x, y);
+    const double n = static_cast<double>(x.size());
+    double sum = 0;
+    for (const double v : x) sum += v;
+    mc.score_mean = sum / n;
+    for (const double v : x) mc.score_sxx += (v - mc.score_mean) * (v - mc.score_mean);
+    mc.folds = fit_folds(x, acc, keys, l);
+    if (!mc.folds.empty()) mc.logo_mae = mean_abs_residual(mc.folds);
+    return mc;
+}
+
+}  // namespace detail
+
+const char* link_name(link l) noexcept { return l == link::probit ? "probit" : "identity"; }
+
+double to_link(link l, double x) {
+    return l == link::probit ? normal_quantile(std::min(1 - probit_margin, std::max(probit_margin, x))) : x;
+}
+
+double from_link(link l, double y) { return l == link::probit ? normal_cdf(y) : y; }
+
+double shift_reference::range_at(double confidence) const {
+    std::vector<double> confidences;
+    for (const auto& [c, d] : sets) confidences.push_back(c);
+    std::sort(confidences.rbegin(), confidences.rend());
+    // never fewer than the three most confident sets: one set's distance is too thin a range
+    const double floor = std::min(confidence, confidences[std::min<std::size_t>(2, confidences.size() - 1)]);
+    double range = 0;
+    for (const auto& [c, d] : sets)
+        if (c >= floor) range = std::max(range, d);
+    return range;
+}
+
+double class_shift(const result& r, const std::vector<double>& proportions) {
+    if (r.predicted.size() != proportions.size() || r.n == 0)
+        throw error("the set's predicted class counts do not match the calibration's " + std::to_string(proportions.size()) +
+                    " classes");
+    double sum = 0;
+    for (std::size_t c = 0; c < proportions.size(); ++c)
+        sum += std::abs(static_cast<double>(r.predicted[c]) / static_cast<double>(r.n) - proportions[c]);
+    return sum / 2;
+}
+
+calibration calibrate(const std::vector<labeled_set>& given, const options& opts, std::vector<std::string>* notes,
+                      bool family) {
+    detail::check_labeled(given, "calibration");
+    calibration c;
+    c.opts = opts;
+    c.k = given.front().scores.k;
+    for (const auto& s : given) {
+        if (s.scores.k != c.k)
+            throw error("calibration: set '" + printable(s.name, 256) + "' has " + std::to_string(s.scores.k) + " classes but set '" +
+                        printable(given.front().name, 256) + "' has " + std::to_string(c.k) + "; calibrate one classifier at a time");
+        c.sets.push_back(s.name);
+    }
+    const bool choose = family && opts.norm == normalization::softrun && !opts.criterion &&
+                        std::all_of(given.begin(), given.end(), [](const labeled_set& s) {
+                            return s.scores.mano && !s.scores.mano->variants.empty();
+                        });
+    std::vector<labeled_set> chosen;
+    if (choose) {
+        c.normalization = choose_normalization(given, opts);
+        chosen = detail::on_branch(given, *c.normalization, notes);
+        c.opts.norm = c.normalization->norm;
+        c.opts.taylor_order = c.normalization->taylor_order;
+    }
+    const auto& sets = choose ? chosen : given;
+    const auto acc = detail::accuracies(sets);
+    const auto keys = detail::fold_keys(sets);
+    for (const auto& [m, values] : detail::common_values(sets)) {
+        method_calibration mc;
+        try {
+            mc = detail::fit_method(m, link::identity, values, acc, keys);
+        } catch (const error& e) {
+            if (notes) notes->push_back(std::string(method_name(m)) + ": not calibrated: " + e.what());
+            continue;
+        }
+        // the probit link where every score is a proportion, kept when its held-out error is lower
+        if (!mc.folds.empty() && std::all_of(values.begin(), values.end(), [](double v) { return v >= 0 && v <= 1; })) {
+            try {
+                auto probit = detail::fit_method(m, link::probit, values, acc, keys);
+                if (!probit.folds.empty() && detail::error_key(probit.logo_mae) < detail::error_key(mc.logo_mae)) mc = probit;
+            } catch (const error&) {
+                // constant probit scores: the identity stays
+            }
+        }
+        c.methods.push_back(mc);
+    }
+    if (c.methods.empty()) throw error("calibration: no method could be fitted on these sets");
+    c.opts.methods.clear();
+    for (const auto& mc : c.methods) c.opts.methods.push_back(mc.m);
+    const auto ranked = detail::by_held_out_error(c.methods);
+    if (!ranked.empty()) c.recommended = ranked.front()->m;
+    if (std::all_of(sets.begin(), sets.end(), [&](const labeled_set& s) {
+            return s.scores.predicted.size() == c.k && s.scores.confidence;
+        })) {
+        shift_reference ref;
+        ref.proportions.assign(c.k, 0.0);
+        for (const auto& s : sets)
+            for (std::size_t j = 0; j < c.k; ++j)
+                ref.proportions[j] += static_cast<double>(s.scores.predicted[j]) / static_cast<double>(s.scores.n) /
+                                      static_cast<double>(sets.size());
+        for (const auto& s : sets) ref.sets.emplace_back(*s.scores.confidence, class_shift(s.scores, ref.proportions));
+        c.shift = ref;
+    }
+    c.correctness = fit_correctness(sets, notes);
+    c.opts.correctness_histogram = c.correctness.has_value();
+    return c;
+}
+}  // namespace mano

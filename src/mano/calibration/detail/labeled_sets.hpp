@@ -1,0 +1,66 @@
+#pragma once
+// What the evaluation protocol (evaluate.cpp), the calibration (calibration.cpp), the family's
+// normalization choice (normalization_choice.cpp), predictions (prediction/prediction.cpp) and the
+// calibration file (calibration_file.cpp) share: checks and values of labeled sets, and the
+// leave-one-group-out folds.
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mano/scan/registry.hpp"
+
+namespace mano {
+
+// evaluate.hpp and calibration.hpp; declared here so that this header sits below them
+struct labeled_set;
+struct group_fold;
+struct method_calibration;
+struct normalization_choice;
+enum class link;
+
+namespace detail {
+
+// Fewer sets than this give no line with a held-out error.
+constexpr std::size_t min_sets = 3;
+
+inline double clip01(double x) { return std::min(1.0, std::max(0.0, x)); }
+
+// At least min_sets sets, each with a true accuracy; `what` names the step in the message.
+void check_labeled(const std::vector<labeled_set>& sets, const std::string& what);
+
+// Methods present in every set, in method order, with one value per set.
+std::map<method, std::vector<double>> common_values(const std::vector<labeled_set>& sets);
+
+// The sets' true accuracies, in order.
+std::vector<double> accuracies(const std::vector<labeled_set>& sets);
+
+// Each set's group for leave-one-group-out: its group, or its own name when it has none; with
+// fewer than two groups every set is its own group (leave-one-out).
+std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets);
+
+// The folds of one method's line, in order of first appearance; empty when a fold cannot be fitted.
+// x is on the link's scale, y are accuracies: each fold's line is fitted to to_link(y), and its
+// residuals are y - from_link(line), clipped to [0, 1].
+std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
+                                  const std::vector<std::string>& keys, enum link l);
+
+// Held-out errors compared at 1e-9: methods that differ by a constant (DoC is ConfScore moved by
+// one) tie in the last bits, differently on each target; ties go to the registry's order.
+long long error_key(double logo_mae);
+
+// The methods that have folds, best first: by held-out error, then in registry order.
+std::vector<const method_calibration*> by_held_out_error(const std::vector<method_calibration>& methods);
+
+// The mean absolute held-out residual over every fold.
+double mean_abs_residual(const std::vector<group_fold>& folds);
+
+// The family's MaNo values: each set's chosen variant (its standard error only where it was
+// scored on that branch); the softrun variants of the baselines leave when a set used another branch.
+std::vector<labeled_set> on_branch(std::vector<labeled_set> sets, const normalization_choice& choice,
+                                   std::vector<std::string>* notes);
+
+}  // namespace detail
+}  // namespace mano

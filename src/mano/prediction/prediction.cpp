@@ -1,0 +1,309 @@
+// What a calibration predicts (prediction.hpp): the interval of one method's line at a score,
+// the options to score a new set with, the recommended estimate with its class-shift check, and
+// the coverage of intervals over labeled sets.
+#include "mano/prediction/prediction.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "mano/shift/label_shift.hpp"
+#include "mano/calibration/student_t.hpp"
+#include "mano/calibration/detail/labeled_sets.hpp"
+#include "mano/base/error.hpp"
+#include "mano/base/text.hpp"
+
+namespace mano {
+
+namespace {
+
+using detail::clip01;
+
+// The estimate and its interval [lower, upper] (unclipped) within [0, 1], where the truth lies.
+// An interval that overlaps [0, 1] is clipped; one wholly outside it (the line far beyond the
+// scores it was fitted on: a score of 1e308, uniform logits) would clip to a single point, a
+// 90% interval of width 0, so it keeps its width at the nearer end instead.
+void bound(prediction& p, double fitted, double lower, double upper) {
+    p.accuracy = clip01(fitted);
+    p.out_of_range = fitted < 0 ? -1 : fitted > 1 ? 1 : 0;
+    const double width = std::min(1.0, upper - lower);
+    if (upper < 0) {
+        p.lower = 0, p.upper = width;
+    } else if (lower > 1) {
+        p.lower = 1 - width, p.upper = 1;
+    } else {
+        p.lower = clip01(lower), p.upper = clip01(upper);
+    }
+}
+
+}  // namespace
+
+nlohmann::json prediction::to_json() const {
+    nlohmann::json j = {{"score", score}};
+    if (score_se) j["se"] = *score_se;
+    j["accuracy"] = accuracy;
+    j["interval"] = {lower, upper};
+    j["slope"] = slope;
+    j["extrapolated"] = extrapolated;
+    if (out_of_range) j["out_of_range"] = out_of_range < 0 ? "below" : "above";
+    return j;
+}
+
+prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level) {
+    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    if (!std::isfinite(score)) throw error(std::string(method_name(c.m)) + ": the score is not a finite number");
+    const auto& f = c.fit;
+    if (f.n < detail::min_sets) throw error(std::string(method_name(c.m)) + ": the calibration has fewer than 3 sets");
+    prediction p;
+    p.score = score;
+    p.score_se = score_se && std::isfinite(*score_se) ? score_se : std::nullopt;
+    // the line on its link's scale, and its slope as accuracy per score at this score (the delta
+    // method for the score's own noise)
+    const double x = to_link(c.link, score);
+    const double line = f.slope * x + f.intercept;
+    const double fitted = from_link(c.link, line);
+    const double density = [](double z) { return std::exp(-z * z / 2) / std::sqrt(2 * 3.141592653589793); }(line);
+    const double x_density = std::exp(-x * x / 2) / std::sqrt(2 * 3.141592653589793);
+    const double slope = c.link == link::probit ? f.slope * density / x_density : f.slope;
+    p.slope = slope;
+    const double n = static_cast<double>(f.n);
+    const double t = student_t_quantile(0.5 + level / 2, n - 2);
+    p.extrapolated = x < f.x_min || x > f.x_max;
+    std::size_t residual_count = 0;
+    double residual_sq = 0;
+    for (const auto& fold : c.folds)
+        for (const double r : fold.residuals) residual_sq += r * r, ++residual_count;
+    const double m = static_cast<double>(residual_count);
+    // the ceil(level (m + 1))-th smallest upper end and the floor((1 - level)(m + 1))-th lower one
+    const auto upper_rank = static_cast<std::size_t>(std::ceil(level * (m + 1) - 1e-9));
+    const auto lower_rank = static_cast<std::size_t>(std::floor((1 - level) * (m + 1) + 1e-9));
+    if (!c.folds.empty() && (upper_rank > residual_count || lower_rank < 1)) {
+        // too few sets for jackknife+ at this level: a t interval whose spread is the root mean
+        // square of the held-out-group residuals, with a degree of freedom per group less one
+        const double folds = static_cast<double>(c.folds.size());
+        double variance = residual_sq / m;
+        if (p.score_se) variance += slope * slope * *p.score_se * *p.score_se;
+        const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
+        bound(p, fitted, fitted - half, fitted + half);
+        return p;
+    }
+    if (!c.folds.empty()) {
+        // jackknife+: each calibration set's fold line at `score`, moved by that set's |residual|
+        std::vector<double> low, high;
+        for (const auto& fold : c.folds)
+            for (const double r : fold.residuals) {
+                const double at = from_link(c.link, fold.slope * x + fold.intercept);
+                low.push_back(at - std::abs(r));
+                high.push_back(at + std::abs(r));
+            }
+        std::sort(low.begin(), low.end());
+        std::sort(high.begin(), high.end());
+        double lower = low[lower_rank - 1];
+        double upper = high[upper_rank - 1];
+        lower = std::min(lower, fitted);
+        upper = std::max(upper, fitted);
+        // the score's own sampling noise, added in quadrature to each side
+        if (p.score_se) {
+            const double noise = t * std::abs(slope) * *p.score_se;
+            lower = fitted - std::hypot(fitted - lower, noise);
+            upper = fitted + std::hypot(upper - fitted, noise);
+        }
+        bound(p, fitted, lower, upper);
+        return p;
+    }
+    const double dx = x - c.score_mean;
+    // prediction variance of a new set at `score`, plus the score's own sampling variance (on
+    // the link's scale, mapped back at both ends)
+    double variance = f.residual_se * f.residual_se * (1.0 + 1.0 / n + (c.score_sxx > 0 ? dx * dx / c.score_sxx : 0.0));
+    const double x_se = p.score_se ? *p.score_se * (c.link == link::probit ? 1 / x_density : 1.0) : 0.0;
+    variance += f.slope * f.slope * x_se * x_se;
+    const double half = t * std::sqrt(variance);
+    bound(p, fitted, from_link(c.link, line - half), from_link(c.link, line + half));
+    return p;
+}
+
+const char* regime_name(regime r) noexcept { return r == regime::label_shift ? "label_shift" : "general"; }
+
+prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level) {
+    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    prediction p;
+    p.score = accuracy;
+    p.score_se = se;
+    p.slope = 1;  // the score is the accuracy
+    // the ceil(level (m + 1))-th smallest |residual|, the largest when there are too few
+    std::vector<double> spread;
+    for (const double r : residuals) spread.push_back(std::abs(r));
+    std::sort(spread.begin(), spread.end());
+    double q = 0;
+    if (!spread.empty()) {
+        const auto rank = static_cast<std::size_t>(std::ceil(level * static_cast<double>(spread.size() + 1) - 1e-9));
+        q = spread[std::min(rank, spread.size()) - 1];
+    }
+    const double z = normal_quantile(0.5 + level / 2);
+    const double half = std::max(label_shift_interval_floor, std::hypot(q, z * se));
+    bound(p, accuracy, accuracy - half, accuracy + half);
+    return p;
+}
+
+options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out) {
+    if (k != c.k)
+        throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
+                    std::to_string(c.k));
+    options o = c.opts;
+    o.correctness_histogram = c.correctness.has_value();
+    o.methods.clear();
+    for (const method m : c.opts.methods) {
+        const bool bounded = info_of(m).cost != method_cost::keeps_rows ||
+                             (n > 0 && k <= keeps_rows_max_k &&
+                              static_cast<double>(n) * static_cast<double>(k) <= static_cast<double>(keeps_rows_max_logits));
+        if (bounded) o.methods.push_back(m);
+        else if (left_out) left_out->push_back(m);
+    }
+    return o;
+}
+
+set_prediction predict(const calibration& c, const result& r, double level) {
+    if (r.k != c.k)
+        throw error("the logits have " + std::to_string(r.k) + " classes but the calibration was fitted on logits with " +
+                    std::to_string(c.k));
+    // MaNo (and the softrun baselines) on the calibration's branch: a per-set softrun result
+    // serves through its variants when it took the other branch
+    std::optional<double> mano_value;
+    bool softrun_branch_same = true;
+    if (r.mano && c.opts.norm != normalization::softrun) {
+        const std::string want = variant_name(c.opts.norm, c.opts.taylor_order);
+        const auto& m = *r.mano;
+        softrun_branch_same = variant_name(m.used, m.taylor_order) == want && m.p == c.opts.p;
+        if (softrun_branch_same) {
+            mano_value = r.value(method::mano);
+        } else if (m.variants.count(want) && m.p == c.opts.p) {
+            mano_value = m.variants.at(want);
+        } else {
+            throw error("MaNo was scored with normalization " + variant_name(m.used, m.taylor_order) + " (p = " +
+                        number_text(m.p) + ") but the calibration uses " + want + " (p = " + number_text(c.opts.p) +
+                        "); score the set with the calibration's options");
+        }
+    }
+    set_prediction out;
+    out.n = r.n;
+    out.k = r.k;
+    out.level = level;
+    for (auto v : r.values()) {
+        const auto found = std::find_if(c.methods.begin(), c.methods.end(),
+                                        [&](const method_calibration& mc) { return mc.m == v.m; });
+        if (found == c.methods.end()) continue;
+        if (v.m == method::mano && mano_value && *mano_value != v.value) {
+            v.value = *mano_value;
+            v.se.reset();
+        }
+        if ((v.m == method::confscore_softrun || v.m == method::nuclear_softrun) && !softrun_branch_same) continue;
+        out.methods[v.m] = predict(*found, v.value, v.se, level);
+    }
+    out.accuracy = r.accuracy;
+    if (c.shift && r.predicted.size() == c.k && r.confidence) {
+        shift_check shift;
+        shift.distance = class_shift(r, c.shift->proportions);
+        shift.range = c.shift->range_at(*r.confidence);
+        // the distance two samples of n rows from the same proportions have on average: beyond
+        // the range by less than this is sampling noise, not a shift
+        for (const double p : c.shift->proportions)
+            shift.allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
+        shift.outside = shift.distance > shift.range + shift.allowance;
+        out.shift = shift;
+    }
+    // the regime: MLLS on a label-shift-like set, else the calibrated method with the lowest
+    // leave-one-group-out error that this result has (the class-shift check above is information)
+    const auto& mlls = r[method::mlls];
+    if (mlls && r.mlls && out.methods.count(method::mlls) && c.opts.source && c.opts.source->fitted.contains("mlls")) {
+        label_shift_check check;
+        check.gap = std::abs(r.mlls->confidence - r.mlls->expected_confidence);
+        check.allowance = label_shift_tolerance + 3 * r.mlls->confidence_se;
+        check.max_prior = *std::max_element(r.mlls->priors.begin(), r.mlls->priors.end());
+        check.passed = check.gap <= check.allowance && check.max_prior <= label_shift_max_prior;
+        out.label_shift = check;
+        if (check.passed) {
+            const auto model = label_shift_model::from_json(c.opts.source->fitted.at("mlls"), c.k);
+            out.estimate = set_estimate{method::mlls, predict_label_shift(mlls->value, mlls->se.value_or(0), model.residuals, level),
+                                        regime::label_shift};
+        }
+    }
+    for (const auto* mc : detail::by_held_out_error(c.methods))
+        if (!out.estimate && out.methods.count(mc->m)) {
+            out.estimate = set_estimate{mc->m, out.methods.at(mc->m), regime::general};
+            break;
+        }
+    if (out.estimate)
+        out.labels_for_width = labels_for_width(c, r.n, out.estimate->value.lower, out.estimate->value.upper, level);
+    return out;
+}
+
+nlohmann::json set_prediction::to_json() const {
+    nlohmann::json by_method = nlohmann::json::object();
+    for (const auto& [m, p] : methods) by_method[method_name(m)] = p.to_json();
+    nlohmann::json out = {{"n", n}, {"k", k}, {"level", level}, {"methods", by_method}};
+    if (accuracy) out["accuracy"] = *accuracy;
+    if (shift)
+        out["shift"] = {{"distance", shift->distance}, {"range", shift->range}, {"allowance", shift->allowance},
+                        {"outside", shift->outside}};
+    if (label_shift)
+        out["label_shift"] = {{"gap", label_shift->gap}, {"allowance", label_shift->allowance},
+                              {"max_prior", label_shift->max_prior}, {"passed", label_shift->passed}};
+    if (estimate) {
+        out["estimate"] = {{"method", method_name(estimate->m)},
+                           {"accuracy", estimate->value.accuracy},
+                           {"interval", {estimate->value.lower, estimate->value.upper}},
+                           {"extrapolated", estimate->value.extrapolated},
+                           {"regime", regime_name(estimate->regime)}};
+        if (estimate->value.out_of_range) out["estimate"]["out_of_range"] = estimate->value.out_of_range < 0 ? "below" : "above";
+    }
+    if (audit) out["audit"] = audit->to_json();
+    if (labels_for_width) out["labels_for_width"] = labels_for_width->to_json();
+    return out;
+}
+
+set_prediction predict_audited(const calibration& c, const result& all, const result& audited, double level) {
+    set_prediction p = predict(c, all, level);
+    p.audit = audit(c, all, audited, level);
+    return p;
+}
+
+coverage_report coverage(const std::vector<set_prediction>& predictions) {
+    coverage_report out;
+    const auto add = [](interval_coverage& cov, const prediction& p, double truth) {
+        cov.covered += p.lower <= truth && truth <= p.upper ? 1 : 0;
+        cov.sets += 1;
+        cov.mae += std::abs(p.accuracy - truth);
+        // (sum + upper) - lower, the order mano has always summed in: reported widths stay bit for bit
+        cov.width = cov.width + p.upper - p.lower;
+    };
+    for (const auto& s : predictions) {
+        if (!s.accuracy) continue;
+        for (const auto& [m, p] : s.methods) add(out.methods[m], p, *s.accuracy);
+        if (s.estimate) {
+            if (!out.estimate) out.estimate.emplace();
+            add(*out.estimate, s.estimate->value, *s.accuracy);
+        }
+    }
+    const auto finish = [](interval_coverage& cov) {
+        const double sets = static_cast<double>(cov.sets);
+        cov.rate = static_cast<double>(cov.covered) / sets;
+        cov.mae /= sets;
+        cov.width /= sets;
+    };
+    for (auto& [m, cov] : out.methods) finish(cov);
+    if (out.estimate) finish(*out.estimate);
+    return out;
+}
+
+nlohmann::json interval_coverage::to_json() const {
+    return {{"covered", covered}, {"sets", sets}, {"rate", rate}, {"mae", mae}, {"width", width}};
+}
+
+nlohmann::json coverage_report::to_json() const {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [m, cov] : methods) out[method_name(m)] = cov.to_json();
+    if (estimate) out["estimate"] = estimate->to_json();
+    return out;
+}
+}  // namespace mano

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mano/scan/features.hpp"
+#include "mano/scan/registry.hpp"
+#include "mano/scan/source_model.hpp"
+
+namespace mano {
+
+// How MaNo turns logits into probabilities. `softrun` (the paper's default) chooses between the
+// other two with the criterion: softmax when criterion > eta, Taylor otherwise.
+enum class normalization { softrun, softmax, taylor };
+
+const char* normalization_name(normalization n) noexcept;
+normalization parse_normalization(const std::string& name);  // throws mano::error
+
+// 1/n! underflows a double beyond n = 170: the largest Taylor order.
+inline constexpr int max_taylor_order = 170;
+
+struct options {
+    double p = 4.0;            // the L_p norm; any p > 1
+    double eta = 5.0;          // softrun threshold on the criterion
+    int taylor_order = 2;      // order n >= 1 of the Taylor expansion of exp
+    normalization norm = normalization::softrun;
+    // Official-code compatibility: > 0 scores consecutive batches of this many rows and averages
+    // the per-batch scores without weights (the authors' code uses 128). 0 = whole set (paper).
+    std::int64_t batch_size = 0;
+    // Official-code compatibility: a fixed criterion instead of the one computed from the data.
+    std::optional<double> criterion;
+    // SIMD architecture for the kernel: "" = best the CPU has (or the MANO_ARCH environment
+    // variable), else one of available_architectures().
+    std::string architecture;
+    // Methods to compute from the target logits; empty = the defaults: default_methods(K) in an
+    // accumulator (the row count unknown: nothing that keeps every row), default_methods(K, N) in
+    // score(). An accumulator keeps them in table order, each once.
+    std::vector<method> methods;
+    // Temperature T applied as q / T to every softmax-based baseline (not to MaNo, which has its
+    // own normalization); 1 = none. Fitted on labeled source logits by mano::fit_temperature.
+    double temperature = 1.0;
+    // COT's label marginal (K masses summing to 1); empty = uniform.
+    std::vector<double> label_marginal;
+    // What ATC-MC, ATC-NE and DoC learned from labeled source logits (fit_source, with the same
+    // temperature as above).
+    std::optional<source_model> source;
+    // Feature moments of the source set, for the Frechet distance.
+    std::shared_ptr<const feature_moments> source_features;
+    // Collect the correctness histogram (correctness.hpp) of the rows: audits and the calibration's
+    // correctness model read it.
+    bool correctness_histogram = false;
+
+    // Whether `methods` lists m (an accumulator resolves an empty list to default_methods(K)).
+    bool wants(method m) const;
+    // Which of MaNo's branches are accumulated: both for softrun, unless a fixed criterion has
+    // decided the branch already; one when the normalization is forced.
+    bool scores_softmax_branch() const;
+    bool scores_taylor_branch() const;
+
+    // Throws mano::error naming the first invalid option.
+    void validate() const;
+
+    // Every option (the source model and source feature moments included) as JSON, and back
+    // ("correctness_histogram" only when true, false when absent); from_json throws
+    // nlohmann::json exceptions on a malformed object and validates the result.
+    nlohmann::json to_json() const;
+    static options from_json(const nlohmann::json& j);
+};
+
+}  // namespace mano
