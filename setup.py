@@ -42,7 +42,6 @@ class CMakeTarget(build_ext):
             tree = pathlib.Path(self.build_temp).resolve() / "cmake"
             self.run_command_line(["cmake", "-S", str(ROOT), "-B", str(tree), "-DCMAKE_BUILD_TYPE=Release",
                                    "-DMANO_WITH_PYTHON=ON", "-DMANO_BUILD_TESTS=OFF", "-DMANO_WITH_TORCH=OFF",
-                                   "-DMANO_WITH_MONITOR=OFF",
                                    f"-DPython_EXECUTABLE={sys.executable}"])
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
         self.run_command_line(["cmake", "--build", str(tree), "--target", "mano_python", "--parallel", jobs])

@@ -25,12 +25,15 @@ if(MANO_BUILD_CLI)
   else()
     message(STATUS "mano: .npz support off (MANO_WITH_NPZ=OFF): the CLI reads every other format")
   endif()
-  # `mano monitor`'s history is an SQLite file; a calibration's identity in it is its SHA-256.
+endif()
+# The monitoring history (`mano monitor`, Python's mano.monitor) is an SQLite file; a calibration's
+# identity in it is its SHA-256.
+if(NOT EMSCRIPTEN)
   if(MANO_WITH_MONITOR)
     mano_require(SQLite3 libsqlite3-dev)
     mano_require(OpenSSL libssl-dev COMPONENTS Crypto)
   else()
-    message(STATUS "mano: mano monitor off (MANO_WITH_MONITOR=OFF): the CLI has every other subcommand")
+    message(STATUS "mano: the monitoring history off (MANO_WITH_MONITOR=OFF): mano monitor and mano.monitor are left out")
   endif()
 endif()
 # The LibTorch front end (native/torch, `mano infer`): AUTO builds it when LibTorch and stb are

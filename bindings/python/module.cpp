@@ -25,7 +25,9 @@
 #include "accumulator_binding.hpp"
 #include "arrays.hpp"
 #include "json_calls.hpp"
+#include "host/calibration_file.hpp"
 #include "host/scan.hpp"
+#include "monitor_binding.hpp"
 #include "io/json.hpp"
 #include "io/manifest.hpp"
 #include "io/reader.hpp"
@@ -224,14 +226,7 @@ std::string read_manifest(const std::string& path, bool allow_outside) {
 }
 
 // A calibration file as `mano calibrate` writes it, checked, as JSON text.
-std::string read_calibration(const std::string& path) {
-    const json j = mano::io::read_json(path, "calibration", mano::io::calibration_max_bytes);
-    try {
-        return mano::calibration::from_json(j).to_json().dump();
-    } catch (const mano::error& e) {
-        throw mano::error(path + ": " + e.what());
-    }
-}
+std::string read_calibration(const std::string& path) { return mano::host::read_calibration(path).to_json().dump(); }
 
 // A state file as `mano score --state` writes it, as JSON text (within the state reader's limit).
 std::string read_state(const std::string& path) {
@@ -407,4 +402,5 @@ PYBIND11_MODULE(_core, m) {
     m.def("read_calibration", &read_calibration);
     m.def("read_state", &read_state);
     m.attr("version") = mano::version_string;
+    add_monitor(m);
 }

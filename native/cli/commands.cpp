@@ -12,6 +12,7 @@
 #include "cli/manifest.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
+#include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
 #include "io/manifest.hpp"
@@ -47,19 +48,10 @@ void note_left_out(const std::string& path, const options& opts, std::size_t n, 
 }  // namespace
 
 options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet) {
-    std::vector<method> left_out;
-    options o;
-    try {
-        o = scoring_options(cal, n, k, &left_out);
-    } catch (const error& e) {
-        throw host::file_error(path, e);
-    }
+    std::vector<std::string> notes;
+    const options o = host::prediction_options(cal, path, n, k, notes);
     if (!quiet)
-        for (const method m : left_out)
-            warn(path + ": " + method_name(m) + " left out of this prediction: it keeps every row, which a prediction does " +
-                 "only up to " + std::to_string(keeps_rows_max_logits) + " logits and " + std::to_string(keeps_rows_max_k) +
-                 " classes (this file: " + std::to_string(n) + " x " + std::to_string(k) + "); mano predict --methods " +
-                 method_name(m) + " runs it anyway");
+        for (const auto& note : notes) warn(note);
     return o;
 }
 
@@ -71,7 +63,7 @@ int run_score(score_command& c) {
         if (c.methods.any_given())
             throw error("--calibration fixes how scores are computed (the options it was fitted with); "
                         "leave out the scoring options");
-        cal = read_calibration(c.calibration);
+        cal = host::read_calibration(c.calibration);
     } else {
         c.methods.finish();
     }
@@ -256,7 +248,7 @@ int run_predict(predict_command& c) {
     c.input.finish();
     if (!(c.level > 0 && c.level < 1)) throw error("--level must lie strictly between 0 and 1, e.g. 0.9");
     if (c.files.empty() == c.manifest.empty()) throw error("give logit files or --manifest (one of them)");
-    calibration cal = read_calibration(c.calibration);
+    calibration cal = host::read_calibration(c.calibration);
     if (!c.methods.empty()) {
         std::vector<method_calibration> chosen;
         for (const auto& name : c.methods) {

@@ -83,9 +83,8 @@ struct methods_command {
     bool json = false;
 };
 
-// The calibration's options for scoring n x k logits of `path` (src/mano/prediction/prediction.hpp,
-// scoring_options: K checked before any row is read), naming on stderr (unless `quiet`) the
-// methods that keep every row and were left out for this size: predict's, and monitor add's.
+// host::prediction_options (native/host/calibration_file.hpp), naming on stderr (unless `quiet`)
+// the methods that keep every row and were left out for this size.
 options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet);
 
 int run_methods(const methods_command& c);

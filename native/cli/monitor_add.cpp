@@ -1,46 +1,21 @@
-// `mano monitor` on the command line, its times, and `mano monitor add`: each file (or chunk)
-// scored and predicted exactly as `mano predict` does it, then appended to the history in one
-// transaction.
-#include <algorithm>
+// `mano monitor` on the command line, and `mano monitor add` (native/host/monitor.hpp: each file
+// or chunk scored and predicted exactly as `mano predict` does it, then appended to the history in
+// one transaction).
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
+#include <functional>
 #include <iostream>
-#include <memory>
-#include <regex>
-#include <sstream>
 #include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/monitor_commands.hpp"
 #include "cli/output.hpp"
-#include "host/history.hpp"
-#include "host/scan.hpp"
-#include "host/sha256.hpp"
+#include "host/monitor.hpp"
 
 namespace mano {
 namespace cli {
 
 namespace {
-
-std::string format_utc(std::time_t t) {
-    std::tm parts{};
-    gmtime_r(&t, &parts);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return text;
-}
-
-// The calibration file's bytes, for its identity (read_calibration has checked its size).
-std::string file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (!in && !in.eof()) throw error(path + ": cannot read the calibration file");
-    return bytes.str();
-}
 
 // A test hook: MANO_MONITOR_TEST_PAUSE_MS=T makes an add say so on stderr and wait T ms inside
 // its transaction, after its first point, so that a test can kill it there
@@ -56,41 +31,6 @@ std::function<void()> pause_inside_transaction() {
 }
 
 }  // namespace
-
-std::string utc_time(const std::string& text, const std::string& flag) {
-    static const std::regex iso(
-        R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?)");
-    std::smatch m;
-    const auto bad = [&](const std::string& why) {
-        return error(flag + " '" + printable(text) + "': " + why +
-                     "; give an ISO 8601 time such as 2026-11-27, 2026-11-27T06:00:00Z or 2026-11-27T08:00+02:00");
-    };
-    if (!std::regex_match(text, m, iso)) throw bad("not an ISO 8601 date or time");
-    const auto number = [&](int i) { return m[i].matched ? std::stoi(m[i].str()) : 0; };
-    std::tm parts{};
-    parts.tm_year = number(1) - 1900;
-    parts.tm_mon = number(2) - 1;
-    parts.tm_mday = number(3);
-    parts.tm_hour = number(4);
-    parts.tm_min = number(5);
-    parts.tm_sec = number(6);
-    const int year = number(1), month = number(2), day = number(3);
-    if (year < 1970 || month < 1 || month > 12 || day < 1 || parts.tm_hour > 23 || parts.tm_min > 59 || parts.tm_sec > 59)
-        throw bad("a field is out of range (from 1970 on)");
-    std::time_t t = timegm(&parts);
-    std::tm check{};
-    gmtime_r(&t, &check);
-    if (check.tm_mday != day) throw bad("no such day");
-    if (m[7].matched && m[7].str() != "Z") {
-        std::string offset = m[7].str();
-        offset.erase(std::remove(offset.begin(), offset.end(), ':'), offset.end());
-        const int hours = std::stoi(offset.substr(1, 2)), minutes = std::stoi(offset.substr(3, 2));
-        if (hours > 23 || minutes > 59) throw bad("the UTC offset is out of range");
-        const long seconds = (hours * 60L + minutes) * 60L;
-        t -= offset[0] == '+' ? seconds : -seconds;
-    }
-    return format_utc(t);
-}
 
 CLI::App* add_monitor_command(CLI::App& app, monitor_command& c) {
     auto* monitor = app.add_subcommand("monitor", "A monitoring history in one SQLite file: add batches' estimates, report "
@@ -132,69 +72,24 @@ int run_monitor(monitor_command& c) {
 
 int run_monitor_add(monitor_add_command& c) {
     c.input.finish();
-    const std::string time = c.at.empty() ? format_utc(std::time(nullptr)) : utc_time(c.at, "--at");
-    {
-        std::vector<std::string> inputs = c.files;
-        inputs.push_back(c.calibration);
-        std::error_code ec;
-        if (std::filesystem::exists(c.history, ec))
-            for (const auto& input : inputs)
-                if (std::filesystem::equivalent(c.history, input, ec))
-                    throw error(c.history + ": the history is one of the input files (" + input +
-                                "); give the history file first, then the logit files");
-    }
-    // a file that is there must be a history before any row is scored
-    if (std::filesystem::exists(c.history)) history::store::for_writing(c.history);
-    const calibration cal = read_calibration(c.calibration);
-    const std::string cal_text = file_bytes(c.calibration);
-    const std::string cal_hash = host::sha256_hex(cal_text);
-    const unsigned threads = host::thread_count(c.input.threads);
-
-    std::vector<history::new_point> points;
-    std::vector<std::string> names;
-    std::vector<set_prediction> predictions;
-    for (const auto& path : c.files) {
-        const auto reader = io::open_matrix(path, c.input.read);
-        if (reader->cols() != cal.k)
-            throw host::file_error(path, error("the logits have " + std::to_string(reader->cols()) +
-                                               " classes but the calibration was fitted on logits with " + std::to_string(cal.k)));
-        const std::size_t rows = reader->rows();
-        const std::size_t step = c.chunk_size > 0 ? c.chunk_size : std::max<std::size_t>(rows, 1);
-        const std::string label = c.name.empty() ? path : c.files.size() == 1 ? c.name : c.name + " (" + path + ")";
-        for (std::size_t first = 0; first < rows || (first == 0 && c.chunk_size == 0); first += step) {
-            const std::size_t end = std::min(rows, first + step);
-            // as mano predict scores a file: the calibration's options for this size, one threaded scan
-            const options opts = prediction_options(cal, path, end - first, reader->cols(), c.input.quiet);
-            history::new_point p;
-            p.file = path;
-            p.name = c.chunk_size > 0 ? label + "[" + std::to_string(first) + ":" + std::to_string(end) + "]" : label;
-            if (c.chunk_size > 0) {
-                p.chunk = first / step;
-                p.first_row = first;
-            }
-            host::scan_inputs in;
-            in.logits = reader.get();
-            host::progress bar(p.name, end - first, c.input.quiet);
-            try {
-                const accumulator acc = host::scan(in, first, end, opts, threads, &bar);
-                p.state = acc.to_json();
-                predictions.push_back(predict(cal, acc.finalize(), 0.9));
-            } catch (const error& e) {
-                throw host::file_error(path, e);
-            }
-            p.prediction = predictions.back().to_json();
-            names.push_back(p.name);
-            points.push_back(std::move(p));
-            if (end == rows) break;
-        }
-    }
-    if (points.empty()) throw error("no rows to add: every file is empty");
-    warn_extrapolation(names, predictions);
-    auto store = history::store::for_writing(c.history);
-    const auto add = store.append(time, cal_hash, cal_text, points, pause_inside_transaction());
+    history::add_request r;
+    r.history = c.history;
+    r.files = c.files;
+    r.calibration = c.calibration;
+    r.at = c.at;
+    r.name = c.name;
+    r.chunk_size = c.chunk_size;
+    r.read = c.input.read;
+    r.threads = c.input.threads;
+    r.progress = !c.input.quiet;
+    r.inside = pause_inside_transaction();
+    const history::added a = history::add(r);
     if (!c.input.quiet)
-        std::cerr << "mano: added " << points.size() << " point" << (points.size() == 1 ? "" : "s") << " at " << time << " to "
-                  << c.history << " (add " << add << ")\n";
+        for (const auto& note : a.notes) warn(note);
+    warn_extrapolation(a.names, a.predictions);
+    if (!c.input.quiet)
+        std::cerr << "mano: added " << a.names.size() << " point" << (a.names.size() == 1 ? "" : "s") << " at " << a.time
+                  << " to " << c.history << " (add " << a.add << ")\n";
     return 0;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // `mano monitor add` and `mano monitor report`: a monitoring history in one SQLite file
-// (native/host/history.hpp, docs/monitor.md). add scores files as mano predict does and appends
+// (native/host/monitor.hpp, docs/monitor.md). add scores files as mano predict does and appends
 // one point per file or chunk; report gives the timeline with the core's alert rules
 // (src/mano/workflow/monitoring.hpp) and exits 3 when the latest point alerts.
 
@@ -51,10 +51,6 @@ int run_monitor(monitor_command& c);
 
 int run_monitor_add(monitor_add_command& c);
 int run_monitor_report(monitor_report_command& c);
-
-// An ISO 8601 time (a date, or a date and time with an optional fraction and Z or +HH:MM offset)
-// as UTC "YYYY-MM-DDTHH:MM:SSZ"; throws mano::error naming `flag`.
-std::string utc_time(const std::string& text, const std::string& flag);
 
 }  // namespace cli
 }  // namespace mano

@@ -356,16 +356,5 @@ std::pair<std::size_t, std::size_t> parse_rows(const std::string& text, std::siz
     return {first, end};
 }
 
-calibration read_calibration(const std::string& path) {
-    const nlohmann::json j = io::read_json(path, "calibration", io::calibration_max_bytes);
-    try {
-        return calibration::from_json(j);
-    } catch (const nlohmann::json::exception& e) {
-        throw error(path + ": not a calibration file written by mano calibrate (" + e.what() + ")");
-    } catch (const error& e) {
-        throw host::file_error(path, e);
-    }
-}
-
 }  // namespace cli
 }  // namespace mano

@@ -106,8 +106,5 @@ private:
 // `text` is empty); throws mano::error naming `path` when the range is not within the file.
 std::pair<std::size_t, std::size_t> parse_rows(const std::string& text, std::size_t total, const std::string& path);
 
-// A calibration file written by mano calibrate; throws mano::error naming the file.
-calibration read_calibration(const std::string& path);
-
 }  // namespace cli
 }  // namespace mano

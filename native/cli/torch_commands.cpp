@@ -14,6 +14,7 @@
 #include "cli/options.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
+#include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
 #include "io/reader.hpp"
@@ -251,7 +252,7 @@ int run_infer(infer_command& c) {
         if (c.methods.any_given())
             throw error("--calibration fixes how scores are computed (the options it was fitted with); "
                         "leave out the scoring options");
-        cal = read_calibration(c.calibration);
+        cal = host::read_calibration(c.calibration);
         if (const auto recorded = recorded_preprocessing(c.calibration)) {
             if (!any_preprocessing(c.run))
                 p = *recorded;

@@ -63,7 +63,10 @@ nlohmann::json parse_json(const std::string& text, const std::string& path, cons
     return parse_limited(text, path, what);
 }
 
-nlohmann::json read_json(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+namespace {
+
+// The regular file at `path`, opened, once its size is known to be within `max_bytes`.
+std::ifstream open_limited(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
     std::error_code ec;
     const bool regular = std::filesystem::is_regular_file(path, ec);
     const auto size = regular ? std::filesystem::file_size(path, ec) : 0;
@@ -73,6 +76,27 @@ nlohmann::json read_json(const std::string& path, const std::string& what, std::
                     "-byte limit of mano's " + what + " reader");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw error(path + ": cannot open this " + what);
+    return in;
+}
+
+}  // namespace
+
+std::string read_text(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+    std::ifstream in = open_limited(path, what, max_bytes);
+    std::string text;
+    char block[1 << 16];
+    while (in.read(block, sizeof block) || in.gcount() > 0) {
+        text.append(block, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > max_bytes)  // grown since its size was read
+            throw error(path + ": this " + what + " is over the " + std::to_string(max_bytes) + "-byte limit of mano's " + what +
+                        " reader");
+    }
+    if (in.bad()) throw error(path + ": cannot read this " + what);
+    return text;
+}
+
+nlohmann::json read_json(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+    std::ifstream in = open_limited(path, what, max_bytes);
     return parse_limited(in, path, what);
 }
 

@@ -24,6 +24,10 @@ inline constexpr std::uint64_t marginal_max_bytes = std::uint64_t{64} << 20;
 // json_max_depth.
 nlohmann::json parse_json(const std::string& text, const std::string& path, const std::string& what);
 
+// The bytes of the regular file at `path`; throws mano::error naming it when it cannot be opened or
+// is larger than `max_bytes` (saying so).
+std::string read_text(const std::string& path, const std::string& what, std::uint64_t max_bytes);
+
 // Reads and parses the file at `path`; throws mano::error naming it when it cannot be opened, is
 // larger than `max_bytes` (saying so) or is not JSON.
 nlohmann::json read_json(const std::string& path, const std::string& what, std::uint64_t max_bytes);

@@ -1,9 +1,13 @@
 """mano.monitor (bindings/python/mano/monitor.py, docs/monitor.md): add and report over one
-history through the mano command; each point's estimate equals mano.predict on the same file (the
-Python binding's own path) to 1e-9, the alert line is NumPy's mean - 3 sd of the reference
-period, the degraded batch alerts, and a bad history or option raises mano.InputError naming it."""
+history, in this process (no mano command: one test runs them with none on PATH and no MANO_BIN);
+each point's estimate equals mano.predict on the same file to 1e-9, the alert line is NumPy's mean
+- 3 sd of the reference period, the degraded batch alerts, a history written by mano.monitor is
+what the CLI reports, and a bad history or option raises mano.InputError naming it."""
 import datetime
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,13 +15,6 @@ import pytest
 import mano
 import mano.monitor
 from api_support import EXAMPLE, MANIFEST, MANO_BIN, needs_cli
-
-pytestmark = needs_cli
-
-
-@pytest.fixture(autouse=True)
-def _mano_bin(monkeypatch):
-    monkeypatch.setenv("MANO_BIN", str(MANO_BIN))
 
 
 @pytest.fixture(scope="module")
@@ -81,19 +78,44 @@ def test_bad_input(tmp_path, calibration):
         mano.monitor.report(text)
     with pytest.raises(mano.InputError, match="notes.txt.*not a mano history"):
         mano.monitor.add(text, EXAMPLE / "blend_0_logits.npy", calibration=calibration)
-    with pytest.raises(mano.InputError, match="--at"):
+    with pytest.raises(mano.InputError, match="^at 'someday': not an ISO 8601"):
         mano.monitor.add(tmp_path / "h.db", EXAMPLE / "blend_0_logits.npy", calibration=calibration, at="someday")
     with pytest.raises(mano.InputError, match="chunk_size"):
         mano.monitor.add(tmp_path / "h.db", EXAMPLE / "blend_0_logits.npy", calibration=calibration, chunk_size=0)
     with pytest.raises(mano.InputError, match="reference"):
         mano.monitor.report(tmp_path / "h.db", reference=2, reference_until="2026-01-01")
+    with pytest.raises(mano.InputError, match="^since '2026-13-01': a field is out of range"):
+        mano.monitor.report(text, since="2026-13-01")
     assert not (tmp_path / "h.db").exists()
 
 
-def test_command_not_found(tmp_path, monkeypatch, calibration):
-    monkeypatch.setenv("MANO_BIN", str(tmp_path / "missing" / "mano"))
-    with pytest.raises(RuntimeError, match="MANO_BIN"):
-        mano.monitor.report(tmp_path / "h.db")
+def test_no_command_needed(tmp_path, calibration):
+    """add and report in a process whose PATH has no mano and which has no MANO_BIN."""
+    script = f"""
+import mano.monitor, shutil
+assert shutil.which("mano") is None
+added = mano.monitor.add({str(tmp_path / "h.db")!r}, [{str(EXAMPLE / "contrast_0_logits.npy")!r},
+                         {str(EXAMPLE / "contrast_1_logits.npy")!r}], calibration={str(calibration)!r}, at="2026-11-01")
+mano.monitor.add({str(tmp_path / "h.db")!r}, {str(EXAMPLE / "blend_5_logits.npy")!r}, calibration={str(calibration)!r},
+                 at="2026-11-02")
+timeline = mano.monitor.report({str(tmp_path / "h.db")!r})
+print(added["add"], len(added["names"]), len(timeline["points"]))
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("MANO_BIN", "PATH")}
+    env["PATH"] = str(tmp_path)  # nothing on it
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "2", "3"]
+
+
+@needs_cli
+def test_the_cli_reads_what_python_wrote(tmp_path, calibration):
+    history = tmp_path / "h.db"
+    mano.monitor.add(history, [EXAMPLE / f"contrast_{i}_logits.npy" for i in (0, 1)], calibration=calibration, at="2026-11-01")
+    mano.monitor.add(history, EXAMPLE / "blend_5_logits.npy", calibration=calibration, at="2026-11-02")
+    proc = subprocess.run([str(MANO_BIN), "monitor", "report", "--json", str(history)], capture_output=True, text=True)
+    assert proc.returncode in (0, 3), proc.stderr
+    assert json.loads(proc.stdout) == mano.monitor.report(history)
 
 
 def test_stubs():

@@ -28,7 +28,7 @@ from ._core import InputError
 from ._files import read, read_calibration, read_labels, read_manifest
 from ._scoring import Accumulator, score
 from ._sets import calibrate, evaluate, predict, predict_scores
-from . import monitor  # noqa: F401 - light (it runs the mano command): mano.monitor.add/report after import mano
+from . import monitor  # noqa: F401 - light: mano.monitor.add/report after import mano
 from .frame import frame
 from .plot import plot
 

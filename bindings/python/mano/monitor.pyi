@@ -4,8 +4,6 @@ from typing import Any, Optional, Sequence, Union
 
 PathLike = Union[str, os.PathLike[str]]
 
-ALERT_STATUS: int
-
 def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration: PathLike, at: Any = None,
-        name: Optional[str] = None, chunk_size: Optional[int] = None, threads: Optional[int] = None) -> None: ...
+        name: Optional[str] = None, chunk_size: Optional[int] = None, threads: Optional[int] = None) -> dict[str, Any]: ...
 def report(db: PathLike, *, reference: Optional[int] = None, reference_until: Any = None, since: Any = None) -> dict[str, Any]: ...

@@ -1,0 +1,57 @@
+#include "monitor_binding.hpp"
+
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#ifdef MANO_WITH_MONITOR
+#include "host/monitor.hpp"
+#endif
+
+namespace mano_python {
+
+namespace py = pybind11;
+
+void add_monitor(py::module_& m) {
+#ifdef MANO_WITH_MONITOR
+    // {"add", "time", "names", "notes"}: mano.monitor.add's return, the points' estimates in the history
+    m.def("monitor_add", [](const std::string& history, const std::vector<std::string>& files, const std::string& calibration,
+                            const std::string& at, const std::string& name, std::size_t chunk_size, unsigned threads) {
+        mano::history::add_request r;
+        r.history = history;
+        r.files = files;
+        r.calibration = calibration;
+        r.at = at;
+        r.at_option = "at";
+        r.name = name;
+        r.chunk_size = chunk_size;
+        r.threads = threads;
+        mano::history::added a;
+        {
+            py::gil_scoped_release release;
+            a = mano::history::add(r);
+        }
+        return nlohmann::json{{"add", a.add}, {"time", a.time}, {"names", a.names}, {"notes", a.notes}}.dump();
+    });
+    // what `mano monitor report --json` prints
+    m.def("monitor_report", [](const std::string& history, std::size_t reference, const std::string& reference_until,
+                               const std::string& since) {
+        mano::history::report_request r;
+        r.history = history;
+        r.reference = reference;
+        r.reference_until = reference_until;
+        r.since = since;
+        r.reference_option = "reference=N";
+        r.reference_until_option = "reference_until";
+        r.since_option = "since";
+        py::gil_scoped_release release;
+        return mano::history::read_report(r).timeline.dump();
+    });
+#else
+    (void)m;
+#endif
+}
+
+}  // namespace mano_python
