@@ -107,15 +107,30 @@ void print_audits(const std::vector<std::string>& names, const std::vector<set_p
 
 void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,
                          const std::vector<set_prediction>& predictions) {
-    for (std::size_t i = 0; i < predictions.size(); ++i) {
-        const auto& p = predictions[i];
-        if (!p.labels_for_width || !p.estimate || p.audit) continue;
-        const auto& need = *p.labels_for_width;
-        std::cout << names[i] << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
-                  << fixed(p.estimate->value.upper - p.estimate->value.lower, 2) << " wide; " << need.n
-                  << " labeled rows drawn uniformly would bring it to " << fixed(need.width, 2) << " (mano audit " << files[i]
-                  << " --budget " << need.n << " -o rows.csv, label them, then mano predict --audit rows.csv)\n";
+    std::vector<std::size_t> wide;  // sets whose estimate interval is wider than the target, not audited yet
+    for (std::size_t i = 0; i < predictions.size(); ++i)
+        if (predictions[i].labels_for_width && predictions[i].estimate && !predictions[i].audit) wide.push_back(i);
+    if (wide.empty()) return;
+    const auto n_of = [&](std::size_t i) { return predictions[i].labels_for_width->n; };
+    const std::size_t first = wide.front();
+    const auto& p = predictions[first];
+    const std::string how = " -o rows.csv, label them, then mano predict --audit rows.csv";
+    if (wide.size() == 1) {
+        std::cout << names[first] << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
+                  << fixed(p.estimate->value.upper - p.estimate->value.lower, 2) << " wide; " << n_of(first)
+                  << " labeled rows drawn uniformly would bring it to " << fixed(p.labels_for_width->width, 2) << " (mano audit "
+                  << files[first] << " --budget " << n_of(first) << how << ")\n";
+        return;
     }
+    // said once for all the sets: how many, how many labels each, and the command for the first
+    std::size_t least = n_of(first), most = n_of(first);
+    for (const std::size_t i : wide) least = std::min(least, n_of(i)), most = std::max(most, n_of(i));
+    std::cout << wide.size() << " of " << predictions.size() << " sets have " << fixed(100 * p.level, 0)
+              << "% intervals wider than " << fixed(p.labels_for_width->width, 2) << "; "
+              << (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most))
+              << " labeled rows of each, drawn uniformly, would bring each to " << fixed(p.labels_for_width->width, 2)
+              << " (for " << names[first] << ": mano audit " << files[first] << " --budget " << n_of(first) << how
+              << "; each set's number: labels_for_width in --json)\n";
 }
 
 }  // namespace cli

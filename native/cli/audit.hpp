@@ -37,8 +37,9 @@ audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size
 result score_audited_rows(const std::string& logits, const input_args& input, const audit_labels& audit,
                           const options& opts);
 
-// The text output's audit line of each set that has one (before the table), and the
-// labels-needed lines (after it); `files` are the sets' logits files, for the command to run.
+// The text output's audit line of each set that has one (before the table), and the labels
+// needed (after it): one line, for one set or all of them (how many sets, how many labels each,
+// and the command); `files` are the sets' logits files, for the command to run.
 void print_audits(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions,
                   const std::string& audit_file);
 void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,

@@ -245,6 +245,13 @@ def check_labels_needed(tmp, cal):
     check(need == {"width": 0.25, "n": want, "method": "ppi"}, f"labels needed (PPI): {need} vs n = {want}")
     text = output("predict", "--calibration", cal, target, "--quiet")
     check(f"{want} labeled rows drawn uniformly would bring it to 0.25" in text, f"the text says so: {text[-300:]!r}")
+    # several sets: said once, with the range of labels and the command for the first
+    text = output("predict", "--calibration", cal, target, target, "--quiet")
+    advice = [line for line in text.splitlines() if "labeled rows" in line]
+    check(advice == [f"2 of 2 sets have 90% intervals wider than 0.25; {want} labeled rows of each, drawn uniformly, would bring "
+                     f"each to 0.25 (for {target}: mano audit {target} --budget {want} -o rows.csv, label them, then mano "
+                     "predict --audit rows.csv; each set's number: labels_for_width in --json)"],
+          f"two sets get one line of advice: {advice}")
     got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--json", "--quiet"))
     lo, hi = got["estimate"]["interval"]
     p = min(hi, max(lo, 0.5))
