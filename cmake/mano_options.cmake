@@ -15,6 +15,10 @@ option(MANO_BUILD_TESTS "Build the Catch2 suites and register them with CTest" $
 option(MANO_BUILD_CLI "Build the mano command-line tool" ${mano_native})
 option(MANO_WITH_NPZ "Read .npz archives (needs zlib; OFF for a build without it, e.g. a cross build without the target's zlib)" ON)
 option(MANO_WITH_MONITOR "Build the monitoring history (`mano monitor`, Python's mano.monitor: an SQLite file; needs libsqlite3-dev and libssl-dev; OFF for a build without it, e.g. a cross build without the target's SQLite)" ON)
+# The kernels a build compiles (src/mano/CMakeLists.txt names them): empty for all of this
+# platform's; a list (e.g. "sse2") keeps those and the portable scalar kernel, for a build that
+# only needs to run the core, such as the sanitizer tree (.ci/sanitize).
+set(MANO_KERNELS "" CACHE STRING "The kernels to compile (e.g. \"avx2;sse2\"; empty: all of this platform's; scalar always)")
 option(MANO_BUILD_BENCH "Build the native speed harness in bench/perf (npm run bench)" OFF)
 option(MANO_BUILD_FUZZ "Build the libFuzzer targets in tests/fuzz (clang, in a build tree of its own: see tests/fuzz/run.sh)" OFF)
 set(MANO_WITH_PYTHON AUTO CACHE STRING "Build the Python package (bindings/python, pybind11): AUTO (when pybind11 is found), ON, OFF")

@@ -26,7 +26,7 @@ std::string torch_binary() {
     const std::string binary = torch_binary();
     execv(binary.c_str(), command_line);
     throw error(what + ": cannot run " + binary + " (" + std::strerror(errno) +
-                "), the LibTorch half of mano; reinstall mano or rebuild it with LibTorch (libtorch-dev)");
+                "), the LibTorch half of mano; build it (cmake --build BUILD --target mano_torch_cli) or reinstall mano");
 }
 
 }  // namespace
