@@ -105,6 +105,17 @@ void run_threads(unsigned threads, const Job& job) {
         if (f) std::rethrow_exception(f);
 }
 
+// A parallel_for over `threads` threads: each takes the next task until none is left.
+parallel_for thread_runner(unsigned threads) {
+    if (threads <= 1) return run_in_order;
+    return [threads](std::size_t count, const std::function<void(std::size_t)>& task) {
+        std::atomic<std::size_t> next{0};
+        run_threads(static_cast<unsigned>(std::min<std::size_t>(threads, count)), [&](unsigned) {
+            for (std::size_t t = next++; t < count; t = next++) task(t);
+        });
+    };
+}
+
 }  // namespace
 
 unsigned thread_count(unsigned requested) {
@@ -147,6 +158,8 @@ accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, cons
     });
     accumulator total = std::move(*accs[0]);
     for (unsigned t = 1; t < parts; ++t) total.merge(*accs[t]);
+    // finalize's passes over kept rows (MLLS's EM) run on as many threads as the scan did
+    total.set_parallel(thread_runner(parts));
     return total;
 }
 

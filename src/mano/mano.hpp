@@ -4,6 +4,7 @@
 
 #include "mano/base/error.hpp"
 #include "mano/base/half.hpp"
+#include "mano/base/parallel.hpp"
 #include "mano/base/text.hpp"
 #include "mano/base/version.hpp"
 #include "mano/kernel/architecture.hpp"

@@ -78,7 +78,7 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
     impl_->arch = resolve_architecture(o.architecture);
     const detail::kernel_entry& kernel = kernel_named(impl_->arch);
     impl_->kernel = kernel.run;
-    const detail::estimator_setup setup{k, o, kernel.gram};
+    const detail::estimator_setup setup{k, o, kernel.gram, *kernel.shift};
     for (const method m : o.methods) {
         impl_->components.push_back(info_of(m).make(setup));
         const detail::block_needs n = impl_->components.back()->needs();
@@ -109,6 +109,8 @@ accumulator& accumulator::operator=(const accumulator& other) {
     if (this != &other) *this = accumulator(other);
     return *this;
 }
+
+void accumulator::set_parallel(parallel_for run) { impl_->parallel = run ? std::move(run) : parallel_for(run_in_order); }
 
 std::size_t accumulator::rows() const noexcept { return impl_->core.n; }
 std::size_t accumulator::cols() const noexcept { return impl_->k; }
@@ -165,6 +167,8 @@ public:
         detail::block b;
         b.count = count;
         b.k = k_;
+        b.logits_f = block_f;
+        b.logits_d = block_d;
         b.first_row = first_row;
         b.stats = b.base = stats_.data();
         b.probs = needs_.probs ? softmax_probs_.data() : nullptr;
@@ -363,7 +367,8 @@ result accumulator::finalize() const {
                     " Taylor polynomial of these logits overflows double precision; use "
                     "normalization softmax or a lower taylor_order");
     const detail::final_context context{core.n, a.k, o, criterion, used, core.taylor_overflow_row >= 0,
-                                        core.second_rows == core.n, core.feature_rows == core.n, core.max_prob};
+                                        core.second_rows == core.n, core.feature_rows == core.n, core.max_prob,
+                                        a.parallel};
     for (const auto& c : a.components) c->finalize(context, r);
     if (core.labeled_rows == core.n) r.accuracy = static_cast<double>(core.correct) / n;
     r.predicted = core.predicted;

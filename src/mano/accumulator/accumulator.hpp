@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mano/base/error.hpp"
+#include "mano/base/parallel.hpp"
 #include "mano/scan/logits_view.hpp"
 #include "mano/scan/options.hpp"
 #include "mano/scan/result.hpp"
@@ -29,7 +30,8 @@ struct row_inputs {
 
 // Streaming estimators over target logits: push row chunks in order, merge partial states
 // (threads, shards, workers), serialize the state to JSON, and finalize into a result. Memory is
-// O(K) per method, O(K^2) for the nuclear norms, and O(NK) only for COT, which needs every row.
+// O(K) per method, O(K^2) for the nuclear norms, and O(NK) only for the methods that keep every
+// row (COT, COTT, MLLS: 4 bytes a logit).
 // push() and merge() are all-or-nothing: on an error the state is left as it was. Each method is
 // a component of its own (estimators/estimator.hpp, made from the method table); this class runs
 // the kernel once per block of rows and drives them.
@@ -64,6 +66,10 @@ public:
     // two shards, while one partition scored twice under its label is still one. At most
     // max_shard_label bytes; empty (the default) names by content alone.
     void set_shard_label(const std::string& label);
+    // How finalize may run a solver's independent passes at once (MLLS's EM): the host hands its
+    // threads here (native/host/scan.cpp); without it they run in order. The result is the same
+    // either way. Not part of the state; copies keep it.
+    void set_parallel(parallel_for run);
 
     std::size_t rows() const noexcept;
     std::size_t cols() const noexcept;

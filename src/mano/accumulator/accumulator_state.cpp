@@ -39,8 +39,53 @@ void check_state(bool ok, const std::string& what) {
     if (!ok) throw error(what);
 }
 
+// Rows per block: about 16 MB of floats, or one push's block of rows when that is more.
+float* row_store::extend(std::size_t count) {
+    const bool writable = !blocks_.empty() && blocks_.back().data.use_count() == 1 &&
+                          blocks_.back().data->size() + count * k_ <= blocks_.back().data->capacity();
+    if (!writable) {
+        auto data = std::make_shared<std::vector<float>>();
+        data->reserve(std::max(count, (std::size_t{1} << 22) / k_ + 1) * k_);
+        blocks_.push_back({std::move(data), 0});
+    }
+    block& last = blocks_.back();
+    last.data->resize((last.rows + count) * k_);
+    float* out = last.data->data() + last.rows * k_;
+    last.rows += count;
+    return out;
+}
+
+void row_store::rollback() {
+    blocks_.resize(saved_blocks_);
+    // the last block kept was written in this push only when no other store shares it
+    if (!blocks_.empty() && blocks_.back().data.use_count() == 1) {
+        blocks_.back().rows = saved_rows_;
+        blocks_.back().data->resize(saved_rows_ * k_);
+    }
+}
+
+std::size_t row_store::rows() const {
+    std::size_t n = 0;
+    for (const auto& b : blocks_) n += b.rows;
+    return n;
+}
+
+row_blocks row_store::blocks() const {
+    row_blocks out;
+    for (const auto& b : blocks_)
+        if (b.rows > 0) out.push_back({b.data->data(), b.rows});
+    return out;
+}
+
+nlohmann::json row_store::to_json() const {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& b : blocks_)
+        for (std::size_t i = 0; i < b.rows * k_; ++i) j.push_back(static_cast<double>((*b.data)[i]));
+    return j;
+}
+
 void row_store::from_json(const nlohmann::json& j, std::size_t n) {
-    rows = detail::numbers_in(j, "COT \"rows\"");
+    const auto rows = detail::numbers_in(j, "COT \"rows\"");
     bool ok = rows.size() == n * k_;
     for (std::size_t i = 0; ok && i < rows.size(); ++i) ok = rows[i] >= 0 && rows[i] <= 1;
     // each a softmax row: its K values sum to 1 (to the float lanes' rounding)
@@ -50,6 +95,10 @@ void row_store::from_json(const nlohmann::json& j, std::size_t n) {
         ok = std::abs(sum - 1) <= 1e-5;
     }
     check_state(ok, "the rows must be n x K softmax rows: values in [0, 1] that sum to 1 per row");
+    blocks_.clear();
+    if (n == 0) return;
+    float* out = extend(n);
+    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = static_cast<float>(rows[i]);
 }
 
 }  // namespace detail

@@ -13,6 +13,7 @@
 #include "mano/estimators/estimator.hpp"
 #include "mano/base/error.hpp"
 #include "mano/shift/source_fit.hpp"
+#include "mano/shift/source_rows.hpp"
 #include "mano/shift/transport.hpp"
 
 namespace mano {
@@ -28,7 +29,8 @@ double mass_above(const std::vector<transport_flow>& plan, double t) {
 
 class cott_estimator : public transport_component<cott_estimator> {
 public:
-    cott_estimator(std::size_t k, const options& o) : transport_component(k, o) {
+    explicit cott_estimator(const estimator_setup& e) : transport_component(e) {
+        const options& o = e.opts;
         if (!o.source) return;
         const auto& fitted = o.source->fitted;
         if (!fitted.contains("cott") || !fitted.at("cott").is_object() || !fitted.at("cott").contains("threshold") ||
@@ -40,7 +42,7 @@ public:
     }
     void finalize(const final_context& c, result& r) const override {
         if (!threshold_) return;
-        const auto plan = transport_plan(rows_.rows.data(), c.n, k_, marginal_);
+        const auto plan = transport_plan(rows_.blocks(), k_, marginal_, *kernels_, c.parallel);
         r[method::cott] = estimate{1.0 - std::min(1.0, mass_above(plan, *threshold_)), std::nullopt, *threshold_};
     }
 
@@ -50,18 +52,14 @@ private:
 
 }  // namespace
 
-std::unique_ptr<estimator> make_cott(const estimator_setup& e) { return std::make_unique<cott_estimator>(e.k, e.opts); }
+std::unique_ptr<estimator> make_cott(const estimator_setup& e) { return std::make_unique<cott_estimator>(e); }
 
 // The threshold: of the distinct costs of the source plan, the largest t whose mass above it is
 // nearest the source error.
-nlohmann::json fit_cott(const source_sample& s) {
-    const auto plan = transport_plan(s.probs, s.n, s.k, label_frequencies(s.labels, s.n, s.k));
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < s.n; ++i) {
-        const double* row = s.probs + i * s.k;
-        wrong += static_cast<std::int64_t>(std::max_element(row, row + s.k) - row) != s.labels[i] ? 1 : 0;
-    }
-    const double error = static_cast<double>(wrong) / static_cast<double>(s.n);
+nlohmann::json fit_cott(const source_rows& s) {
+    const auto probs = s.probs();
+    const auto plan = transport_plan(probs.data(), s.n(), s.k(), label_frequencies(s.labels(), s.n(), s.k()));
+    const double error = static_cast<double>(s.n() - s.correct()) / static_cast<double>(s.n());
     std::vector<double> costs;
     for (const auto& f : plan) costs.push_back(f.cost);
     std::sort(costs.begin(), costs.end(), std::greater<>());

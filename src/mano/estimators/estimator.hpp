@@ -13,10 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/base/parallel.hpp"
 #include "mano/kernel/kernel.hpp"
 #include "mano/estimators/gram.hpp"
 #include "mano/scan/options.hpp"
 #include "mano/scan/result.hpp"
+#include "mano/shift/row_blocks.hpp"
 
 namespace mano {
 namespace detail {
@@ -62,6 +64,8 @@ struct block {
     const row_stats* stats = nullptr;  // the kernel on q (MaNo's normalizations)
     const row_stats* base = nullptr;   // the kernel on q / T (the softmax baselines); stats when T = 1
     const double* probs = nullptr;     // softmax(q / T), count x k
+    const float* logits_f = nullptr;   // q itself, count x k: float rows (float32 and 16-bit logits)
+    const double* logits_d = nullptr;  // or double rows (float64 logits); the other pointer is null
     const double* softmax_rows = nullptr;  // softmax(q), count x k
     const double* taylor_rows = nullptr;   // the Taylor normalization of q, count x k
     const double* second = nullptr;        // the second model's logits, count x k, finite
@@ -80,12 +84,14 @@ struct final_context {
     bool second_given = false;       // every row came with a second model's logits
     bool features_given = false;     // every row came with features
     const moments& max_prob;  // max softmax(q / T) over the rows: ConfScore, DoC
+    const parallel_for& parallel;  // runs a solver's independent passes at once (MLLS's EM)
 };
 
 struct estimator_setup {
     std::size_t k;
     const options& opts;  // validated, methods resolved
     gram_kernel gram;     // the accumulator's architecture's Gram update
+    const shift_kernels& shift;  // and its loops of the label-shift and transport solvers
 };
 
 class estimator {
@@ -198,31 +204,42 @@ void stateless<Self>::from_json(const nlohmann::json& section, std::size_t) {
     check_state(section.is_null(), "this method keeps no state of its own, but its section is not null");
 }
 
-// Every row of softmax(q / T), N x K (the transport estimators): a push's rows are cut back off
-// on rollback, nothing is copied.
+// Every row a method keeps, N x K floats (COT and COTT: softmax(q / T); MLLS: its calibrated
+// rows), in blocks of at most ~16 MB. A push's rows are cut back off on rollback; merge shares the
+// other store's blocks without copying them, and a block two stores share is never written again.
 class row_store {
 public:
     explicit row_store(std::size_t k) : k_(k) {}
-    void begin() { kept_ = rows.size(); }
-    void add(const block& b) { rows.insert(rows.end(), b.probs, b.probs + b.count * k_); }
-    void rollback() { rows.resize(kept_); }
-    void append(const row_store& other) { rows.insert(rows.end(), other.rows.begin(), other.rows.end()); }
-    nlohmann::json to_json() const { return rows; }
-    // Throws mano::error unless j holds n x K values in [0, 1].
+    void begin() {
+        saved_blocks_ = blocks_.size();
+        saved_rows_ = blocks_.empty() ? 0 : blocks_.back().rows;
+    }
+    // Room for `count` more rows at the end, for the caller to fill.
+    float* extend(std::size_t count);
+    void rollback();
+    void append(const row_store& other) { blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end()); }
+    std::size_t rows() const;
+    row_blocks blocks() const;
+    nlohmann::json to_json() const;
+    // Throws mano::error unless j holds n x K values in [0, 1], each row summing to 1.
     void from_json(const nlohmann::json& j, std::size_t n);
-    std::vector<double> rows;
 
 private:
+    struct block {
+        std::shared_ptr<std::vector<float>> data;  // rows x K, its capacity reserved when made
+        std::size_t rows;
+    };
+    std::vector<block> blocks_;
     std::size_t k_;
-    std::size_t kept_ = 0;
+    std::size_t saved_blocks_ = 0, saved_rows_ = 0;
 };
 
-// The shape of the estimators that keep every row of softmax(q / T) (COT, COTT, MLLS): Self
-// computes finalize from the rows.
+// The shape of the estimators that keep every row of softmax(q / T) (COT, COTT): Self computes
+// finalize from the rows.
 template <class Self>
 class row_keeping_component : public estimator {
 public:
-    explicit row_keeping_component(std::size_t k) : rows_(k), k_(k) {}
+    explicit row_keeping_component(const estimator_setup& e) : rows_(e.k), k_(e.k), kernels_(&e.shift) {}
     std::unique_ptr<estimator> clone() const override { return std::make_unique<Self>(static_cast<const Self&>(*this)); }
     block_needs needs() const override {
         block_needs n;
@@ -230,7 +247,10 @@ public:
         return n;
     }
     void begin(std::size_t) override { rows_.begin(); }
-    void add(const block& b) override { rows_.add(b); }
+    void add(const block& b) override {
+        float* out = rows_.extend(b.count);
+        for (std::size_t i = 0; i < b.count * k_; ++i) out[i] = static_cast<float>(b.probs[i]);
+    }
     void commit() override {}
     void rollback() override { rows_.rollback(); }
     void merge(const estimator& other, std::size_t, std::size_t) override {
@@ -242,6 +262,7 @@ public:
 protected:
     row_store rows_;
     std::size_t k_;
+    const shift_kernels* kernels_;
 };
 
 // The transport estimators (COT, COTT): the rows and the label marginal (uniform unless
@@ -249,8 +270,9 @@ protected:
 template <class Self>
 class transport_component : public row_keeping_component<Self> {
 public:
-    transport_component(std::size_t k, const options& o) : row_keeping_component<Self>(k), marginal_(o.label_marginal) {
-        if (marginal_.empty()) marginal_.assign(k, 1.0 / static_cast<double>(k));
+    explicit transport_component(const estimator_setup& e)
+        : row_keeping_component<Self>(e), marginal_(e.opts.label_marginal) {
+        if (marginal_.empty()) marginal_.assign(e.k, 1.0 / static_cast<double>(e.k));
     }
 
 protected:

@@ -22,6 +22,16 @@ std::vector<std::string> available_architectures() {
     return names;
 }
 
+namespace detail {
+
+const shift_kernels& shift_kernels_of(const std::string& architecture) {
+    for (const auto& kernel : compiled_kernels())
+        if (architecture == kernel.name) return *kernel.shift;
+    throw error("no kernel named '" + printable(architecture, 60) + "'");
+}
+
+}  // namespace detail
+
 std::string resolve_architecture(const std::string& requested) {
     std::string name = requested;
     std::string origin = "architecture option";

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mano {
@@ -57,12 +58,47 @@ using row_kernel = void (*)(const float* rows_f, const double* rows_d, std::size
 // matrix). The nuclear norms' Gram update, SIMD per architecture (kernel/gram_impl.hpp).
 using gram_kernel = void (*)(const double* rows, std::size_t count, std::size_t k, double* gram);
 
+// The largest and second largest of p_j - price_j over a row, and the first j of the largest.
+struct best_two {
+    std::size_t index;
+    double first;
+    double second;
+};
+
+// The per-row loops of the source fit, MLLS's EM and COT's auction (kernel/shift_impl.hpp).
+// Rows are float (rows_f) or double (rows_d; the other pointer is null); `scratch` holds
+// kernel_scratch_floats(k).
+struct shift_kernels {
+    // softmax(scale q) of each row: its rows into probs (count x k floats, may be null) and its
+    // largest entry into max_prob (count doubles, may be null).
+    void (*scaled_softmax)(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k, double scale,
+                           float* probs, double* max_prob, float* scratch);
+    // Per row, 4 doubles: r (the row's maximum where beta >= 0, else its minimum) and, with
+    // d_j = q_j - r and e_j = exp(beta d_j), sum_j e_j, sum_j e_j d_j, sum_j e_j d_j^2.
+    void (*softmax_moments)(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k, double beta,
+                            double* out, float* scratch);
+    // The same in double throughout (d_j and exp in double lanes): `row` holds k doubles.
+    void (*softmax_moments_exact)(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k,
+                                  double beta, double* out, double* row);
+    // One EM step's pass: s_i = sum_j w_j p_ij, into row_sums when not null; where sums is not
+    // null, sums_j += p_ij / s_i and log_sum += log s_i over the rows with s_i > 0; ++zero_rows
+    // for the others. `row` holds k doubles of scratch.
+    void (*em_pass)(const float* rows, std::size_t count, std::size_t k, const double* w, double* sums,
+                    double* row_sums, double* log_sum, std::size_t* zero_rows, double* row);
+    best_two (*best_values)(const float* row, std::size_t k, const double* price);
+};
+
 struct kernel_entry {
     const char* name;
     bool (*supported)();
     row_kernel run;
     gram_kernel gram;
+    const shift_kernels* shift;
 };
+
+// The shift kernels of the named architecture (a name compiled_kernels() lists; throws
+// mano::error otherwise).
+const shift_kernels& shift_kernels_of(const std::string& architecture);
 
 // The kernels compiled into this build, best first: the table CMake generates from the
 // mano_add_kernel() calls in src/mano/CMakeLists.txt (cmake/kernel_table.cpp.in).

@@ -130,6 +130,10 @@ inline scalar_batch<T> pow(const scalar_batch<T>& x, const scalar_batch<T>& y) n
     return std::pow(x.value, y.value);
 }
 template <class T>
+inline scalar_batch<T> exp(const scalar_batch<T>& x) noexcept {
+    return std::exp(x.value);
+}
+template <class T>
 inline scalar_batch<T> log1p(const scalar_batch<T>& x) noexcept {
     return std::log1p(x.value);
 }

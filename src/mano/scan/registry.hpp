@@ -20,17 +20,14 @@ namespace detail {
 // by the factory its table row names.
 class estimator;
 struct estimator_setup;
-// The labeled source set, for the estimators that fit something on it (method_info::fit_source).
-struct source_sample {
-    const double* probs;  // softmax(q / T), n x k
-    std::size_t n;
-    std::size_t k;
-    const std::int64_t* labels;  // in [0, k)
-};
+// The labeled source set, for the estimators that fit something on it (method_info::fit_source):
+// its rows, labels and options' T, checked, with the kernel's passes over them
+// (shift/source_rows.hpp).
+class source_rows;
 
 using estimator_factory = std::unique_ptr<estimator> (*)(const estimator_setup&);
 // What an estimator learns from the labeled source set, as JSON kept in source_model::fitted.
-using source_fitter = nlohmann::json (*)(const source_sample&);
+using source_fitter = nlohmann::json (*)(const source_rows&);
 
 std::unique_ptr<estimator> make_mano(const estimator_setup&);
 std::unique_ptr<estimator> make_confscore(const estimator_setup&);
@@ -47,11 +44,11 @@ std::unique_ptr<estimator> make_frechet(const estimator_setup&);
 std::unique_ptr<estimator> make_confscore_softrun(const estimator_setup&);
 std::unique_ptr<estimator> make_nuclear_softrun(const estimator_setup&);
 std::unique_ptr<estimator> make_cott(const estimator_setup&);
-nlohmann::json fit_cott(const source_sample&);
+nlohmann::json fit_cott(const source_rows&);
 std::unique_ptr<estimator> make_mlls(const estimator_setup&);
-nlohmann::json fit_mlls(const source_sample&);
+nlohmann::json fit_mlls(const source_rows&);
 std::unique_ptr<estimator> make_cbpe(const estimator_setup&);
-nlohmann::json fit_cbpe(const source_sample&);
+nlohmann::json fit_cbpe(const source_rows&);
 }  // namespace detail
 
 // The estimators, in the table's order (the order of results, columns and state lists).

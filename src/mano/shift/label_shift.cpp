@@ -49,10 +49,6 @@ std::vector<double> solve_spd(std::vector<double> h, std::vector<double> g, std:
     return g;
 }
 
-std::int64_t argmax(const double* row, std::size_t k) {
-    return static_cast<std::int64_t>(std::max_element(row, row + k) - row);
-}
-
 double mean_nll(const double* probs, std::size_t n, std::size_t k, const std::int64_t* labels, double a,
                 const std::vector<double>& b, std::vector<double>& scratch) {
     double sum = 0;
@@ -100,14 +96,10 @@ private:
 
 }  // namespace
 
-void posterior_calibration::apply(const double* probs, std::size_t n, std::size_t k, double* out) const {
-    for (std::size_t i = 0; i < n; ++i) calibrate_row(probs + i * k, k, scale, bias, out + i * k);
-}
-
 posterior_calibration fit_posterior_calibration(const double* probs, std::size_t n, std::size_t k,
-                                                const std::int64_t* labels, bool bias) {
+                                                const std::int64_t* labels) {
     // parameters: a, then b_1 .. b_{k-1} when the bias is fitted (b_0 = 0 fixes softmax's shift)
-    const bool with_bias = bias && k <= bias_correction_max_k;
+    const bool with_bias = k <= bias_correction_max_k;
     const std::size_t dim = with_bias ? k : 1;
     posterior_calibration fit;
     fit.bias.assign(k, 0.0);
@@ -158,81 +150,41 @@ posterior_calibration fit_posterior_calibration(const double* probs, std::size_t
     return fit;
 }
 
-double calibrated_confidence(const double* probs, std::size_t k, double scale) {
-    const double top = safe_log(*std::max_element(probs, probs + k));
-    double sum = 0;
-    for (std::size_t c = 0; c < k; ++c) sum += std::exp(scale * (safe_log(probs[c]) - top));
-    return 1 / sum;
-}
-
-prior_estimate estimate_priors(const double* calibrated, const std::int64_t* predicted, std::size_t n, std::size_t k,
-                               const std::vector<double>& source_priors, std::size_t max_iterations) {
-    prior_estimate out;
-    std::vector<double> w(k, 1.0), q(k);
-    out.priors = source_priors;
-    const double count = static_cast<double>(n);
-    const auto posterior_row = [&](std::size_t i) {
-        const double* row = calibrated + i * k;
-        double sum = 0;
-        for (std::size_t c = 0; c < k; ++c) q[c] = w[c] * row[c], sum += q[c];
-        for (std::size_t c = 0; c < k; ++c) q[c] = sum > 0 ? q[c] / sum : 1.0 / static_cast<double>(k);
-    };
-    while (out.iterations < max_iterations) {
-        // the hot loop (n K per step): one division per row
-        std::vector<double> priors(k, 0.0);
-        for (std::size_t i = 0; i < n; ++i) {
-            const double* row = calibrated + i * k;
-            double sum = 0;
-            for (std::size_t c = 0; c < k; ++c) sum += w[c] * row[c];
-            if (sum > 0) {
-                const double inverse = 1 / sum;
-                for (std::size_t c = 0; c < k; ++c) priors[c] += w[c] * row[c] * inverse;
-            } else {
-                for (std::size_t c = 0; c < k; ++c) priors[c] += 1.0 / static_cast<double>(k);
-            }
-        }
-        double moved = 0;
+void calibrate_rows(const float* rows_f, const double* rows_d, std::size_t count, std::size_t k, double temperature,
+                    const posterior_calibration& calibration, const detail::shift_kernels& kernels, float* out,
+                    double* max_prob) {
+    const double a = calibration.scale / temperature;
+    const bool biased = std::any_of(calibration.bias.begin(), calibration.bias.end(), [](double b) { return b != 0; });
+    if (!biased) {
+        kernels.scaled_softmax(rows_f, rows_d, count, k, a, out, max_prob, nullptr);
+        return;
+    }
+    // with a bias (K <= bias_correction_max_k): in double, row by row
+    std::vector<double> z(k);
+    for (std::size_t i = 0; i < count; ++i) {
+        double top = -INFINITY, sum = 0;
         for (std::size_t c = 0; c < k; ++c) {
-            priors[c] /= count;
-            moved = std::max(moved, std::abs(priors[c] - out.priors[c]));
-            w[c] = priors[c] / source_priors[c];
+            const double q = rows_f ? static_cast<double>(rows_f[i * k + c]) : rows_d[i * k + c];
+            z[c] = a * q + calibration.bias[c], top = std::max(top, z[c]);
         }
-        out.priors = priors;
-        ++out.iterations;
-        if (moved < em_tolerance) {
-            out.converged = true;
-            break;
-        }
+        for (std::size_t c = 0; c < k; ++c) z[c] = std::exp(z[c] - top), sum += z[c];
+        for (std::size_t c = 0; c < k; ++c) out[i * k + c] = static_cast<float>(z[c] / sum);
+        if (max_prob) max_prob[i] = 1 / sum;
     }
-    double sum = 0, variance = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        posterior_row(i);
-        const double f = q[static_cast<std::size_t>(predicted[i])];
-        sum += f;
-        variance += f * (1 - f);
-    }
-    out.accuracy = sum / count;
-    out.accuracy_se = std::sqrt(variance) / count;
-    return out;
 }
 
-label_shift_model fit_label_shift(const double* all_probs, std::size_t all_n, std::size_t k, const std::int64_t* all_labels) {
+label_shift_model fit_label_shift(const detail::source_rows& source) {
+    const std::size_t all_n = source.n(), k = source.k();
     // at most label_shift_fit_max_rows rows: every stride-th one
     const std::size_t stride = (all_n + label_shift_fit_max_rows - 1) / label_shift_fit_max_rows;
-    std::vector<double> kept_probs;
-    std::vector<std::int64_t> kept_labels;
-    if (stride > 1) {
-        for (std::size_t i = 0; i < all_n; i += stride) {
-            kept_probs.insert(kept_probs.end(), all_probs + i * k, all_probs + (i + 1) * k);
-            kept_labels.push_back(all_labels[i]);
-        }
-    }
-    const double* probs = stride > 1 ? kept_probs.data() : all_probs;
-    const std::int64_t* labels = stride > 1 ? kept_labels.data() : all_labels;
-    const std::size_t n = stride > 1 ? kept_labels.size() : all_n;
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < all_n; i += stride) kept.push_back(i);
+    const std::size_t n = kept.size();
+    std::vector<std::int64_t> labels(n);
+    for (std::size_t j = 0; j < n; ++j) labels[j] = source.labels()[kept[j]];
     label_shift_model m;
     std::vector<double> counts(k, 0.0);
-    for (std::size_t i = 0; i < n; ++i) counts[static_cast<std::size_t>(labels[i])] += 1;
+    for (const auto y : labels) counts[static_cast<std::size_t>(y)] += 1;
     // A class without source rows has no frequency to divide by, and its bias would run to minus
     // infinity: then the priors take add-1/2 counts and the bias is not fitted.
     const bool every_class = *std::min_element(counts.begin(), counts.end()) > 0;
@@ -240,16 +192,37 @@ label_shift_model fit_label_shift(const double* all_probs, std::size_t all_n, st
     for (std::size_t c = 0; c < k; ++c)
         m.priors[c] = every_class ? counts[c] / static_cast<double>(n)
                                   : (counts[c] + 0.5) / (static_cast<double>(n) + 0.5 * static_cast<double>(k));
-    m.calibration = fit_posterior_calibration(probs, n, k, labels, every_class);
-    std::vector<double> calibrated(n * k);
-    m.calibration.apply(probs, n, k, calibrated.data());
+    // the calibration of `rows` (indices into the source set), with their labels
+    const auto calibration_of = [&](const std::vector<std::size_t>& rows, const std::vector<std::int64_t>& y, bool bias) {
+        if (bias && k <= bias_correction_max_k)
+            return fit_posterior_calibration(source.probs(&rows).data(), rows.size(), k, y.data());
+        posterior_calibration c;
+        c.scale = rows.size() == all_n ? source.scale() : source.fit_scale(&rows);
+        c.bias.assign(k, 0.0);
+        return c;
+    };
+    // P of the rows `rows`, K floats each, and each row's largest P
+    const auto calibrated = [&](const std::vector<std::size_t>& rows, const posterior_calibration& c,
+                                std::vector<double>* confidence) {
+        std::vector<float> out(rows.size() * k);
+        if (confidence) confidence->resize(rows.size());
+        for (std::size_t j = 0; j < rows.size(); ++j)
+            calibrate_rows(source.row_f(rows[j]), source.row_d(rows[j]), 1, k, source.temperature(), c,
+                           source.kernels(), out.data() + j * k, confidence ? confidence->data() + j : nullptr);
+        return out;
+    };
+    m.calibration = calibration_of(kept, labels, every_class);
+    if (!std::isfinite(m.calibration.scale))
+        throw error("the source set's calibration did not converge (its temperature scale is not a finite number); check "
+                    "that the source labels belong to these logits");
     // a class without rows: the mean confidence of all rows
+    std::vector<double> confidence;
+    calibrated(kept, m.calibration, &confidence);
     m.confidence_by_class.assign(k, 0.0);
     double all = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const double conf = *std::max_element(&calibrated[i * k], &calibrated[i * k] + k);
-        m.confidence_by_class[static_cast<std::size_t>(labels[i])] += conf;
-        all += conf;
+    for (std::size_t j = 0; j < n; ++j) {
+        m.confidence_by_class[static_cast<std::size_t>(labels[j])] += confidence[j];
+        all += confidence[j];
     }
     for (std::size_t c = 0; c < k; ++c)
         m.confidence_by_class[c] = counts[c] > 0 ? m.confidence_by_class[c] / counts[c] : all / static_cast<double>(n);
@@ -257,18 +230,17 @@ label_shift_model fit_label_shift(const double* all_probs, std::size_t all_n, st
     // Residuals: each half of the source set (even rows, odd rows) is resampled to Dirichlet class
     // proportions and estimated with what the other half fits. Halves need every class twice.
     std::vector<std::size_t> half_counts[2] = {std::vector<std::size_t>(k, 0), std::vector<std::size_t>(k, 0)};
-    for (std::size_t i = 0; i < n; ++i) ++half_counts[i % 2][static_cast<std::size_t>(labels[i])];
+    for (std::size_t j = 0; j < n; ++j) ++half_counts[j % 2][static_cast<std::size_t>(labels[j])];
     for (const auto& h : half_counts)
         if (*std::min_element(h.begin(), h.end()) < 2) return m;
     constexpr double alphas[] = {0.5, 1, 5, 20};
     constexpr int draws = 6;
     for (std::size_t half = 0; half < 2; ++half) {
-        std::vector<double> fit_rows, test_rows;
+        std::vector<std::size_t> fit_rows, test_rows;
         std::vector<std::int64_t> fit_labels, test_labels;
-        for (std::size_t i = 0; i < n; ++i) {
-            auto& rows = i % 2 == half ? test_rows : fit_rows;
-            (i % 2 == half ? test_labels : fit_labels).push_back(labels[i]);
-            rows.insert(rows.end(), probs + i * k, probs + (i + 1) * k);
+        for (std::size_t j = 0; j < n; ++j) {
+            (j % 2 == half ? test_rows : fit_rows).push_back(kept[j]);
+            (j % 2 == half ? test_labels : fit_labels).push_back(labels[j]);
         }
         const std::size_t fit_n = fit_labels.size(), test_n = test_labels.size();
         const std::size_t resample_n =
@@ -276,21 +248,20 @@ label_shift_model fit_label_shift(const double* all_probs, std::size_t all_n, st
         const auto em_steps = static_cast<std::size_t>(std::min(
             static_cast<double>(label_shift_resample_em_iterations),
             std::max(100.0, label_shift_resample_em_work / static_cast<double>(resample_n * k))));
-        const auto cal = fit_posterior_calibration(fit_rows.data(), fit_n, k, fit_labels.data());
+        const auto cal = calibration_of(fit_rows, fit_labels, true);
         std::vector<double> priors(k, 0.0);
         for (const auto y : fit_labels) priors[static_cast<std::size_t>(y)] += 1.0 / static_cast<double>(fit_n);
         std::vector<std::vector<std::size_t>> by_class(k);
         for (std::size_t i = 0; i < test_n; ++i) by_class[static_cast<std::size_t>(test_labels[i])].push_back(i);
-        std::vector<double> test_calibrated(test_n * k);
-        cal.apply(test_rows.data(), test_n, k, test_calibrated.data());
+        const std::vector<float> test_calibrated = calibrated(test_rows, cal, nullptr);
+        std::vector<float> rows(resample_n * k);
+        std::vector<std::int32_t> predicted(resample_n);
         for (std::size_t a = 0; a < std::size(alphas); ++a)
             for (int draw = 0; draw < draws; ++draw) {
                 random_stream random(0x6d6c6c73ULL * (half + 1) + 1000003ULL * a + static_cast<std::uint64_t>(draw));
                 std::vector<double> share(k);
                 double total = 0;
                 for (auto& s : share) s = random.gamma(alphas[a]), total += s;
-                std::vector<double> rows;
-                std::vector<std::int64_t> predicted;
                 std::size_t correct = 0;
                 for (std::size_t r = 0; r < resample_n; ++r) {
                     // the class of the r-th row: inverse CDF of the drawn proportions
@@ -298,12 +269,12 @@ label_shift_model fit_label_shift(const double* all_probs, std::size_t all_n, st
                     std::size_t c = 0;
                     while (c + 1 < k && u >= share[c]) u -= share[c], ++c;
                     const std::size_t i = by_class[c][random.below(by_class[c].size())];
-                    rows.insert(rows.end(), &test_calibrated[i * k], &test_calibrated[(i + 1) * k]);
-                    predicted.push_back(argmax(&test_rows[i * k], k));
-                    correct += predicted.back() == test_labels[i] ? 1 : 0;
+                    std::copy(&test_calibrated[i * k], &test_calibrated[(i + 1) * k], &rows[r * k]);
+                    predicted[r] = source.predicted()[test_rows[i]];
+                    correct += predicted[r] == test_labels[i] ? 1 : 0;
                 }
-                const auto e = estimate_priors(rows.data(), predicted.data(), resample_n, k, priors,
-                                               em_steps);
+                const auto e = estimate_priors({{rows.data(), resample_n}}, predicted.data(), k, priors,
+                                               source.kernels(), run_in_order, em_steps);
                 m.residuals.push_back(static_cast<double>(correct) / static_cast<double>(resample_n) - e.accuracy);
             }
     }

@@ -10,108 +10,33 @@
 #include "mano/scan/registry.hpp"
 #include "mano/base/error.hpp"
 #include "mano/base/text.hpp"
+#include "mano/kernel/architecture.hpp"
+#include "mano/shift/source_rows.hpp"
 
 namespace mano {
 
 namespace {
 
-// Row `r` of any supported dtype, widened to double.
-void widen_row(const logits_view& v, std::size_t r, std::vector<double>& out) {
-    out.resize(v.cols());
-    widen_rows(v, r, 1, out.data());
-}
-
-std::string describe(double x) {
-    if (std::isnan(x)) return "NaN";
-    return x > 0 ? "+Inf" : "-Inf";
-}
-
 std::string percent(std::size_t part, std::size_t whole) {
     return number_text(100.0 * static_cast<double>(part) / static_cast<double>(whole)) + "%";
 }
 
-// One labeled source row, widened, with its logits shifted so that the maximum is 0.
-struct source_row {
-    std::size_t index;
-    const std::vector<double>& shifted;  // q_k - max_k q_k
-    std::size_t label;
-    bool correct;  // the first maximum (numpy.argmax) is the label
-};
-
-// Validates the source set and calls f(source_row) for every row, in order.
-template <class F>
-void for_each_row(const logits_view& logits, const std::int64_t* labels, F&& f) {
-    const std::size_t n = logits.rows(), k = logits.cols();
-    if (n == 0) throw error("the source logits have 0 rows; ATC, DoC and temperature fitting need labeled source rows");
-    if (k < 2) throw error("source logits need at least 2 columns (classes); got " + std::to_string(k));
-    if (labels == nullptr) throw error("the source labels are missing; pass one class index per source row");
-    std::vector<double> q;
-    for (std::size_t r = 0; r < n; ++r) {
-        widen_row(logits, r, q);
-        const std::int64_t label = labels[r];
-        if (label < 0 || static_cast<std::uint64_t>(label) >= k)
-            throw error("source row " + std::to_string(r) + ": label " + std::to_string(label) + " is outside [0, " +
-                        std::to_string(k) + "); labels must be class indices counting from 0");
-        std::size_t arg = 0;
-        double low = q[0];
-        for (std::size_t c = 0; c < k; ++c) {
-            if (!std::isfinite(q[c]))
-                throw error("source row " + std::to_string(r) + ", column " + std::to_string(c) + ": logit is " +
-                            describe(q[c]) + " (rows and columns count from 0); logits must be finite");
-            if (q[c] > q[arg]) arg = c;
-            low = std::min(low, q[c]);
-        }
-        const double high = q[arg];
-        if (!std::isfinite(high - low))
-            throw error("source row " + std::to_string(r) +
-                        ": logits are too far apart to subtract in double precision");
-        for (double& x : q) x -= high;
-        f(source_row{r, q, static_cast<std::size_t>(label), arg == static_cast<std::size_t>(label)});
-    }
-}
-
-// Mean NLL(beta) = mean_i [LSE(beta d_i) - beta d_iy] is convex in beta = 1/T with
-// slope mean_i (E_p[d_i] - d_iy) and curvature mean_i Var_p(d_i), p = softmax(beta d_i).
-struct nll_derivatives {
-    double slope = 0;
-    double curvature = 0;
-    std::size_t correct = 0;
-};
-
-nll_derivatives derivatives(const logits_view& logits, const std::int64_t* labels, double beta) {
-    nll_derivatives out;
-    std::vector<double> e;
-    for_each_row(logits, labels, [&](const source_row& row) {
-        const auto& d = row.shifted;
-        e.resize(d.size());
-        double s = 0, sd = 0;
-        for (std::size_t c = 0; c < d.size(); ++c) {
-            e[c] = std::exp(beta * d[c]);
-            s += e[c];
-            sd += e[c] * d[c];
-        }
-        const double mean = sd / s;
-        double var = 0;
-        for (std::size_t c = 0; c < d.size(); ++c) var += e[c] * (d[c] - mean) * (d[c] - mean);
-        out.slope += mean - d[row.label];
-        out.curvature += var / s;
-        out.correct += row.correct;
-    });
-    const double n = static_cast<double>(logits.rows());
-    out.slope /= n;
-    out.curvature /= n;
-    return out;
+const detail::shift_kernels& kernels_for(const std::string& architecture) {
+    return detail::shift_kernels_of(resolve_architecture(architecture));
 }
 
 }  // namespace
 
-double fit_temperature(const logits_view& logits, const std::int64_t* labels) {
-    const std::size_t n = logits.rows();
+double fit_temperature(const logits_view& logits, const std::int64_t* labels, const std::string& architecture) {
+    const detail::source_rows rows(logits, labels, 1.0, kernels_for(architecture));
+    const std::size_t n = rows.n();
+    // Mean NLL(beta) = mean_i [LSE(beta d_i) - beta d_iy] is convex in beta = 1/T (source_rows.hpp)
+    const auto derivatives = [&](double beta) { return rows.slope(beta, nullptr, true); };
     double lo = 1 / temperature_max, hi = 1 / temperature_min;  // the bracket, in beta = 1/T
-    const auto at_lo = derivatives(logits, labels, lo);
-    const std::string accuracy = " (source accuracy " + percent(at_lo.correct, n) + ")";
+    const auto at_lo = derivatives(lo);
+    const std::string accuracy = " (source accuracy " + percent(rows.correct(), n) + ")";
     if (at_lo.slope >= 0) {
-        if (derivatives(logits, labels, 0).slope >= 0)
+        if (derivatives(0).slope >= 0)
             throw error("temperature fit: the source NLL keeps falling as T grows, so the logits do not favour the "
                         "true labels" + accuracy + "; check that the labels belong to these rows and classes, "
                         "or use temperature 1");
@@ -119,8 +44,8 @@ double fit_temperature(const logits_view& logits, const std::int64_t* labels) {
                     number_text(temperature_max) + accuracy + "; the logits are on a very large scale: divide them by "
                     "a constant first, or use temperature 1");
     }
-    if (derivatives(logits, labels, hi).slope <= 0) {
-        if (at_lo.correct == n)
+    if (derivatives(hi).slope <= 0) {
+        if (rows.correct() == n)
             throw error("temperature fit: every source prediction is correct, so the NLL keeps falling as T -> 0 "
                         "and no temperature minimizes it; use temperature 1 or a source set on which the model "
                         "makes mistakes");
@@ -132,7 +57,7 @@ double fit_temperature(const logits_view& logits, const std::int64_t* labels) {
     // the bracket and at least halves the previous step; otherwise bisect log(beta).
     double beta = 1, last_step = hi - lo;
     for (int iteration = 0; iteration < 200; ++iteration) {
-        const auto at = derivatives(logits, labels, beta);
+        const auto at = derivatives(beta);
         if (at.slope == 0) return 1 / beta;
         (at.slope < 0 ? lo : hi) = beta;
         double next = beta - at.slope / at.curvature;
@@ -176,44 +101,43 @@ double atc_threshold(std::vector<double> scores, const std::vector<bool>& correc
 }
 
 source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature,
-                        const std::vector<method>& methods) {
+                        const std::vector<method>& methods, const std::string& architecture) {
     if (!(std::isfinite(temperature) && temperature > 0))
         throw error("temperature must be a finite number > 0 (1 means no scaling); got " + number_text(temperature));
-    const std::size_t n = logits.rows(), k = logits.cols();
-    std::vector<method> fitters;
-    for (const method m : methods)
-        if (info_of(m).fit_source && std::find(fitters.begin(), fitters.end(), m) == fitters.end()) fitters.push_back(m);
-    // the rows of softmax(q / T), only for the estimators that fit on them
-    std::vector<double> probs(fitters.empty() ? 0 : n * k);
-    std::vector<double> max_prob(n), neg_entropy(n);
+    const detail::source_rows rows(logits, labels, temperature, kernels_for(architecture));
+    const std::size_t n = rows.n(), k = rows.k();
+    // Per row, in double: the maximum's probability 1 / sum_k e_k and sum_k p log p = E_p[d] - log s,
+    // with e_k = exp(d_k), d = (q - max q) / T.
+    std::vector<double> max_prob(n), neg_entropy(n), row(k);
     std::vector<bool> correct(n);
-    for_each_row(logits, labels, [&](const source_row& row) {
-        double s = 0, sd = 0;
-        for (double d : row.shifted) {
-            d /= temperature;
-            const double e = std::exp(d);
-            s += e;
-            sd += e * d;
-        }
-        // The maximum's shifted logit is 0, so its probability is 1/s; sum_k p log p = E_p[d] - log s.
-        max_prob[row.index] = 1 / s;
-        neg_entropy[row.index] = sd / s - std::log(s);
-        correct[row.index] = row.correct;
-        if (!probs.empty())
-            for (std::size_t c = 0; c < k; ++c) probs[row.index * k + c] = std::exp(row.shifted[c] / temperature) / s;
-    });
+    double sums[4];
+    for (std::size_t i = 0; i < n; ++i) {
+        rows.kernels().softmax_moments_exact(rows.row_f(i), rows.row_d(i), 1, k, 1 / temperature, sums, row.data());
+        max_prob[i] = 1 / sums[1];
+        neg_entropy[i] = sums[2] / temperature / sums[1] - std::log(sums[1]);
+        correct[i] = rows.predicted()[i] == labels[i];
+    }
     source_model m;
     m.n = n;
-    m.k = logits.cols();
+    m.k = k;
     m.temperature = temperature;
     double prob_sum = 0;
     for (double p : max_prob) prob_sum += p;
-    m.accuracy = static_cast<double>(std::count(correct.begin(), correct.end(), true)) / static_cast<double>(n);
+    m.accuracy = static_cast<double>(rows.correct()) / static_cast<double>(n);
     m.confscore = prob_sum / static_cast<double>(n);
     m.atc_mc_threshold = atc_threshold(std::move(max_prob), correct);
     m.atc_ne_threshold = atc_threshold(std::move(neg_entropy), correct);
-    for (const method f : fitters) m.fitted[method_name(f)] = info_of(f).fit_source(detail::source_sample{probs.data(), n, k, labels});
+    std::vector<method> fitted;
+    for (const method f : methods)
+        if (info_of(f).fit_source && std::find(fitted.begin(), fitted.end(), f) == fitted.end()) {
+            fitted.push_back(f);
+            m.fitted[method_name(f)] = info_of(f).fit_source(rows);
+        }
     return m;
+}
+
+void check_source(const logits_view& logits, const std::int64_t* labels) {
+    detail::source_rows(logits, labels, 1.0, kernels_for(""));
 }
 
 std::vector<double> label_frequencies(const std::int64_t* labels, std::size_t n, std::size_t k) {

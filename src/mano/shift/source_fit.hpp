@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,8 @@ constexpr double temperature_min = 1e-3;
 constexpr double temperature_max = 1e3;
 
 // The T > 0 minimizing the mean negative log-likelihood of softmax(q / T) at the true labels.
-double fit_temperature(const logits_view& logits, const std::int64_t* labels);
+// `architecture`: the kernel that computes it (resolve_architecture's rules; "" the best).
+double fit_temperature(const logits_view& logits, const std::int64_t* labels, const std::string& architecture = "");
 
 // The ATC threshold on source scores given which source predictions were correct.
 double atc_threshold(std::vector<double> scores, const std::vector<bool>& correct);
@@ -30,7 +32,11 @@ double atc_threshold(std::vector<double> scores, const std::vector<bool>& correc
 // temperature 1 means no scaling. Of `methods`, those with a fit_source in the method table fit
 // theirs too (into source_model::fitted).
 source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature,
-                        const std::vector<method>& methods = {});
+                        const std::vector<method>& methods = {}, const std::string& architecture = "");
+
+// Throws mano::error naming the first source row with a label outside [0, K) or a logit that is
+// not finite, as fit_source does; fits nothing.
+void check_source(const logits_view& logits, const std::int64_t* labels);
 
 // The class frequencies of n labels in [0, k): COT's label marginal "source". Throws mano::error
 // naming the first label outside [0, k), or when n is 0.

@@ -15,6 +15,7 @@
 #include <lemon/network_simplex.h>
 #include <lemon/static_graph.h>
 
+#include "mano/shift/detail/auction.hpp"
 #include "mano/shift/detail/class_paths.hpp"
 #include "mano/base/error.hpp"
 #include "mano/scan/registry.hpp"
@@ -36,14 +37,11 @@ int ceil_log2(std::uint64_t x) {
     return bits;
 }
 
-void validate(const double* probs, std::size_t n, std::size_t k, const std::vector<double>& marginal) {
-    const std::string where = "transport_cost: ";
+const std::string where = "transport_cost: ";
+
+void validate_marginal(std::size_t n, std::size_t k, const std::vector<double>& marginal) {
     if (n == 0) throw error(where + "0 rows; COT needs at least one softmax row");
     if (k < 2) throw error(where + "the rows have " + std::to_string(k) + " columns; COT needs at least 2 columns (classes)");
-    if (probs == nullptr) throw error(where + "the probability matrix is a null pointer");
-    if (n > static_cast<std::size_t>(INT_MAX) / k)
-        throw error(where + std::to_string(n) + " x " + std::to_string(k) +
-                    " row-class pairs are too many for the exact solver (at most 2^31 - 1); score a random subset of rows");
     if (marginal.size() != k)
         throw error(where + "the label marginal has " + std::to_string(marginal.size()) + " entries but the rows have " +
                     std::to_string(k) + " columns; give one mass per class");
@@ -56,6 +54,14 @@ void validate(const double* probs, std::size_t n, std::size_t k, const std::vect
     }
     if (!(std::abs(sum - 1) <= 1e-9))
         throw error(where + "the label marginal sums to " + show(sum) + ", not 1; divide it by its sum");
+}
+
+void validate(const double* probs, std::size_t n, std::size_t k, const std::vector<double>& marginal) {
+    validate_marginal(n, k, marginal);
+    if (probs == nullptr) throw error(where + "the probability matrix is a null pointer");
+    if (n > static_cast<std::size_t>(INT_MAX) / k)
+        throw error(where + std::to_string(n) + " x " + std::to_string(k) +
+                    " row-class pairs are too many for the exact solver (at most 2^31 - 1); score a random subset of rows");
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t c = 0; c < k; ++c) {
             const double p = probs[i * k + c];
@@ -88,15 +94,15 @@ std::vector<std::int64_t> integer_masses(const std::vector<double>& marginal, st
     return mass;
 }
 
-}  // namespace
+// The classes' supplies and each row's demand in integer units (the solvers are exact on
+// integers), for `classes`, the classes of positive mass.
+struct unit_masses {
+    std::vector<std::int64_t> supplies;
+    std::int64_t row_mass;
+};
 
-std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, std::size_t k,
-                                           const std::vector<double>& marginal) {
-    validate(probs, n, k, marginal);
-    std::vector<std::size_t> classes;
-    for (std::size_t c = 0; c < k; ++c)
-        if (marginal[c] > 0) classes.push_back(c);
-
+unit_masses integer_supplies(const std::vector<double>& marginal, std::size_t n, const std::vector<std::size_t>& classes) {
+    const std::size_t k = marginal.size();
     // LEMON's network simplex is exact on integers, so both sides are scaled and rounded; the two
     // roundings together move the cost by less than 1e-9 for every N * K up to 10^9.
     // Masses: each row takes 2^s units and the classes supply N * 2^s in proportion to the
@@ -121,21 +127,61 @@ std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, s
         const auto class_mass = integer_masses(marginal, row_mass);
         for (const std::size_t c : classes) supplies[c] = class_mass[c] * rows;
     }
+    return {supplies, row_mass};
+}
+
+// Few classes: successive shortest paths, in time bounded by N and K whatever the data;
+// value(i, c) is p_ic.
+template <class Value>
+std::vector<transport_flow> plan_by_class_paths(std::size_t n, const std::vector<std::size_t>& classes,
+                                                const std::vector<std::int64_t>& supplies, std::int64_t row_mass,
+                                                Value value) {
+    const double unit = 1.0 / (static_cast<double>(n) * static_cast<double>(row_mass));
+    const auto classes_n = classes.size();
+    std::vector<double> cost(n * classes_n);
+    std::vector<std::int64_t> class_supply(classes_n);
+    for (std::size_t j = 0; j < classes_n; ++j) {
+        class_supply[j] = supplies[classes[j]];
+        for (std::size_t i = 0; i < n; ++i) cost[i * classes_n + j] = 1 - value(i, classes[j]);
+    }
+    std::vector<transport_flow> plan;
+    for (const auto& f : detail::class_paths_plan(cost, n, classes_n, std::move(class_supply), row_mass))
+        plan.push_back({f.row, classes[f.cls], static_cast<double>(f.mass) * unit, cost[f.row * classes_n + f.cls]});
+    return plan;
+}
+
+// The plan's cost under the unrounded costs, with compensated summation over the arcs.
+double cost_of(const std::vector<transport_flow>& plan) {
+    double total = 0, compensation = 0;
+    for (const auto& f : plan) {
+        const double term = f.mass * f.cost;
+        const double next = total + term;
+        compensation += std::abs(total) >= std::abs(term) ? (total - next) + term : (term - next) + total;
+        total = next;
+    }
+    return total + compensation;
+}
+
+std::vector<std::size_t> classes_with_mass(const std::vector<double>& marginal) {
+    std::vector<std::size_t> classes;
+    for (std::size_t c = 0; c < marginal.size(); ++c)
+        if (marginal[c] > 0) classes.push_back(c);
+    return classes;
+}
+
+}  // namespace
+
+std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, std::size_t k,
+                                           const std::vector<double>& marginal) {
+    validate(probs, n, k, marginal);
+    const auto classes = classes_with_mass(marginal);
+
+    const auto [supplies, row_mass] = integer_supplies(marginal, n, classes);
+    if (classes.size() <= keeps_rows_max_k)
+        return plan_by_class_paths(n, classes, supplies, row_mass, [&](std::size_t i, std::size_t c) { return probs[i * k + c]; });
     std::vector<transport_flow> plan;
     const double unit = 1.0 / (static_cast<double>(n) * static_cast<double>(row_mass));
     const auto classes_n = classes.size();
-    if (classes_n <= keeps_rows_max_k) {
-        // few classes: successive shortest paths, in time bounded by N and K whatever the data
-        std::vector<double> cost(n * classes_n);
-        std::vector<std::int64_t> class_supply(classes_n);
-        for (std::size_t j = 0; j < classes_n; ++j) {
-            class_supply[j] = supplies[classes[j]];
-            for (std::size_t i = 0; i < n; ++i) cost[i * classes_n + j] = 1 - probs[i * k + classes[j]];
-        }
-        for (const auto& f : detail::class_paths_plan(cost, n, classes_n, std::move(class_supply), row_mass))
-            plan.push_back({f.row, classes[f.cls], static_cast<double>(f.mass) * unit, cost[f.row * classes_n + f.cls]});
-        return plan;
-    }
     // many classes (COT asked for by name beyond keeps_rows_max_k): LEMON's network simplex, fast
     // there, though its time depends on the data.
     // Costs 1 - p_ic to the nearest multiple of 2^-b: the plan found is optimal for the true
@@ -178,15 +224,36 @@ std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, s
 }
 
 double transport_cost(const double* probs, std::size_t n, std::size_t k, const std::vector<double>& marginal) {
-    // The plan's cost under the unrounded costs, with compensated summation over the arcs.
-    double total = 0, compensation = 0;
-    for (const auto& f : transport_plan(probs, n, k, marginal)) {
-        const double term = f.mass * f.cost;
-        const double next = total + term;
-        compensation += std::abs(total) >= std::abs(term) ? (total - next) + term : (term - next) + total;
-        total = next;
-    }
-    return total + compensation;
+    return cost_of(transport_plan(probs, n, k, marginal));
+}
+
+std::vector<transport_flow> transport_plan(const row_blocks& blocks, std::size_t k, const std::vector<double>& marginal,
+                                           const detail::shift_kernels& kernels, const parallel_for& parallel) {
+    const std::size_t n = rows_in(blocks);
+    validate_marginal(n, k, marginal);
+    std::vector<const float*> rows;
+    rows.reserve(n);
+    for (const auto& b : blocks)
+        for (std::size_t i = 0; i < b.count; ++i) rows.push_back(b.rows + i * k);
+    const auto classes = classes_with_mass(marginal);
+    const auto [supplies, row_mass] = integer_supplies(marginal, n, classes);
+    if (classes.size() <= keeps_rows_max_k)
+        return plan_by_class_paths(n, classes, supplies, row_mass,
+                                   [&](std::size_t i, std::size_t c) { return static_cast<double>(rows[i][c]); });
+    const auto found = detail::auction_transport(rows, k, supplies, row_mass, kernels, transport_gap, parallel);
+    if (!(found.gap <= transport_gap))
+        throw error("transport_cost: the auction's plan is only certified within " + show(found.gap) +
+                    " of the optimal cost; please report this input");
+    std::vector<transport_flow> plan;
+    const double unit = 1.0 / (static_cast<double>(n) * static_cast<double>(row_mass));
+    for (const auto& f : found.flows)
+        plan.push_back({f.row, f.cls, static_cast<double>(f.units) * unit, 1 - static_cast<double>(rows[f.row][f.cls])});
+    return plan;
+}
+
+double transport_cost(const row_blocks& rows, std::size_t k, const std::vector<double>& marginal,
+                      const detail::shift_kernels& kernels, const parallel_for& parallel) {
+    return cost_of(transport_plan(rows, k, marginal, kernels, parallel));
 }
 
 }  // namespace mano

@@ -3,6 +3,10 @@
 #include <cstddef>
 #include <vector>
 
+#include "mano/base/parallel.hpp"
+#include "mano/kernel/kernel.hpp"
+#include "mano/shift/row_blocks.hpp"
+
 namespace mano {
 
 // COT's estimated error (Lu et al., "Characterizing Out-of-Distribution Error via Optimal
@@ -28,5 +32,16 @@ struct transport_flow {
 // every row goes to one class whole.
 std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, std::size_t k,
                                            const std::vector<double>& marginal);
+
+// The same problems on the rows an estimator keeps (float, in blocks; estimators/estimator.hpp):
+// up to keeps_rows_max_k classes of positive mass by successive shortest paths, beyond by an
+// epsilon-scaling auction on the K class prices (detail/auction.hpp), whose plan the dual
+// certifies within transport_gap of the optimal cost (else it throws): O(N + K) memory besides
+// the rows, one kernel pass over a row per bid.
+inline constexpr double transport_gap = 1e-9;
+std::vector<transport_flow> transport_plan(const row_blocks& rows, std::size_t k, const std::vector<double>& marginal,
+                                           const detail::shift_kernels& kernels, const parallel_for& parallel = run_in_order);
+double transport_cost(const row_blocks& rows, std::size_t k, const std::vector<double>& marginal,
+                      const detail::shift_kernels& kernels, const parallel_for& parallel = run_in_order);
 
 }  // namespace mano

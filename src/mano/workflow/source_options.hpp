@@ -28,7 +28,8 @@ struct source_inputs {
 };
 
 // `o` with what the inputs teach: the temperature (fit by mano::fit_temperature when asked), the
-// source model of o.methods (mano::fit_source), the label marginal and the feature moments.
+// source model of o.methods (mano::fit_source; none when every method named reads no source),
+// the label marginal and the feature moments.
 // Throws mano::error naming the option when an input that an option needs is missing.
 options learn_from_source(options o, const source_inputs& given);
 

@@ -44,11 +44,13 @@ struct accumulator::impl {
         std::size_t own_rows = 0;  // rows pushed here (or merged from parts) that no shard names yet
     } core;
     std::string shard_label;  // set_shard_label(): part of the own rows' shard name, not of the state
+    parallel_for parallel = run_in_order;  // set_parallel()
 
     impl(std::size_t k_, const options& o) : k(k_), opts(o) {}
     impl(const impl& other)
         : k(other.k), opts(other.opts), arch(other.arch), params(other.params), baseline_params(other.baseline_params),
-          kernel(other.kernel), needs(other.needs), core(other.core), shard_label(other.shard_label) {
+          kernel(other.kernel), needs(other.needs), core(other.core), shard_label(other.shard_label),
+          parallel(other.parallel) {
         for (const auto& c : other.components) components.push_back(c->clone());
     }
     bool scaled() const { return opts.temperature != 1.0; }

@@ -1,0 +1,148 @@
+// A labeled source set as the fits read it (source_rows.hpp).
+#include "mano/shift/source_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "mano/base/error.hpp"
+
+namespace mano {
+namespace detail {
+
+namespace {
+
+std::string describe(double x) {
+    if (std::isnan(x)) return "NaN";
+    return x > 0 ? "+Inf" : "-Inf";
+}
+
+// The safeguarded Newton's iterations: each is one pass over the rows.
+constexpr int max_passes = 100;
+
+}  // namespace
+
+source_rows::source_rows(const logits_view& logits, const std::int64_t* labels, double temperature,
+                         const shift_kernels& kernels)
+    : labels_(labels), temperature_(temperature), kernels_(kernels), n_(logits.rows()), k_(logits.cols()) {
+    if (n_ == 0) throw error("the source logits have 0 rows; ATC, DoC and temperature fitting need labeled source rows");
+    if (k_ < 2) throw error("source logits need at least 2 columns (classes); got " + std::to_string(k_));
+    if (labels == nullptr) throw error("the source labels are missing; pass one class index per source row");
+    if (logits.type() == dtype::float32) {
+        rows_f_ = static_cast<const float*>(logits.data()), stride_ = logits.row_stride();
+    } else if (logits.type() == dtype::float64) {
+        rows_d_ = static_cast<const double*>(logits.data()), stride_ = logits.row_stride();
+    } else {
+        widened_.resize(n_ * k_);
+        widen_rows(logits, 0, n_, widened_.data());
+        rows_d_ = widened_.data(), stride_ = k_;
+    }
+    predicted_.resize(n_);
+    std::vector<double> q(k_);
+    for (std::size_t r = 0; r < n_; ++r) {
+        widen_rows(logits, r, 1, q.data());
+        const std::int64_t label = labels[r];
+        if (label < 0 || static_cast<std::uint64_t>(label) >= k_)
+            throw error("source row " + std::to_string(r) + ": label " + std::to_string(label) + " is outside [0, " +
+                        std::to_string(k_) + "); labels must be class indices counting from 0");
+        std::size_t arg = 0;
+        double low = q[0];
+        for (std::size_t c = 0; c < k_; ++c) {
+            if (!std::isfinite(q[c]))
+                throw error("source row " + std::to_string(r) + ", column " + std::to_string(c) + ": logit is " +
+                            describe(q[c]) + " (rows and columns count from 0); logits must be finite");
+            if (q[c] > q[arg]) arg = c;
+            low = std::min(low, q[c]);
+        }
+        if (!std::isfinite(q[arg] - low))
+            throw error("source row " + std::to_string(r) +
+                        ": logits are too far apart to subtract in double precision");
+        predicted_[r] = static_cast<std::int32_t>(arg);
+        correct_ += arg == static_cast<std::size_t>(label) ? 1 : 0;
+    }
+}
+
+nll_slope source_rows::slope(double beta, const std::vector<std::size_t>* rows, bool exact) const {
+    std::vector<float> scratch(kernel_scratch_floats(k_));
+    std::vector<double> row(k_);
+    nll_slope out;
+    double moments[4];
+    const std::size_t count = rows ? rows->size() : n_;
+    for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t i = rows ? (*rows)[j] : j;
+        const auto y = static_cast<std::size_t>(labels_[i]);
+        if (exact) kernels_.softmax_moments_exact(row_f(i), row_d(i), 1, k_, beta, moments, row.data());
+        else kernels_.softmax_moments(row_f(i), row_d(i), 1, k_, beta, moments, scratch.data());
+        // d_y as the kernel's d: in double when exact, else rounded to float
+        const double q_y = rows_f_ ? static_cast<double>(row_f(i)[y]) : row_d(i)[y];
+        const double d_y = exact ? q_y - moments[0] : static_cast<double>(static_cast<float>(q_y - moments[0]));
+        const double mean = moments[2] / moments[1];
+        out.slope += mean - d_y;
+        out.curvature += std::max(0.0, moments[3] / moments[1] - mean * mean);
+    }
+    out.slope /= static_cast<double>(count);
+    out.curvature /= static_cast<double>(count);
+    return out;
+}
+
+double source_rows::fit_scale(const std::vector<std::size_t>* rows) const {
+    // In beta = a / T the NLL is convex. A bracket [lo, hi] with slope(lo) < 0 < slope(hi) from
+    // beta = 1 / T (a = 1) outwards, then Newton steps that stay inside it and halve the last
+    // step (else bisection): in float passes to ~1e-6, then in exact ones, inside a bracket of
+    // 1e-2 around that (the float slope is within ~1e-7 of the exact one), to the end. A set whose
+    // NLL keeps falling (every prediction right, or every one wrong) ends at the last beta tried.
+    const double start = 1 / temperature_;
+    int passes = 0;
+    auto at = [&](double beta, bool exact) { return ++passes, slope(beta, rows, exact); };
+    nll_slope s = at(start, false);
+    if (s.slope == 0) return 1;
+    double lo = start, hi = start, reach = start;
+    if (s.slope < 0) {
+        for (hi = start + reach; passes < max_passes / 2 && at(hi, false).slope < 0; hi = start + reach) lo = hi, reach *= 2;
+    } else {
+        for (lo = start - reach; passes < max_passes / 2 && at(lo, false).slope > 0; lo = start - reach) hi = lo, reach *= 2;
+    }
+    if (passes >= max_passes / 2) return (s.slope < 0 ? hi : lo) * temperature_;
+    double beta = start, last_step = hi - lo;
+    bool exact = false;
+    while (passes < max_passes) {
+        double next = beta - s.slope / s.curvature;
+        if (!(s.curvature > 0 && next > lo && next < hi && std::abs(next - beta) < 0.5 * std::abs(last_step)))
+            next = (lo + hi) / 2;
+        last_step = next - beta;
+        beta = next;
+        const double size = std::max(std::abs(beta), 1e-3 * start);
+        if (!exact && std::abs(last_step) <= 1e-6 * size) {
+            exact = true, lo = beta - 1e-2 * size, hi = beta + 1e-2 * size, last_step = hi - lo;
+        } else if (exact && (std::abs(last_step) <= 1e-13 * size || hi - lo <= 1e-13 * size)) {
+            break;
+        }
+        s = at(beta, exact);
+        if (s.slope == 0) break;
+        (s.slope < 0 ? lo : hi) = beta;
+    }
+    return beta * temperature_;
+}
+
+double source_rows::scale() const {
+    if (!scale_) scale_ = fit_scale(nullptr);
+    return *scale_;
+}
+
+std::vector<double> source_rows::probs(const std::vector<std::size_t>* rows) const {
+    const std::size_t count = rows ? rows->size() : n_;
+    std::vector<double> out(count * k_);
+    for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t i = rows ? (*rows)[j] : j;
+        double* p = out.data() + j * k_;
+        for (std::size_t c = 0; c < k_; ++c) p[c] = rows_f_ ? static_cast<double>(row_f(i)[c]) : row_d(i)[c];
+        const double top = *std::max_element(p, p + k_);
+        double sum = 0;
+        for (std::size_t c = 0; c < k_; ++c) p[c] = std::exp((p[c] - top) / temperature_), sum += p[c];
+        for (std::size_t c = 0; c < k_; ++c) p[c] /= sum;
+    }
+    return out;
+}
+
+}  // namespace detail
+}  // namespace mano
