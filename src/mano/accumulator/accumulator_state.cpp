@@ -39,23 +39,25 @@ void check_state(bool ok, const std::string& what) {
     if (!ok) throw error(what);
 }
 
-// Rows per block: about 16 MB of floats, or one push's block of rows when that is more.
-float* row_store::extend(std::size_t count) {
+// Rows per block: about 16 MB, or one push's block of rows when that is more.
+template <class T>
+T* row_store_of<T>::extend(std::size_t count) {
     const bool writable = !blocks_.empty() && blocks_.back().data.use_count() == 1 &&
                           blocks_.back().data->size() + count * k_ <= blocks_.back().data->capacity();
     if (!writable) {
-        auto data = std::make_shared<std::vector<float>>();
-        data->reserve(std::max(count, (std::size_t{1} << 22) / k_ + 1) * k_);
+        auto data = std::make_shared<std::vector<T>>();
+        data->reserve(std::max(count, (std::size_t{1} << 24) / sizeof(T) / k_ + 1) * k_);
         blocks_.push_back({std::move(data), 0});
     }
     block& last = blocks_.back();
     last.data->resize((last.rows + count) * k_);
-    float* out = last.data->data() + last.rows * k_;
+    T* out = last.data->data() + last.rows * k_;
     last.rows += count;
     return out;
 }
 
-void row_store::rollback() {
+template <class T>
+void row_store_of<T>::rollback() {
     blocks_.resize(saved_blocks_);
     // the last block kept was written in this push only when no other store shares it
     if (!blocks_.empty() && blocks_.back().data.use_count() == 1) {
@@ -64,27 +66,31 @@ void row_store::rollback() {
     }
 }
 
-std::size_t row_store::rows() const {
+template <class T>
+std::size_t row_store_of<T>::rows() const {
     std::size_t n = 0;
     for (const auto& b : blocks_) n += b.rows;
     return n;
 }
 
-row_blocks row_store::blocks() const {
-    row_blocks out;
+template <class T>
+std::vector<std::pair<const T*, std::size_t>> row_store_of<T>::blocks() const {
+    std::vector<std::pair<const T*, std::size_t>> out;
     for (const auto& b : blocks_)
         if (b.rows > 0) out.push_back({b.data->data(), b.rows});
     return out;
 }
 
-nlohmann::json row_store::to_json() const {
+template <class T>
+nlohmann::json row_store_of<T>::to_json() const {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& b : blocks_)
         for (std::size_t i = 0; i < b.rows * k_; ++i) j.push_back(static_cast<double>((*b.data)[i]));
     return j;
 }
 
-void row_store::from_json(const nlohmann::json& j, std::size_t n) {
+template <class T>
+void row_store_of<T>::from_json(const nlohmann::json& j, std::size_t n) {
     const auto rows = detail::numbers_in(j, "COT \"rows\"");
     bool ok = rows.size() == n * k_;
     for (std::size_t i = 0; ok && i < rows.size(); ++i) ok = rows[i] >= 0 && rows[i] <= 1;
@@ -97,9 +103,12 @@ void row_store::from_json(const nlohmann::json& j, std::size_t n) {
     check_state(ok, "the rows must be n x K softmax rows: values in [0, 1] that sum to 1 per row");
     blocks_.clear();
     if (n == 0) return;
-    float* out = extend(n);
-    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = static_cast<float>(rows[i]);
+    T* out = extend(n);
+    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = static_cast<T>(rows[i]);
 }
+
+template class row_store_of<float>;
+template class row_store_of<double>;
 
 }  // namespace detail
 

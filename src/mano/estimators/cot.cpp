@@ -14,7 +14,7 @@ class cot_estimator : public transport_component<cot_estimator> {
 public:
     using transport_component::transport_component;
     void finalize(const final_context& c, result& r) const override {
-        const double cost = transport_cost(rows_.blocks(), k_, marginal_, *kernels_, c.parallel);
+        const double cost = transport_cost(blocks_of(rows_), k_, marginal_, *kernels_, c.parallel);
         r[method::cot] = estimate{1.0 - cost, std::nullopt, cost};
     }
 };

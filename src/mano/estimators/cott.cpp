@@ -4,8 +4,8 @@
 // plan's mass equals the source error. The estimated accuracy of a set is 1 - the mass its own
 // plan moves at a cost above t. (The authors' code thresholds at the cost of the source's
 // n_incorrect-th costliest row, so that the source's own estimate is one row short of its error;
-// here it is the error itself, as ATC does.) It keeps every row: O(N K) memory, and two exact
-// transport problems (source and target).
+// here it is the error itself, as ATC does.) It keeps every row in double, as the source fit
+// saw its costs: O(N K) memory, and two exact transport problems (source and target).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -27,7 +27,7 @@ double mass_above(const std::vector<transport_flow>& plan, double t) {
     return mass;
 }
 
-class cott_estimator : public transport_component<cott_estimator> {
+class cott_estimator : public transport_component<cott_estimator, double> {
 public:
     explicit cott_estimator(const estimator_setup& e) : transport_component(e) {
         const options& o = e.opts;
@@ -42,7 +42,9 @@ public:
     }
     void finalize(const final_context& c, result& r) const override {
         if (!threshold_) return;
-        const auto plan = transport_plan(rows_.blocks(), k_, marginal_, *kernels_, c.parallel);
+        std::vector<double> rows;
+        for (const auto& [data, count] : rows_.blocks()) rows.insert(rows.end(), data, data + count * k_);
+        const auto plan = transport_plan(rows.data(), c.n, k_, marginal_);
         r[method::cott] = estimate{1.0 - std::min(1.0, mass_above(plan, *threshold_)), std::nullopt, *threshold_};
     }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -204,29 +205,32 @@ void stateless<Self>::from_json(const nlohmann::json& section, std::size_t) {
     check_state(section.is_null(), "this method keeps no state of its own, but its section is not null");
 }
 
-// Every row a method keeps, N x K floats (COT and COTT: softmax(q / T); MLLS: its calibrated
-// rows), in blocks of at most ~16 MB. A push's rows are cut back off on rollback; merge shares the
-// other store's blocks without copying them, and a block two stores share is never written again.
-class row_store {
+// Every row a method keeps, N x K values of type T (float for COT: softmax(q / T), and MLLS: its
+// calibrated rows; double for COTT, whose threshold compares the costs the source fit saw), in
+// blocks of at most ~16 MB. A push's rows are cut back off on rollback; merge shares the other
+// store's blocks without copying them, and a block two stores share is never written again.
+template <class T>
+class row_store_of {
 public:
-    explicit row_store(std::size_t k) : k_(k) {}
+    explicit row_store_of(std::size_t k) : k_(k) {}
     void begin() {
         saved_blocks_ = blocks_.size();
         saved_rows_ = blocks_.empty() ? 0 : blocks_.back().rows;
     }
     // Room for `count` more rows at the end, for the caller to fill.
-    float* extend(std::size_t count);
+    T* extend(std::size_t count);
     void rollback();
-    void append(const row_store& other) { blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end()); }
+    void append(const row_store_of& other) { blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end()); }
     std::size_t rows() const;
-    row_blocks blocks() const;
+    // Each block's rows and their count.
+    std::vector<std::pair<const T*, std::size_t>> blocks() const;
     nlohmann::json to_json() const;
     // Throws mano::error unless j holds n x K values in [0, 1], each row summing to 1.
     void from_json(const nlohmann::json& j, std::size_t n);
 
 private:
     struct block {
-        std::shared_ptr<std::vector<float>> data;  // rows x K, its capacity reserved when made
+        std::shared_ptr<std::vector<T>> data;  // rows x K, its capacity reserved when made
         std::size_t rows;
     };
     std::vector<block> blocks_;
@@ -234,9 +238,18 @@ private:
     std::size_t saved_blocks_ = 0, saved_rows_ = 0;
 };
 
-// The shape of the estimators that keep every row of softmax(q / T) (COT, COTT): Self computes
-// finalize from the rows.
-template <class Self>
+using row_store = row_store_of<float>;
+
+// The rows of a float store as the solvers of src/mano/shift read them.
+inline row_blocks blocks_of(const row_store& rows) {
+    row_blocks out;
+    for (const auto& [data, count] : rows.blocks()) out.push_back({data, count});
+    return out;
+}
+
+// The shape of the estimators that keep every row of softmax(q / T) (COT, COTT, as T = float or
+// double): Self computes finalize from the rows.
+template <class Self, class T = float>
 class row_keeping_component : public estimator {
 public:
     explicit row_keeping_component(const estimator_setup& e) : rows_(e.k), k_(e.k), kernels_(&e.shift) {}
@@ -248,8 +261,8 @@ public:
     }
     void begin(std::size_t) override { rows_.begin(); }
     void add(const block& b) override {
-        float* out = rows_.extend(b.count);
-        for (std::size_t i = 0; i < b.count * k_; ++i) out[i] = static_cast<float>(b.probs[i]);
+        T* out = rows_.extend(b.count);
+        for (std::size_t i = 0; i < b.count * k_; ++i) out[i] = static_cast<T>(b.probs[i]);
     }
     void commit() override {}
     void rollback() override { rows_.rollback(); }
@@ -260,18 +273,18 @@ public:
     void from_json(const nlohmann::json& j, std::size_t n) override { rows_.from_json(j, n); }
 
 protected:
-    row_store rows_;
+    row_store_of<T> rows_;
     std::size_t k_;
     const shift_kernels* kernels_;
 };
 
 // The transport estimators (COT, COTT): the rows and the label marginal (uniform unless
 // options::label_marginal).
-template <class Self>
-class transport_component : public row_keeping_component<Self> {
+template <class Self, class T = float>
+class transport_component : public row_keeping_component<Self, T> {
 public:
     explicit transport_component(const estimator_setup& e)
-        : row_keeping_component<Self>(e), marginal_(e.opts.label_marginal) {
+        : row_keeping_component<Self, T>(e), marginal_(e.opts.label_marginal) {
         if (marginal_.empty()) marginal_.assign(e.k, 1.0 / static_cast<double>(e.k));
     }
 

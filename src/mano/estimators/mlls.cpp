@@ -71,7 +71,7 @@ public:
 
     void finalize(const final_context& c, result& r) const override {
         if (!model_) return;
-        const row_blocks blocks = rows_.blocks();
+        const row_blocks blocks = blocks_of(rows_);
         const auto e = estimate_priors(blocks, predicted_.data(), k_, model_->priors, *kernels_, c.parallel);
         // the label-shift check: the mean calibrated confidence against what the priors expect
         moments confidence;
