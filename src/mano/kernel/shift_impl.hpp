@@ -135,21 +135,32 @@ struct shift_impl {
         }
     }
 
-    // As softmax_moments, in double lanes throughout (xsimd's double exp): `x` holds k doubles.
+    // As softmax_moments, in double lanes throughout (xsimd's double exp); `x` is unused.
     template <class T>
     static void softmax_moments_exact(const T* rows, std::size_t count, std::size_t k, double beta, double* out,
-                                      double* x) {
+                                      double*) {
         const bool up = beta >= 0;
         const dbatch b(beta);
         for (std::size_t i = 0; i < count; ++i, out += 4) {
             const T* q = row_of(rows, i, k);
-            double ref = static_cast<double>(q[0]);
-            for (std::size_t j = 1; j < k; ++j) ref = up ? std::max(ref, static_cast<double>(q[j])) : std::min(ref, static_cast<double>(q[j]));
-            for (std::size_t j = 0; j < k; ++j) x[j] = static_cast<double>(q[j]) - ref;
-            dbatch a0(0.0), a1(0.0), a2(0.0);
             std::size_t j = 0;
-            for (; j + D <= k; j += D) {
-                const dbatch d = dbatch::load_unaligned(x + j);
+            double ref = static_cast<double>(q[0]);
+            if (k >= D) {
+                dbatch r = dbatch::load_unaligned(q);
+                for (j = D; j + D <= k; j += D) {
+                    const dbatch v = dbatch::load_unaligned(q + j);
+                    r = up ? xsimd::max(r, v) : xsimd::min(r, v);
+                }
+                alignas(64) double lanes[D];
+                r.store_aligned(lanes);
+                ref = lanes[0];
+                for (std::size_t l = 1; l < D; ++l) ref = up ? std::max(ref, lanes[l]) : std::min(ref, lanes[l]);
+            }
+            for (; j < k; ++j) ref = up ? std::max(ref, static_cast<double>(q[j])) : std::min(ref, static_cast<double>(q[j]));
+            const dbatch rb(ref);
+            dbatch a0(0.0), a1(0.0), a2(0.0);
+            for (j = 0; j + D <= k; j += D) {
+                const dbatch d = dbatch::load_unaligned(q + j) - rb;
                 const dbatch e = xsimd::exp(b * d);
                 const dbatch ed = e * d;
                 a0 += e;
@@ -158,8 +169,8 @@ struct shift_impl {
             }
             double t0 = xsimd::hadd(a0), t1 = xsimd::hadd(a1), t2 = xsimd::hadd(a2);
             for (; j < k; ++j) {
-                const double e = std::exp(beta * x[j]);
-                t0 += e, t1 += e * x[j], t2 += e * x[j] * x[j];
+                const double d = static_cast<double>(q[j]) - ref, e = std::exp(beta * d);
+                t0 += e, t1 += e * d, t2 += e * d * d;
             }
             out[0] = ref, out[1] = t0, out[2] = t1, out[3] = t2;
         }

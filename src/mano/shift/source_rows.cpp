@@ -94,29 +94,35 @@ double source_rows::fit_scale(const std::vector<std::size_t>* rows) const {
     const double start = 1 / temperature_;
     int passes = 0;
     auto at = [&](double beta, bool exact) { return ++passes, slope(beta, rows, exact); };
-    nll_slope s = at(start, false);
+    double beta = start;
+    nll_slope s = at(beta, false);
     if (s.slope == 0) return 1;
-    double lo = start, hi = start, reach = start;
-    if (s.slope < 0) {
-        for (hi = start + reach; passes < max_passes / 2 && at(hi, false).slope < 0; hi = start + reach) lo = hi, reach *= 2;
-    } else {
-        for (lo = start - reach; passes < max_passes / 2 && at(lo, false).slope > 0; lo = start - reach) hi = lo, reach *= 2;
+    // downhill from start, doubling the distance, until the slope changes sign
+    const double dir = s.slope < 0 ? 1 : -1;
+    double lo = start, hi = start;
+    for (double reach = start;; reach *= 2) {
+        beta = start + dir * reach;
+        s = at(beta, false);
+        if (s.slope == 0) return beta * temperature_;
+        (s.slope < 0 ? lo : hi) = beta;
+        if ((s.slope < 0) != (dir > 0)) break;
+        if (passes >= max_passes / 2) return beta * temperature_;
     }
-    if (passes >= max_passes / 2) return (s.slope < 0 ? hi : lo) * temperature_;
-    double beta = start, last_step = hi - lo;
+    double last_step = hi - lo;
     bool exact = false;
     while (passes < max_passes) {
-        double next = beta - s.slope / s.curvature;
+        const double newton = beta - s.slope / s.curvature;
+        const double size = std::max(std::abs(beta), 1e-3 * start);
+        if (exact && s.curvature > 0 && std::abs(newton - beta) <= 1e-13 * size) return newton * temperature_;
+        double next = newton;
         if (!(s.curvature > 0 && next > lo && next < hi && std::abs(next - beta) < 0.5 * std::abs(last_step)))
             next = (lo + hi) / 2;
         last_step = next - beta;
         beta = next;
-        const double size = std::max(std::abs(beta), 1e-3 * start);
-        if (!exact && std::abs(last_step) <= 1e-6 * size) {
+        if (!exact && std::abs(last_step) <= 1e-6 * size)
             exact = true, lo = beta - 1e-2 * size, hi = beta + 1e-2 * size, last_step = hi - lo;
-        } else if (exact && (std::abs(last_step) <= 1e-13 * size || hi - lo <= 1e-13 * size)) {
+        else if (exact && hi - lo <= 1e-13 * size)
             break;
-        }
         s = at(beta, exact);
         if (s.slope == 0) break;
         (s.slope < 0 ? lo : hi) = beta;

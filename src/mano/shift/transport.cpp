@@ -241,6 +241,18 @@ std::vector<transport_flow> transport_plan(const row_blocks& blocks, std::size_t
         return plan_by_class_paths(n, classes, supplies, row_mass,
                                    [&](std::size_t i, std::size_t c) { return static_cast<double>(rows[i][c]); });
     const auto found = detail::auction_transport(rows, k, supplies, row_mass, kernels, transport_gap, parallel);
+    if (!found.finished) {
+        // rows the auction could not place in its bids (many exact ties): the network simplex on
+        // the same values, where their N x K arcs fit
+        if (n * k > auction_fallback_max_pairs)
+            throw error("transport_cost: the auction found no plan for these " + std::to_string(n) + " x " + std::to_string(k) +
+                        " rows (many exact ties) and they are too many for the exact network simplex (at most " +
+                        std::to_string(auction_fallback_max_pairs) + " row-class pairs); please report this input");
+        std::vector<double> widened;
+        widened.reserve(n * k);
+        for (const float* row : rows) widened.insert(widened.end(), row, row + k);
+        return transport_plan(widened.data(), n, k, marginal);
+    }
     if (!(found.gap <= transport_gap))
         throw error("transport_cost: the auction's plan is only certified within " + show(found.gap) +
                     " of the optimal cost; please report this input");

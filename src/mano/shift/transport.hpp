@@ -38,7 +38,10 @@ std::vector<transport_flow> transport_plan(const double* probs, std::size_t n, s
 // epsilon-scaling auction on the K class prices (detail/auction.hpp), whose plan the dual
 // certifies within transport_gap of the optimal cost (else it throws): O(N + K) memory besides
 // the rows, one kernel pass over a row per bid.
+// Rows on which the auction runs out of bids (detail/auction.hpp) go to the network simplex
+// instead, up to this many row-class pairs (about 90 bytes each), and are refused beyond.
 inline constexpr double transport_gap = 1e-9;
+inline constexpr std::size_t auction_fallback_max_pairs = 8'000'000;
 std::vector<transport_flow> transport_plan(const row_blocks& rows, std::size_t k, const std::vector<double>& marginal,
                                            const detail::shift_kernels& kernels, const parallel_for& parallel = run_in_order);
 double transport_cost(const row_blocks& rows, std::size_t k, const std::vector<double>& marginal,

@@ -22,6 +22,7 @@ struct auction_plan {
     double cost = 0;                  // (1 / total units) sum of units x (1 - p_ic)
     double gap = 0;                   // cost - the dual value of the final prices: the plan is
                                       // within `gap` of the optimum (weak duality)
+    bool finished = true;             // false: the auction ran out of bids (no plan)
 };
 
 // The optimal transport from k classes (integer supplies `supply`, summing to n * demand; a class
@@ -29,7 +30,9 @@ struct auction_plan {
 // class c to row i, to within `tolerance` of the optimal cost per unit, certified by the dual.
 // Rows may come from several blocks: rows[i] points at row i's k floats. Memory O(n + k) besides
 // the rows; time one pass of the kernel's best_values per bid, those of many waiting rows at once
-// (`parallel`), with the same plan whatever the threads.
+// (`parallel`), with the same plan whatever the threads. At most about 400 bids a row: beyond,
+// it returns an unfinished plan (rows with many exact ties can make it trade small parts of rows
+// for ever).
 auction_plan auction_transport(const std::vector<const float*>& rows, std::size_t k, const std::vector<std::int64_t>& supply,
                                std::int64_t demand, const shift_kernels& kernels, double tolerance,
                                const parallel_for& parallel = run_in_order);
