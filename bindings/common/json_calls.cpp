@@ -168,17 +168,24 @@ std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget
     return audit_csv(mano::audit_sample(n_rows, budget, seed), n_rows, k, seed, source);
 }
 
-std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k) {
-    return mano::parse_audit(text, file, n_rows, k).to_json().dump();
+std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                        const std::string& set_name) {
+    return mano::parse_audit(text, file, n_rows, k, set_name).to_json().dump();
 }
 
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
-                            const std::string& audited_json, double level) {
+                            const std::string& audited_json, double level, const std::string& warnings_json) {
     const auto c = calibration::from_json(parse_calibration(calibration_json));
-    return mano::predict_audited(c, result::from_json(parse_input(result_json, "result")),
-                                 result::from_json(parse_input(audited_json, "audited rows' result")), level)
-        .to_json()
-        .dump();
+    auto p = mano::predict_audited(c, result::from_json(parse_input(result_json, "result")),
+                                   result::from_json(parse_input(audited_json, "audited rows' result")), level);
+    if (!warnings_json.empty()) {
+        const json warnings = parse_input(warnings_json, "audit warnings");
+        for (const auto& w : warnings.is_array() ? warnings : json::array({nullptr})) {
+            if (!w.is_string()) throw error("audit warnings must be a list of texts (parse_audit's \"warnings\")");
+            p.audit->warnings.push_back(w.get<std::string>());
+        }
+    }
+    return p.to_json().dump();
 }
 
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,

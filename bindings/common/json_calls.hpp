@@ -97,14 +97,17 @@ std::string predict(const std::string& calibration_json, const std::string& resu
 // audit_sample: the rows to label, {"rows": [ascending], "n_rows", "seed"} (seed <= 2^53 - 1);
 // audit_file: the same draw as the CSV text mano audit writes (`source` names the logits in its
 // comment line); parse_audit: a labeled audit file's text (`file` names it in messages) for a set
-// of n_rows x k logits, {"rows": [ascending], "labels": [...]}; predict_audited: predict() with
-// "audit" added, from the set's result (scored with scoring_options) and the result of its audited
-// rows scored with the same options and their labels.
+// of n_rows x k logits read from `set_name` ("" when it has no name), {"rows": [ascending],
+// "labels": [...], "warnings"?}; predict_audited: predict() with "audit" added, from the set's
+// result (scored with scoring_options) and the result of its audited rows scored with the same
+// options and their labels, the audit carrying `warnings_json` (parse_audit's "warnings", a JSON
+// list; "" for none).
 std::string audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed);
 std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget, std::uint64_t seed, const std::string& source);
-std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k);
+std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                        const std::string& set_name);
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
-                            const std::string& audited_json, double level);
+                            const std::string& audited_json, double level, const std::string& warnings_json);
 
 // The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
 // [prediction::to_json()], the calibration's own uncertainty only (e.g. to

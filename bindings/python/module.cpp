@@ -374,16 +374,18 @@ PYBIND11_MODULE(_core, m) {
         }
         return py::bytes(text);  // written as they are, byte for byte the file mano audit writes
     });
-    m.def("parse_audit", [](const py::bytes& text, const std::string& file, std::uint64_t n_rows, std::size_t k) {
+    m.def("parse_audit", [](const py::bytes& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                            const std::string& set_name) {
         std::string bytes = text;  // the file's bytes as they are: the core reads UTF-8 and its BOM
         py::gil_scoped_release r;
-        return api::parse_audit(bytes, file, n_rows, k);
+        return api::parse_audit(bytes, file, n_rows, k, set_name);
     });
     m.def("predict_audited", [](const std::string& calibration, const std::string& result, const std::string& audited,
-                                double level) {
+                                double level, const std::string& warnings) {
         py::gil_scoped_release r;
-        return api::predict_audited(calibration, result, audited, level);
+        return api::predict_audited(calibration, result, audited, level, warnings);
     });
+    m.attr("audit_array_source") = mano::audit_array_source;
     m.def("read_rows", &read_rows);
     m.attr("audit_max_rows") = mano::audit_max_rows;
     m.attr("audit_max_bytes") = mano::audit_max_bytes;

@@ -252,12 +252,12 @@ std::string audit_sample(double n_rows, double budget, double seed) {
 std::string audit_file(double n_rows, double k, double budget, double seed, const std::string& source) {
     return guarded([&] { return api::audit_file(whole(n_rows), whole(k), whole(budget), whole(seed), source); });
 }
-std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k) {
-    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k)); });
+std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k, const std::string& set_name) {
+    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k), set_name); });
 }
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
-                            const std::string& audited_json, double level) {
-    return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level); });
+                            const std::string& audited_json, double level, const std::string& warnings_json) {
+    return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level, warnings_json); });
 }
 
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,

@@ -54,7 +54,7 @@ int run_audit(audit_command& c) {
     return 0;
 }
 
-audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k) {
+audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k, const std::string& set_name) {
     std::error_code ec;
     const bool regular = std::filesystem::is_regular_file(path, ec);
     const auto size = regular ? std::filesystem::file_size(path, ec) : 0;
@@ -65,7 +65,7 @@ audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size
     std::ifstream in(path, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in && !in.eof()) throw error(path + ": cannot read this audit file");
-    return parse_audit(text, path, n_rows, k);
+    return parse_audit(text, path, n_rows, k, set_name);
 }
 
 result score_audited_rows(const std::string& logits, const input_args& input, const audit_labels& audit,

@@ -290,12 +290,19 @@ int run_predict(predict_command& c) {
         names.push_back(s.name);
         // the audited rows, read again with their labels (errors in the audit file name it)
         std::optional<result> audited;
-        if (!c.audit.empty()) audited = score_audited_rows(s.logits, c.input, read_audit(c.audit, r.n, r.k), opts);
+        std::vector<std::string> audit_warnings;
+        if (!c.audit.empty()) {
+            const audit_labels labels = read_audit(c.audit, r.n, r.k, s.logits);
+            audit_warnings = labels.warnings;
+            for (const auto& w : audit_warnings) warn(w);
+            audited = score_audited_rows(s.logits, c.input, labels, opts);
+        }
         try {
             predictions.push_back(audited ? predict_audited(cal, r, *audited, c.level) : predict(cal, r, c.level));
         } catch (const error& e) {
             throw host::file_error(s.logits, e);
         }
+        if (audited) predictions.back().audit->warnings = audit_warnings;
     }
     warn_extrapolation(names, predictions);
     // with true accuracies: how often the intervals held them

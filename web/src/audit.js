@@ -6,6 +6,7 @@ import { InputError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
 import { Accumulator } from './accumulator.js';
+import { UNNAMED } from './loaders.js';
 import { coreOptions, dtypeOf, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
@@ -48,14 +49,16 @@ export function audit(set, budget, { seed, source } = {}) {
   return out;
 }
 
-// The labeled audit as { rows: ascending, labels: Int32Array } for a set of nRows x cols logits:
-// the text of the labeled CSV (read by the core, its messages naming `name`), or { rows, labels }.
-export function auditLabels(given, nRows, cols, name = 'options.audit') {
+// The labeled audit as { rows: ascending, labels: Int32Array, warnings } for a set of nRows x cols
+// logits read from the file `setName` ('' when it has no name): the text of the labeled CSV (read
+// by the core, its messages naming `name`: a draw from a set of another size is refused, one from
+// a file of another name is a warning), or { rows, labels }.
+export function auditLabels(given, nRows, cols, name = 'options.audit', setName = '') {
   if (typeof given === 'string') {
     if (given.length > AUDIT_MAX_BYTES)
       throw new InputError(`${name}: over the ${AUDIT_MAX_BYTES >> 20} MiB an audit file may have; an audit lists at most ${AUDIT_MAX_ROWS} rows`);
-    const parsed = JSON.parse(call(() => ready().parseAudit(given, String(name), nRows, cols)));
-    return { rows: parsed.rows, labels: Int32Array.from(parsed.labels) };
+    const parsed = JSON.parse(call(() => ready().parseAudit(given, String(name), nRows, cols, String(setName ?? ''))));
+    return { rows: parsed.rows, labels: Int32Array.from(parsed.labels), warnings: parsed.warnings ?? [] };
   }
   const { rows, labels } = given ?? {};
   const isList = (x) => Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView));
@@ -74,7 +77,7 @@ export function auditLabels(given, nRows, cols, name = 'options.audit') {
       throw new InputError(`${name}: labels[${i}] is ${labels[i]}, outside the classes 0 to ${cols - 1}; give row ${row}'s true class`);
     return [row, label];
   }).sort((a, b) => a[0] - b[0]);
-  return { rows: pairs.map((p) => p[0]), labels: Int32Array.from(pairs, (p) => p[1]) };
+  return { rows: pairs.map((p) => p[0]), labels: Int32Array.from(pairs, (p) => p[1]), warnings: [] };
 }
 
 // Runs of consecutive audited rows, at most 4096 rows each: one read each, as the CLI reads them.
@@ -104,6 +107,9 @@ export async function auditedLogitsRead(source, rows) {
   for (const [i, part] of parts) out.set(part, i * source.cols);
   return out;
 }
+
+// The file a Matrix or MatrixSource was read from ('' when it was given without a name).
+const setNameOf = (m) => (typeof m.name === 'string' && m.name !== UNNAMED ? m.name : '');
 
 function checkLevel(level) {
   if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
@@ -135,7 +141,7 @@ export function auditedPrediction(calibration, result, level, labels, rowsLogits
     acc.dispose();
   }
   return JSON.parse(call(() => ready().predictAudited(jsonForCore(calibration, 'calibration'), JSON.stringify(result),
-    JSON.stringify(audited), level)));
+    JSON.stringify(audited), level, JSON.stringify(labels.warnings))));
 }
 
 // predict(calibration, result, { level, audit, auditName, logits }) with an audit, synchronously
@@ -144,7 +150,7 @@ export function predictWithAudit(calibration, result, { level = 0.9, audit: give
   checkLevel(level);
   checkAuditedSet(result, logits);
   const dtype = dtypeOf(logits.data, logits.dtype, 'options.logits.data');
-  const labels = auditLabels(given, result.n, result.k, auditName);
+  const labels = auditLabels(given, result.n, result.k, auditName, setNameOf(logits));
   return auditedPrediction(calibration, result, level, labels, auditedLogits(logits, labels.rows), dtype);
 }
 
@@ -152,7 +158,7 @@ export async function predictWithAuditRead(calibration, result, { level = 0.9, a
   ready();
   checkLevel(level);
   checkAuditedSet(result, source);
-  const labels = auditLabels(given, result.n, result.k, auditName);
+  const labels = auditLabels(given, result.n, result.k, auditName, setNameOf(source));
   const rowsLogits = await auditedLogitsRead(source, labels.rows);
   return auditedPrediction(calibration, result, level, labels, rowsLogits,
     dtypeOf(rowsLogits, source.dtype === 'int32' ? undefined : source.dtype, `${source.name ?? 'logits'}`));

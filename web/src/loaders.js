@@ -122,13 +122,16 @@ function isArrayBuffer(x) {
   );
 }
 
+// The name of an input given without one (bytes, a Blob without a name, no opts.name).
+export const UNNAMED = 'input';
+
 function displayName(input, opts) {
   if (opts.name !== undefined) {
     if (typeof opts.name !== 'string') throw new InputError('opts.name must be a string');
     return opts.name;
   }
   if (isBlob(input) && typeof input.name === 'string' && input.name !== '') return input.name;
-  return 'input';
+  return UNNAMED;
 }
 
 // { size, read(a, b) -> Promise<Uint8Array> }; read returns a copy the caller owns, starting at

@@ -10,6 +10,8 @@ export interface Audit {
   method: 'ppi' | 'wilson';
   /** The labels-only Wilson interval of the same rows, for comparison. */
   wilson: Interval;
+  /** What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name. */
+  warnings?: string[];
 }
 
 /** When the estimate's interval is wider than `width`: how many uniformly audited labels would bring the audited interval to `width` (ppi: from the calibration's correctness model; wilson: labels alone, at the estimate interval's point nearest 0.5). At most the set's rows. */
@@ -30,6 +32,8 @@ export interface AuditSample {
 export interface AuditLabels {
   rows: number[];
   labels: number[];
+  /** What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name. */
+  warnings?: string[];
 }
 
 /** One group of calibration sets left out: the line fitted on the others, and the left-out sets' residuals. */

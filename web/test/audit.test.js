@@ -143,6 +143,26 @@ describe('predict with an audit: mano predict --audit', () => {
     assert.equal(drawn.at(-1).value.csv, cliAudit(30, 7));
   });
 
+  test('an audit belongs to its set: another size is refused, another file name warned of, as mano predict --audit', () => {
+    const text = labeled(cliAudit(30, 7), labels);
+    const small = { data: m.data.subarray(0, 1000 * 10), rows: 1000, cols: 10, name: 'contrast_3_logits.npy' };
+    assert.throws(() => mano.predict(cal, mano.score(small.data, small, { calibration: cal }), { audit: text, logits: small, auditName: 'rows.csv' }),
+      (e) => e instanceof mano.InputError && e.message === `rows.csv, line 1: this audit was drawn from the 2000 rows of ${logitsFile}, ` +
+        'but the set has 1000 rows: its labels are another set\'s rows; draw the audit from this set (mano audit)', 'another size');
+    const renamed = { ...m, name: 'other_logits.npy' };
+    const got = mano.predict(cal, result, { audit: text, logits: renamed, auditName: 'rows.csv' });
+    const note = `rows.csv was drawn from ${logitsFile}, not from other_logits.npy (both have 2000 rows): check that its labels are this set's rows`;
+    assert.deepEqual(got.audit.warnings, [note]);
+    // the CLI says the same of a file of that name
+    const auditFile = path.join(tmp, 'rows.csv');
+    fs.writeFileSync(auditFile, text);
+    const other = path.join(tmp, 'other_logits.npy');
+    fs.copyFileSync(path.join(root, logitsFile), other);
+    const want = runNative(['predict', '--calibration', calFile, '--json', '--quiet', other, '--audit', auditFile]);
+    assert.deepEqual(want.audit.warnings, [note.replace('rows.csv', auditFile).replace('other_logits.npy', other)]);
+    assert.equal(mano.predict(cal, result, { audit: text, logits: m }).audit.warnings, undefined);
+  });
+
   test('every bad audit is one InputError naming what to fix', () => {
     const good = labeled(cliAudit(30, 7), labels);
     const lines = good.split('\n');

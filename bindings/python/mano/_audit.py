@@ -19,7 +19,6 @@ from ._scoring import _array, _is_path
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-ARRAY_SOURCE = "an array"  # what the file's comment line names as the logits when they were an array
 
 
 def _whole(name: str, value: Any, low: int, high: Optional[int], hint: str = "") -> int:
@@ -62,7 +61,7 @@ def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[Pat
     except InputError as e:
         raise InputError(f"{source}: {e}" if source else str(e)) from None
     if path is not None:
-        write_file(path, _core.audit_file(rows, k, n, s, source or ARRAY_SOURCE), [source] if source else [], "path")
+        write_file(path, _core.audit_file(rows, k, n, s, source or _core.audit_array_source), [source] if source else [], "path")
     return drawn
 
 
@@ -74,10 +73,11 @@ def _whole_numbers(name: str, values: Any) -> np.ndarray:
     return a.astype(np.int64) if a.dtype != np.uint64 else a
 
 
-def labeled_rows(given: Any, n_rows: int, k: int) -> dict:
-    """{"rows": ascending, "labels"} of an audit of a set of n_rows x k logits: a labeled audit
-    file (read by the core, with its rules and messages), {"rows": ..., "labels": ...} or
-    (rows, labels)."""
+def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
+    """{"rows": ascending, "labels", "warnings"?} of an audit of a set of n_rows x k logits (read
+    from the file `set_name`, "" for an array): a labeled audit file (read by the core, with its
+    rules and messages: a draw from a set of another size is refused, one from a file of another
+    name is a warning), {"rows": ..., "labels": ...} or (rows, labels)."""
     if _is_path(given):
         name = os.fspath(given)
         try:
@@ -94,7 +94,7 @@ def labeled_rows(given: Any, n_rows: int, k: int) -> dict:
                 text = f.read()
         except OSError as e:
             raise InputError(f"{name}: cannot read this audit file ({e.strerror})") from None
-        return json.loads(_core.parse_audit(text, name, n_rows, k))
+        return json.loads(_core.parse_audit(text, name, n_rows, k, set_name))
     if isinstance(given, Mapping):
         if "rows" not in given or "labels" not in given:
             raise InputError(f"audit: a dict of labeled rows needs the keys 'rows' and 'labels' (it has "

@@ -206,7 +206,8 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
                           f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
                           f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
                           stacklevel=4)
-        marks = None if audit is None else _audit.labeled_rows(audit, rows, cols)  # checked before any row is scored
+        # checked before any row is scored
+        marks = None if audit is None else _audit.labeled_rows(audit, rows, cols, os.fspath(logits) if _is_path(logits) else "")
         options = json.dumps(scoring["options"])
         return _score_any(logits, options, lab, _threads(threads)), options, logits, marks
 
@@ -216,8 +217,11 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
             return one(result)
         # the audited rows scored again with their labels and the set's options, as the CLI does
         audited = _audit.score_audited(logits, marks, options)
+        for note in marks.get("warnings", []):
+            warnings.warn(note, stacklevel=4)
         try:
-            return shown(json.loads(_core.predict_audited(cal_text, json.dumps(result), json.dumps(audited), float(level))))
+            return shown(json.loads(_core.predict_audited(cal_text, json.dumps(result), json.dumps(audited), float(level),
+                                                          json.dumps(marks.get("warnings", [])))))
         except InputError as e:
             where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
             given = f" (audit file {os.fspath(audit)})" if _is_path(audit) else ""

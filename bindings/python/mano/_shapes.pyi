@@ -13,6 +13,8 @@ class Audit(TypedDict, total=False):
     method: Required[Literal["ppi", "wilson"]]
     wilson: Required[Interval]
     """The labels-only Wilson interval of the same rows, for comparison."""
+    warnings: list[str]
+    """What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name."""
 
 
 class LabelsForWidth(TypedDict, total=False):
@@ -33,6 +35,8 @@ class AuditLabels(TypedDict, total=False):
     """The bindings' parse_audit: a labeled audit file's rows, ascending, and their labels."""
     rows: Required[list[int]]
     labels: Required[list[int]]
+    warnings: list[str]
+    """What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name."""
 
 
 class CalibrationFold(TypedDict, total=False):

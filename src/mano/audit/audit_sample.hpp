@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,20 +60,33 @@ std::vector<std::uint64_t> audit_sample(std::uint64_t n_rows, std::uint64_t budg
 std::string audit_csv(const std::vector<std::uint64_t>& rows, std::uint64_t n_rows, std::size_t k, std::uint64_t seed,
                       const std::string& source);
 
-// An audit file with its labels, read back: the audited rows, ascending, and their labels.
+// What audit_csv's first line records of the draw: "# mano audit: B of the N rows of SOURCE
+// drawn uniformly ... with seed S ...". SOURCE is what mano audit was given (a file's path) or, for
+// logits given as an array, audit_array_source.
+inline constexpr const char* audit_array_source = "an array";
+
+// An audit file with its labels, read back: the audited rows, ascending, and their labels; what
+// its first line says of the draw, when it has one; and the warnings for the prediction to show.
 struct audit_labels {
     std::vector<std::uint64_t> rows;
     std::vector<std::int64_t> labels;
+    std::optional<std::uint64_t> drawn_rows;  // N, the rows of the set it was drawn from
+    std::string drawn_from;                   // SOURCE
+    std::vector<std::string> warnings;        // e.g. drawn from a file of another name
 
-    nlohmann::json to_json() const;  // {"rows": [...], "labels": [...]}
+    nlohmann::json to_json() const;  // {"rows": [...], "labels": [...], "warnings"?: [...]}
 };
 
 // Reads an audit file (`file` names it in messages) of a set of n_rows rows with k classes: a
 // header with the columns row, weight and label in any order (other columns ignored), then one
 // line per audited row. Lines that start with '#' and blank lines are skipped; fields may be
 // quoted. Rows are whole numbers in [0, n_rows), each once; labels whole numbers in [0, k);
-// weights 1 (the uniform design, the only one implemented). Throws mano::error, one line:
-// "FILE, line L, column C (name): what is wrong; what to do".
-audit_labels parse_audit(std::string_view text, const std::string& file, std::uint64_t n_rows, std::size_t k);
+// weights 1 (the uniform design, the only one implemented). A first line written by audit_csv
+// must name n_rows: a draw from a set of another size is refused (its rows are another set's);
+// one from a file whose name is not `set_name`'s (compared by the last path component; "" for
+// none) is a warning. Throws mano::error, one line: "FILE, line L, column C (name): what is
+// wrong; what to do".
+audit_labels parse_audit(std::string_view text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                         const std::string& set_name = "");
 
 }  // namespace mano

@@ -18,12 +18,13 @@
 namespace mano {
 
 nlohmann::json audit_estimate::to_json() const {
-    return {{"n", n}, {"accuracy", accuracy}, {"interval", {lower, upper}}, {"method", method},
-            {"wilson", {wilson_lower, wilson_upper}}};
+    nlohmann::json j = {{"n", n}, {"accuracy", accuracy}, {"interval", {lower, upper}}, {"method", method},
+                        {"wilson", {wilson_lower, wilson_upper}}};
+    if (!warnings.empty()) j["warnings"] = warnings;
+    return j;
 }
 
 nlohmann::json labels_needed::to_json() const { return {{"width", width}, {"n", n}, {"method", method}}; }
-
 
 namespace {
 

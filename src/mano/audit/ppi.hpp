@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,8 +27,9 @@ struct audit_estimate {
     double lower = 0, upper = 0;
     std::string method = "ppi";  // "ppi", or "wilson" (labels alone) without a correctness model
     double wilson_lower = 0, wilson_upper = 0;  // labels alone, for comparison
+    std::vector<std::string> warnings;  // what reading the audit file warned of (audit_labels::warnings)
 
-    // {"n", "accuracy", "interval": [lo, hi], "method", "wilson": [lo, hi]}
+    // {"n", "accuracy", "interval": [lo, hi], "method", "wilson": [lo, hi], "warnings"?: [...]}
     nlohmann::json to_json() const;
 };
 
