@@ -96,9 +96,18 @@ std::string family_run::next() const {
     return r ? json{{"index", r->index}, {"pass", r->p.to_json()}}.dump() : "null";
 }
 
-void family_run::give(const std::string& result_json, const std::string& options_json) {
-    run_.give(workflow::scored_set{result::from_json(parse_input(result_json, "result")),
-                                   options::from_json(parse_input(options_json, "options"))});
+void family_run::give(const std::string& result_json, const std::string& options_json, const std::string& labels_json) {
+    workflow::scored_set s{result::from_json(parse_input(result_json, "result")),
+                           options::from_json(parse_input(options_json, "options")), {}};
+    if (!labels_json.empty()) {
+        const json labels = parse_input(labels_json, "labels");
+        if (!labels.is_array()) throw error("a set's labels must be a list of class indices");
+        for (const auto& y : labels) {
+            if (!y.is_number_integer()) throw error("a set's labels must be whole numbers (class indices)");
+            s.labels.push_back(y.get<std::int64_t>());
+        }
+    }
+    run_.give(std::move(s));
 }
 
 void family_run::give_none() { run_.give(std::nullopt); }
@@ -117,7 +126,7 @@ std::string score_family(const std::string& sets, const std::string& family_json
                          std::vector<std::string>* warnings) {
     family_run run(sets, family_json);
     for (json r = json::parse(run.next()); !r.is_null(); r = json::parse(run.next())) {
-        std::optional<std::pair<std::string, std::string>> got;
+        std::optional<scored_json> got;
         try {
             got = score(r.at("index").get<std::size_t>(), r.at("pass").dump());
         } catch (const error& e) {
@@ -125,7 +134,7 @@ std::string score_family(const std::string& sets, const std::string& family_json
             continue;
         }
         if (got) {
-            run.give(got->first, got->second);
+            run.give(got->result, got->options, got->labels);
         } else {
             run.give_none();
         }

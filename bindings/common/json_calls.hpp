@@ -56,20 +56,25 @@ std::string calibrate(const std::string& sets, const std::string& options_json);
 // when the set cannot be scored (given as a result). sets: [{"name", "group"?}]; family_json:
 // workflow::family_options. Returns the scored family's JSON; `warnings` gets why an extra
 // Taylor order was left out of a set's choice.
-using json_scorer =
-    std::function<std::optional<std::pair<std::string, std::string>>(std::size_t index, const std::string& pass)>;
+// What a scorer gives back for one pass: the result's and the options' JSON, and the set's labels
+// as a JSON list when the pass asked for them ("labels": true), else "".
+struct scored_json {
+    std::string result, options, labels;
+};
+using json_scorer = std::function<std::optional<scored_json>(std::size_t index, const std::string& pass)>;
 std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
                          std::vector<std::string>* warnings);
 
 // The same workflow one set at a time (workflow::family_scoring in JSON), for a front end whose
 // reads are asynchronous (npm's Worker over Files): next() is {"index", "pass"} or null; answer
-// it with give(result, options), give_none() (a set given as a result) or fail(message); then
+// it with give(result, options, labels: the set's labels as a JSON list when the pass asked for
+// them, else ""), give_none() (a set given as a result) or fail(message); then
 // finish() is {"scored": the scored family, "warnings": [...]}.
 class family_run {
 public:
     family_run(const std::string& sets, const std::string& family_json);
     std::string next() const;
-    void give(const std::string& result_json, const std::string& options_json);
+    void give(const std::string& result_json, const std::string& options_json, const std::string& labels_json);
     void give_none();
     void fail(const std::string& message);
     std::vector<std::string> warnings() const;  // each naming its set

@@ -338,11 +338,12 @@ PYBIND11_MODULE(_core, m) {
     m.def("prepare_options", &prepare_options);
     m.def("resolve_options", &resolve_options);
     // The family workflow (mano/workflow/family.hpp): `score(index, pass_json)` is the package's scorer
-    // (None, or the result's and the options' JSON); an InputError it raises is a mano::error to
-    // the workflow, which leaves an extra Taylor order out of that set's choice.
+    // (None, or the result's and the options' JSON and the labels' JSON, "" when the pass did not
+    // ask for them); an InputError it raises is a mano::error to the workflow, which leaves an
+    // extra Taylor order out of that set's choice.
     m.def("score_family", [](const std::string& sets, const std::string& family, const py::function& score) {
         std::vector<std::string> warnings;
-        const auto scorer = [&](std::size_t i, const std::string& pass) -> std::optional<std::pair<std::string, std::string>> {
+        const auto scorer = [&](std::size_t i, const std::string& pass) -> std::optional<api::scored_json> {
             py::object got;
             try {
                 got = score(i, pass);
@@ -351,7 +352,8 @@ PYBIND11_MODULE(_core, m) {
                 throw;
             }
             if (got.is_none()) return std::nullopt;
-            return got.cast<std::pair<std::string, std::string>>();
+            const auto [result, options, labels] = got.cast<std::tuple<std::string, std::string, std::string>>();
+            return api::scored_json{result, options, labels};
         };
         std::string scored = api::score_family(sets, family, scorer, &warnings);
         return py::make_tuple(scored, warnings);
@@ -386,6 +388,8 @@ PYBIND11_MODULE(_core, m) {
         return api::predict_audited(calibration, result, audited, level, warnings);
     });
     m.attr("audit_array_source") = mano::audit_array_source;
+    m.attr("label_shift_max_copies") = mano::label_shift_max_copies;
+    m.attr("label_shift_max_seed") = mano::label_shift_max_seed;
     m.def("read_rows", &read_rows);
     m.attr("audit_max_rows") = mano::audit_max_rows;
     m.attr("audit_max_bytes") = mano::audit_max_bytes;

@@ -209,8 +209,8 @@ class raw_family_run {
 public:
     explicit raw_family_run(api::family_run run) : run_(std::move(run)) {}
     std::string next() const { return guarded([&] { return run_.next(); }); }
-    bool give(const std::string& result_json, const std::string& options_json) {
-        return guarded([&] { return run_.give(result_json, options_json), true; });
+    bool give(const std::string& result_json, const std::string& options_json, const std::string& labels_json) {
+        return guarded([&] { return run_.give(result_json, options_json, labels_json), true; });
     }
     bool give_none() { return guarded([&] { return run_.give_none(), true; }); }
     bool fail(const std::string& message) { return guarded([&] { return run_.fail(message), true; }); }

@@ -71,20 +71,7 @@ audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size
 result score_audited_rows(const std::string& logits, const input_args& input, const audit_labels& audit,
                           const options& opts) {
     auto reader = io::open_matrix(logits, input.read);
-    const std::size_t k = reader->cols(), n = audit.rows.size();
-    const bool wide = reader->type() == dtype::float64;  // read as the scan reads them: the same confidences
-    std::vector<float> narrow_rows(wide ? 0 : n * k);
-    std::vector<double> wide_rows(wide ? n * k : 0);
-    try {
-        io::read_rows(*reader, audit.rows, wide ? static_cast<void*>(wide_rows.data()) : narrow_rows.data());
-        accumulator acc(k, opts);
-        row_inputs in;
-        in.labels = audit.labels.data();
-        acc.push(wide ? logits_view(wide_rows.data(), n, k) : logits_view(narrow_rows.data(), n, k), in);
-        return acc.finalize();
-    } catch (const error& e) {
-        throw host::file_error(logits, e);
-    }
+    return host::scan_rows(*reader, audit.rows, audit.labels, opts);
 }
 
 void print_audits(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions,
@@ -93,7 +80,7 @@ void print_audits(const std::vector<std::string>& names, const std::vector<set_p
         const auto& p = predictions[i];
         if (!p.audit) continue;
         const auto& a = *p.audit;
-        std::cout << "audit of " << names[i] << " (" << audit_file << ", " << a.n << " labeled rows): accuracy "
+        std::cout << "audit of " << printable(names[i]) << " (" << printable(audit_file) << ", " << a.n << " labeled rows): accuracy "
                   << fixed(a.accuracy, 3) << " [" << fixed(100 * p.level, 0) << "% interval " << fixed(a.lower, 3) << ", "
                   << fixed(a.upper, 3) << "] ";
         if (a.method == "ppi")
@@ -116,10 +103,10 @@ void print_labels_needed(const std::vector<std::string>& names, const std::vecto
     const auto& p = predictions[first];
     const std::string how = " -o rows.csv, label them, then mano predict --audit rows.csv";
     if (wide.size() == 1) {
-        std::cout << names[first] << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
+        std::cout << printable(names[first]) << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
                   << fixed(p.estimate->value.upper - p.estimate->value.lower, 2) << " wide; " << n_of(first)
                   << " labeled rows drawn uniformly would bring it to " << fixed(p.labels_for_width->width, 2) << " (mano audit "
-                  << files[first] << " --budget " << n_of(first) << how << ")\n";
+                  << printable(files[first]) << " --budget " << n_of(first) << how << ")\n";
         return;
     }
     // said once for all the sets: how many, how many labels each, and the command for the first
@@ -129,7 +116,7 @@ void print_labels_needed(const std::vector<std::string>& names, const std::vecto
               << "% intervals wider than " << fixed(p.labels_for_width->width, 2) << "; "
               << (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most))
               << " labeled rows of each, drawn uniformly, would bring each to " << fixed(p.labels_for_width->width, 2)
-              << " (for " << names[first] << ": mano audit " << files[first] << " --budget " << n_of(first) << how
+              << " (for " << printable(names[first]) << ": mano audit " << printable(files[first]) << " --budget " << n_of(first) << how
               << "; each set's number: labels_for_width in --json)\n";
 }
 

@@ -204,7 +204,7 @@ int run_merge(merge_command& c) {
 int run_eval(eval_command& c) {
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest, outside(c.allow_outside_paths));
-    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
+    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input, std::nullopt);
     std::vector<std::string> notes;
     const auto evaluation = workflow::evaluate(scored, &notes);
     const evaluation_report& report = evaluation.report;
@@ -236,7 +236,10 @@ int run_calibrate(calibrate_command& c) {
         for (const auto& s : manifest.sets) inputs.insert(inputs.end(), {s.logits, s.labels});
         refuse_overwriting_inputs(c.output, inputs, "-o");
     }
-    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
+    mano::label_shift_copies copies;
+    copies.copies = c.label_shift_copies;
+    copies.seed = c.label_shift_seed;
+    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input, copies);
     std::vector<std::string> notes;
     const calibration cal = workflow::calibrate(scored, &notes);
     for (const auto& note : notes) warn(note);

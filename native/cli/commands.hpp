@@ -59,6 +59,8 @@ struct calibrate_command {
     std::vector<std::string> groups;
     method_args methods;
     input_args input;
+    std::size_t label_shift_copies = mano::label_shift_copies{}.copies;  // R (src/mano/calibration/label_shift_copies.hpp)
+    std::uint64_t label_shift_seed = 0;
     // calibrate --model M --input VAL_DIR --synthesize: synthetic shifts of a labeled folder
     model_args run;
     bool synthesize = false;

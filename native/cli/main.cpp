@@ -95,6 +95,13 @@ int main(int argc, char** argv) {
     cal->add_option("--group", cal_args.groups, "fit on the sets of this group only (repeatable)");
     cal_args.methods.add_to(cal, false, "--batch-size", true);
     cal_args.input.add_to(cal);
+    cal->add_option("--label-shift-copies", cal_args.label_shift_copies,
+                    "label-shifted copies of each labeled set added to the fit (Dirichlet class mixes; 0: none)")
+        ->capture_default_str()
+        ->check(whole_number(false, mano::label_shift_max_copies));
+    cal->add_option("--label-shift-seed", cal_args.label_shift_seed, "the seed of the copies' draws")
+        ->capture_default_str()
+        ->check(whole_number(false, mano::label_shift_max_seed));
     cal->add_flag("--synthesize", cal_args.synthesize,
                   "with --model and --input VAL_DIR: fit on synthetic shifts (9 corruptions x 5 severities) of a labeled "
                   "image folder");

@@ -107,6 +107,34 @@ void run_threads(unsigned threads, const Job& job) {
 
 }  // namespace
 
+result scan_rows(io::matrix_reader& reader, const std::vector<std::uint64_t>& rows, const std::vector<std::int64_t>& labels,
+                 const options& opts) {
+    const std::size_t k = reader.cols(), n = rows.size();
+    // each distinct row read once, in file order; then laid out in the order asked
+    std::vector<std::uint64_t> distinct = rows;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const bool wide = reader.type() == dtype::float64;
+    const std::size_t bytes = wide ? sizeof(double) : sizeof(float);
+    std::vector<unsigned char> read(distinct.size() * k * bytes), laid(n * k * bytes);
+    try {
+        io::read_rows(reader, distinct, read.data());
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto at = static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), rows[i]) - distinct.begin());
+            std::copy_n(read.data() + at * k * bytes, k * bytes, laid.data() + i * k * bytes);
+        }
+        accumulator acc(k, opts);
+        row_inputs in;
+        if (!labels.empty()) in.labels = labels.data();
+        acc.push(wide ? logits_view(reinterpret_cast<const double*>(laid.data()), n, k)
+                      : logits_view(reinterpret_cast<const float*>(laid.data()), n, k),
+                 in);
+        return acc.finalize();
+    } catch (const error& e) {
+        throw file_error(reader.path(), e);
+    }
+}
+
 unsigned thread_count(unsigned requested) {
     if (requested > 0) return requested;
     return std::max(1u, std::thread::hardware_concurrency());

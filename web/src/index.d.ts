@@ -159,6 +159,13 @@ export interface CalibrateOptions extends Omit<Options, 'normalization'> {
    * taylorOrder (default [2]; the CLI's --taylor-orders).
    */
   taylorOrders?: number[];
+  /**
+   * calibrate() with sets given as logits: label-shifted copies of each set added to the fit
+   * (Dirichlet class mixes; the CLI's --label-shift-copies, default 6, 0 for none), drawn from
+   * labelShiftSeed (default 0).
+   */
+  labelShiftCopies?: number;
+  labelShiftSeed?: number;
 }
 
 export interface Matrix {

@@ -43,6 +43,8 @@ export interface CalibrationFold {
   intercept: number;
   /** True accuracy - the fold line's (clipped) estimate, one per left-out set. */
   residuals: number[];
+  /** Each left-out set's weight in the fit (label-shift copies: an original weighs R, a copy 1); absent when every set weighs 1. */
+  weights?: number[];
 }
 
 /** accuracy ~ slope * score + intercept for one method. */
@@ -99,6 +101,7 @@ export interface Calibration {
   /** The calibration sets' names. */
   sets: string[];
   normalization?: NormalizationChoice;
+  label_shift_copies?: LabelShiftCopies;
   /** The method with the lowest leave-one-group-out error: it backs Prediction.estimate outside the label-shift regime. */
   recommended?: MethodName;
   /** Methods by leave-one-group-out error, best first. */
@@ -128,6 +131,15 @@ export interface CorrectnessModel {
   residual_variance: number;
   /** Var(c - f) of each calibration set, in the order of "sets". */
   set_residual_variances: number[];
+}
+
+/** The label-shifted copies calibrate added to the fit (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many were fitted besides the calibration sets. */
+export interface LabelShiftCopies {
+  copies: number;
+  seed: number;
+  max_rows: number;
+  alphas: number[];
+  sets: number;
 }
 
 /** One calibrated method's estimate for a set. */

@@ -92,7 +92,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
 
   test('calibrate (normalization family) and predict equal mano calibrate / mano predict', () => {
     const calFile = path.join(tmp, 'cal.json');
-    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--quiet']);
+    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--quiet', '--label-shift-copies', '0']);
     const nativeCal = JSON.parse(fs.readFileSync(calFile, 'utf8'));
     assert.equal(nativeCal.normalization.by, 'leave-one-group-out');
     const contrast = scans.filter((s) => s.group === 'contrast');
@@ -183,7 +183,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
 
   test("normalization 'softrun' keeps each set's own branch, as mano calibrate --normalization softrun", () => {
     const calFile = path.join(tmp, 'per_set.json');
-    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--normalization', 'softrun', '--quiet']);
+    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--normalization', 'softrun', '--quiet', '--label-shift-copies', '0']);
     const nativeCal = JSON.parse(fs.readFileSync(calFile, 'utf8'));
     const contrast = scans.filter((s) => s.group === 'contrast');
     const calibration = mano.calibrate(contrast, { source, normalization: 'softrun' });

@@ -98,6 +98,7 @@ def calibrate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[
               temperature: Union[None, float, Literal["fit"]] = None,
               label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
               architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
+              label_shift_copies: Optional[int] = None, label_shift_seed: Optional[int] = None,
               notes: Optional[list[str]] = None) -> Calibration: ...
 def predict(calibration: Union[Mapping[str, Any], PathLike], x: Any, *, level: float = 0.9,
             labels: Union[None, ArrayLike, PathLike] = None, groups: Optional[Sequence[str]] = None, threads: int = 0,

@@ -46,6 +46,8 @@ class CalibrationFold(TypedDict, total=False):
     intercept: Required[float]
     residuals: Required[list[float]]
     """True accuracy - the fold line's (clipped) estimate, one per left-out set."""
+    weights: list[float]
+    """Each left-out set's weight in the fit (label-shift copies: an original weighs R, a copy 1); absent when every set weighs 1."""
 
 
 class MethodCalibration(TypedDict, total=False):
@@ -102,6 +104,7 @@ class Calibration(TypedDict, total=False):
     sets: Required[list[str]]
     """The calibration sets' names."""
     normalization: NormalizationChoice
+    label_shift_copies: LabelShiftCopies
     recommended: MethodName
     """The method with the lowest leave-one-group-out error: it backs Prediction.estimate outside the label-shift regime."""
     ranking: list[RankedMethod]
@@ -129,6 +132,15 @@ class CorrectnessModel(TypedDict, total=False):
     """The mean over the calibration sets of Var(c - f) over a set's rows (c = 1 when correct): what "labels needed" assumes."""
     set_residual_variances: Required[list[float]]
     """Var(c - f) of each calibration set, in the order of "sets"."""
+
+
+class LabelShiftCopies(TypedDict, total=False):
+    """The label-shifted copies calibrate added to the fit (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many were fitted besides the calibration sets."""
+    copies: Required[int]
+    seed: Required[int]
+    max_rows: Required[int]
+    alphas: Required[list[float]]
+    sets: Required[int]
 
 
 class MethodPrediction(TypedDict, total=False):

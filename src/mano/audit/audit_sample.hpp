@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mano/base/random.hpp"
+
 namespace mano {
 
 // Limits that do not depend on the input.
@@ -23,31 +25,6 @@ inline constexpr std::size_t audit_max_field_bytes = 256;              // one fi
 // Seeds are whole numbers a JavaScript number holds exactly, so every front end takes them.
 inline constexpr std::uint64_t audit_max_seed = (std::uint64_t{1} << 53) - 1;
 
-namespace detail {
-
-// splitmix64 (Steele, Lea and Flood 2014): 64-bit state, one multiply-xorshift output per step.
-struct splitmix64 {
-    std::uint64_t state = 0;
-    std::uint64_t next() {
-        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-};
-
-// A whole number uniform on [0, bound), bound >= 1: draws below 2^64 mod bound are rejected so
-// that every residue is equally likely (no modulo bias; no std::uniform_int_distribution, whose
-// algorithm each standard library chooses).
-inline std::uint64_t uniform_below(splitmix64& g, std::uint64_t bound) {
-    const std::uint64_t reject_below = (0 - bound) % bound;  // 2^64 mod bound
-    for (;;) {
-        const std::uint64_t x = g.next();
-        if (x >= reject_below) return x % bound;
-    }
-}
-
-}  // namespace detail
 
 // `budget` of the rows 0 .. n_rows - 1, uniformly without replacement (Floyd's algorithm on
 // splitmix64 seeded with `seed`), ascending. Throws mano::error for a budget of 0, above n_rows
