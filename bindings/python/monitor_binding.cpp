@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,9 @@ void add_monitor(py::module_& m) {
         r.reference_until_option = "reference_until";
         r.since_option = "since";
         py::gil_scoped_release release;
-        return mano::history::read_report(r).timeline.dump();
+        std::ostringstream out;
+        mano::history::timeline(r).write_json(out);
+        return out.str();
     });
 #else
     (void)m;
