@@ -55,18 +55,28 @@ std::string latest_line(const json& r) {
     return text + (latest.at("alert").get<bool>() ? "ALERT" : "ok");
 }
 
+// Text from the history as it is, escaped as every message is: a name that is not UTF-8 comes from
+// its bytes (KEY_bytes, in hex), so they show as \xNN rather than as the JSON's U+FFFD.
+std::string shown(const json& j, const std::string& key) {
+    if (!j.contains(key + "_bytes")) return printable(j.at(key).get<std::string>(), 200);
+    const std::string hex = j.at(key + "_bytes").get<std::string>();
+    std::string bytes;
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return printable(bytes, 200);
+}
+
 // A point's cells, each escaped (printable): a name or path from the history cannot move the
 // cursor, retitle the terminal or split the line into a forged one.
 std::vector<std::string> cells_of(const json& p) {
     const json& e = p.at("estimate");
     const bool has = e.is_object();
-    std::vector<std::string> row = {p.at("time").get<std::string>(), p.at("name").get<std::string>(), std::to_string(p.at("n").get<std::int64_t>()),
+    std::vector<std::string> row = {p.at("time").get<std::string>(), shown(p, "name"), std::to_string(p.at("n").get<std::int64_t>()),
                                     has ? e.at("method").get<std::string>() : "-", has ? percent(e.at("accuracy").get<double>()) : "-",
                                     has ? "[" + percent(e.at("interval").at(0).get<double>()) + ", " +
                                               percent(e.at("interval").at(1).get<double>()) + "]"
                                         : "-",
                                     status_of(p)};
-    for (auto& cell : row) cell = printable(cell, 200);
+    for (std::size_t i = 2; i < row.size(); ++i) row[i] = printable(row[i], 200);
     return row;
 }
 
@@ -76,7 +86,7 @@ const std::vector<std::string> header = {"time", "name", "n", "method", "estimat
 // text: the columns' widths, then the rows).
 void text_report(const history::timeline& t, bool markdown, std::ostream& out) {
     const json& r = t.summary();
-    const std::string history = printable(r.at("history").get<std::string>());
+    const std::string history = shown(r, "history");
     const auto lines = summary_lines(r);
     if (markdown) {
         const auto row = [&](const std::vector<std::string>& cells) {
