@@ -47,9 +47,8 @@ std::vector<std::string> summary_lines(const json& r) {
     return out;
 }
 
-std::string latest_line(const json& r) {
+std::string latest_line(const json& r, std::size_t alerts) {
     const json& latest = r.at("latest");
-    const std::size_t alerts = r.at("alerts").size();
     std::string text = std::to_string(alerts) + " point" + (alerts == 1 ? "" : "s") + " below the alert line; latest point: ";
     if (latest.at("calibration_changed").get<bool>()) return text + "scored with another calibration, not compared";
     return text + (latest.at("alert").get<bool>() ? "ALERT" : "ok");
@@ -106,7 +105,7 @@ void text_report(const history::timeline& t, bool markdown, std::ostream& out) {
         row(header);
         out << "|---|---|---:|---|---:|---|---|\n";
         t.each_point([&](const json& p) { row(cells_of(p)); });
-        out << "\n" << latest_line(r) << '\n';
+        out << "\n" << latest_line(r, t.alerts().size()) << '\n';
         return;
     }
     out << "history " << history << '\n';
@@ -128,7 +127,7 @@ void text_report(const history::timeline& t, bool markdown, std::ostream& out) {
     };
     print(header);
     t.each_point([&](const json& p) { print(cells_of(p)); });
-    out << latest_line(r) << '\n';
+    out << latest_line(r, t.alerts().size()) << '\n';
 }
 
 }  // namespace

@@ -247,9 +247,11 @@ timeline::timeline(const report_request& r) {
     } catch (const error& e) {
         throw refused(e);
     }
-    st.alerts = assessment.alerts;
+    st.alerts = std::move(assessment.alerts);
     st.latest_alerts = !st.alerts.empty() && st.alerts.back() + 1 == index;
+    // the alerts are written from st.alerts: as JSON numbers they would take twice the memory
     json& t = st.summary = assessment.to_json();
+    t.erase("alerts");
     put_text(t, "history", path);
     t["reference"] = {{"points", st.reference}, {"chosen_by", chosen_by}, {"calibration", st.calibration}};
     if (!noise_method.empty()) t["noise_method"] = noise_method;
@@ -261,6 +263,7 @@ timeline::timeline(timeline&&) noexcept = default;
 timeline::~timeline() = default;
 
 const json& timeline::summary() const { return s_->summary; }
+const std::vector<std::size_t>& timeline::alerts() const { return s_->alerts; }
 bool timeline::latest_alerts() const { return s_->latest_alerts; }
 bool timeline::latest_changed() const { return s_->latest_changed; }
 
@@ -288,25 +291,29 @@ void timeline::each_point(const std::function<void(const json&)>& each) const {
 }
 
 void timeline::write_json(std::ostream& out) const {
-    // the summary's keys in their order, "points" among them streamed
-    json keys = s_->summary;
-    keys["points"] = nullptr;
+    // the keys in nlohmann's order (sorted), "alerts" and "points" among them written as they come
+    std::vector<std::string> keys = {"alerts", "points"};
+    for (const auto& item : s_->summary.items()) keys.push_back(item.key());
+    std::sort(keys.begin(), keys.end());
     const auto text = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
     out << '{';
-    bool first = true;
-    for (auto it = keys.begin(); it != keys.end(); ++it, first = false) {
-        out << (first ? "" : ",") << text(json(it.key())) << ':';
-        if (it.key() != "points") {
-            out << text(it.value());
-            continue;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        out << (k ? "," : "") << text(json(keys[k])) << ':';
+        if (keys[k] == "alerts") {
+            out << '[';
+            for (std::size_t i = 0; i < s_->alerts.size(); ++i) out << (i ? "," : "") << s_->alerts[i];
+            out << ']';
+        } else if (keys[k] == "points") {
+            out << '[';
+            bool first = true;
+            each_point([&](const json& p) {
+                out << (first ? "" : ",") << text(p);
+                first = false;
+            });
+            out << ']';
+        } else {
+            out << text(s_->summary.at(keys[k]));
         }
-        out << '[';
-        bool first_point = true;
-        each_point([&](const json& p) {
-            out << (first_point ? "" : ",") << text(p);
-            first_point = false;
-        });
-        out << ']';
     }
     out << '}';
 }

@@ -73,8 +73,10 @@ public:
     timeline(timeline&&) noexcept;
     ~timeline();
 
-    // What `mano monitor report --json` prints but its "points" (docs/monitor.md).
+    // What `mano monitor report --json` prints but its "points" and "alerts" (docs/monitor.md).
     const nlohmann::json& summary() const;
+    // The indices of the points below the alert line, ascending.
+    const std::vector<std::size_t>& alerts() const;
     bool latest_alerts() const;   // the latest point is below the alert line
     bool latest_changed() const;  // the latest point was scored with another calibration
     // Each listed point (from `since` on) as the report's "points" give it, in order.

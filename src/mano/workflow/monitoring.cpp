@@ -113,7 +113,7 @@ assessment timeline_check::finish() {
     if (reference_ > 0 && seen_ <= reference_) line_of(values_, mean_, squares_, reference_, seen_);
     out_.noise = seen_ > reference_ ? noise_above(std::move(noise_), first_rows_, chunk_noise_limit) : std::nullopt;
     noise_.clear();
-    return out_;
+    return std::move(out_);
 }
 
 assessment assess(const std::vector<point>& points, std::size_t reference, double given, std::optional<double> slope) {

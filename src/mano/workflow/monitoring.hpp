@@ -80,7 +80,7 @@ public:
     // estimate is outside [0, 1] or a standard error is negative, or (at the first monitored
     // point) as reference_threshold does. Returns whether it alerts.
     bool add(const point& p);
-    // Throws as reference_threshold does when the timeline leaves no point to monitor.
+    // Throws as reference_threshold does when the timeline leaves no point to monitor. Once.
     assessment finish();
 
 private:
