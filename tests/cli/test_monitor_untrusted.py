@@ -17,6 +17,7 @@ import tempfile
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 import numpy as np  # noqa: E402
 from harness import check, finish  # noqa: E402
+from history_edit import RECURSIVE, edited  # noqa: E402
 
 from monitor_support import MANO, add, make_batch, make_calibration, one_error_line, point_count, report  # noqa: E402
 from workflow_support import run  # noqa: E402
@@ -44,16 +45,6 @@ def make_history(tmp, rng, cal, name="good.db"):
         proc = add(history, *files, "--calibration", cal, "--at", at)
         check(proc.returncode == 0, f"add: {proc.stderr.strip()}")
     return history
-
-
-def edited(tmp, good, name, *statements):
-    path = tmp / name
-    shutil.copy(good, path)
-    with sqlite3.connect(path) as db:
-        for s in statements:
-            db.execute(s)
-    db.close()
-    return path
 
 
 def test_empty_reference(tmp, history):
@@ -121,9 +112,6 @@ def test_damaged_points(tmp, good):
             proc = run("monitor", "report", path, *extra)
             check(one_error_line(proc, str(path), "the history is damaged", f"point {pid}"),
                   f"damaged {label} {extra}: exit {proc.returncode}, {proc.stderr.strip()!r}")
-
-
-RECURSIVE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"
 
 
 def test_planted_schema(tmp, good, batch, cal):

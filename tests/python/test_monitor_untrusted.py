@@ -5,6 +5,7 @@ whole, times sort as times for the years 1 to 9999, an empty reference period is
 history on read-only media is reported, a FIFO is refused, and a point stores no per-row state."""
 import json
 import os
+import pathlib
 import shutil
 import sqlite3
 import subprocess
@@ -16,7 +17,10 @@ import mano
 import mano.monitor
 from api_support import EXAMPLE, MANIFEST
 
-RECURSIVE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
+import history_edit  # noqa: E402
+from history_edit import RECURSIVE  # noqa: E402
+
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +39,7 @@ def history(tmp_path_factory, calibration):
 
 
 def edited(tmp_path, good, *statements):
-    path = tmp_path / "edited.db"
-    shutil.copy(good, path)
-    with sqlite3.connect(path) as db:
-        for s in statements:
-            db.execute(s)
-    db.close()
-    return path
+    return history_edit.edited(tmp_path, good, "edited.db", *statements)
 
 
 def test_empty_reference(history):
