@@ -168,6 +168,31 @@ std::optional<double> number_at(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
+namespace {
+const std::string spool_name = "the add's points";
+}  // namespace
+
+point_spool::point_spool() : db_(open_file("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) {
+    execute(db_, spool_name,
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; CREATE TABLE points (name TEXT, file TEXT, chunk INTEGER, "
+            "first_row INTEGER, prediction TEXT, state TEXT)",
+            "cannot keep the points");
+}
+
+point_spool::~point_spool() { sqlite3_close(db_); }
+
+void point_spool::add(const new_point& p) {
+    statement s(db_, spool_name, "INSERT INTO points VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    s.bind(1, p.name);
+    s.bind(2, p.file);
+    s.bind(3, p.chunk ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.chunk)) : std::nullopt);
+    s.bind(4, p.first_row ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.first_row)) : std::nullopt);
+    s.bind(5, p.prediction.dump());
+    s.bind(6, p.state.dump());
+    s.step("cannot keep the points");
+    ++size_;
+}
+
 store store::for_writing(const std::string& path) {
     require_regular(path);
     store s(path, open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
@@ -265,7 +290,7 @@ void store::create_schema() {
 }
 
 std::int64_t store::append(const std::string& time, const std::string& calibration_hash, const std::string& calibration_text,
-                           const std::vector<new_point>& points, const std::function<void()>& inside) {
+                           const point_spool& points, const std::function<void()>& inside) {
     execute(db_, path_, "BEGIN IMMEDIATE", "cannot write the history");
     try {
         // a new file gets its schema in the transaction of its first add (unless a concurrent add
@@ -294,15 +319,17 @@ std::int64_t store::append(const std::string& time, const std::string& calibrati
         statement estimate(db_, path_,
                            "INSERT INTO estimates (point_id, method, score, se, accuracy, lower, upper, extrapolated) VALUES "
                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-        for (std::size_t i = 0; i < points.size(); ++i) {
-            const auto& p = points[i];
-            const auto& pr = p.prediction;
+        statement staged(points.db_, spool_name, "SELECT name, file, chunk, first_row, prediction, state FROM points ORDER BY rowid");
+        for (std::size_t i = 0; staged.step("cannot read the points kept"); ++i) {
+            const nlohmann::json pr = nlohmann::json::parse(staged.text(4));
             point.bind(1, add_id);
             point.bind(2, time);
-            point.bind(3, p.name);
-            point.bind(4, p.file);
-            point.bind(5, p.chunk ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.chunk)) : std::nullopt);
-            point.bind(6, p.first_row ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.first_row)) : std::nullopt);
+            point.bind(3, staged.text(0));
+            point.bind(4, staged.text(1));
+            for (const int c : {2, 3}) {
+                if (staged.is_null(c)) point.bind_null(c + 3);
+                else point.bind(c + 3, staged.integer(c));
+            }
             point.bind(7, pr.at("n").get<std::int64_t>());
             point.bind(8, pr.at("k").get<std::int64_t>());
             point.bind(9, pr.at("level").get<double>());
@@ -324,8 +351,8 @@ std::int64_t store::append(const std::string& time, const std::string& calibrati
             if (shift.is_object()) point.bind(18, std::int64_t{shift.value("outside", false) ? 1 : 0});
             else point.bind_null(18);
             point.bind(19, calibration_hash);
-            point.bind(20, pr.dump());
-            point.bind(21, p.state.dump());
+            point.bind(20, staged.text(4));
+            point.bind(21, staged.text(5));
             point.step("cannot write the history");
             const std::int64_t point_id = sqlite3_last_insert_rowid(db_);
             const nlohmann::json methods = pr.value("methods", nlohmann::json::object());

@@ -50,6 +50,24 @@ struct stored_point {
     nlohmann::json prediction;
 };
 
+// The points an add has scored, until it appends them: in a private temporary SQLite database,
+// which SQLite moves to a file once it outgrows its page cache, so an add's memory does not grow
+// with its points.
+class point_spool {
+public:
+    point_spool();
+    point_spool(const point_spool&) = delete;
+    point_spool& operator=(const point_spool&) = delete;
+    ~point_spool();
+    void add(const new_point& p);
+    std::size_t size() const { return size_; }
+
+private:
+    friend class store;
+    sqlite3* db_ = nullptr;
+    std::size_t size_ = 0;
+};
+
 class store {
 public:
     // A history to append to: a new one when `path` does not exist or is an empty SQLite file (its
@@ -64,12 +82,12 @@ public:
     store(const store&) = delete;
     ~store();
 
-    // Appends `points`, all at `time`, scored with the calibration whose file holds
+    // Appends the spool's points, all at `time`, scored with the calibration whose file holds
     // `calibration_text` (its SHA-256 `calibration_hash`), in one transaction; `inside` runs in
     // the transaction after the first point is written (a test hook: a kill there must leave the
     // history as it was). Returns the add's id.
     std::int64_t append(const std::string& time, const std::string& calibration_hash, const std::string& calibration_text,
-                        const std::vector<new_point>& points, const std::function<void()>& inside = {});
+                        const point_spool& points, const std::function<void()>& inside = {});
 
     // Calls `each` with every point from time `since` on ("": all), in time order (ties in
     // insertion order), one row at a time: memory does not grow with the history. Throws "the

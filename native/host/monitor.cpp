@@ -56,7 +56,7 @@ added add(const add_request& r) {
     const std::string cal_hash = host::sha256_hex(cal_text);
     const unsigned threads = host::thread_count(r.threads);
 
-    std::vector<new_point> points;
+    point_spool points;
     for (const auto& path : r.files) {
         const auto reader = io::open_matrix(path, r.read);
         if (reader->cols() != cal.k)
@@ -88,11 +88,14 @@ added add(const add_request& r) {
             }
             p.prediction = out.predictions.back().to_json();
             out.names.push_back(p.name);
-            points.push_back(std::move(p));
+            points.add(p);
+            // what the warnings read is kept, the rest is in the history: memory of a few bytes a point
+            auto& methods = out.predictions.back().methods;
+            for (auto it = methods.begin(); it != methods.end();) it = it->second.extrapolated ? std::next(it) : methods.erase(it);
             if (end == rows) break;
         }
     }
-    if (points.empty()) throw error("no rows to add: every file is empty");
+    if (points.size() == 0) throw error("no rows to add: every file is empty");
     auto s = store::for_writing(r.history);
     out.add = s.append(out.time, cal_hash, cal_text, points, r.inside);
     return out;

@@ -43,7 +43,9 @@ struct added {
     std::int64_t add = 0;  // the add's id
     std::string time;      // UTC
     std::vector<std::string> names;           // each point's
-    std::vector<set_prediction> predictions;  // each point's, as mano predict gives them
+    // each point's, as mano predict gives them, less the methods that do not extrapolate (what a
+    // front end warns of; the history holds the whole prediction)
+    std::vector<set_prediction> predictions;
     // "FILE: METHOD left out ...": methods that keep every row, left out for a file's size
     std::vector<std::string> notes;
 };
