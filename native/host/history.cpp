@@ -98,9 +98,11 @@ void require_regular(const std::string& path) {
         struct stat info {};
         if (::stat(p.c_str(), &info) != 0) continue;
         if (S_ISDIR(info.st_mode) && p == path) throw error(path + ": a folder, not a history file; " + fix_it);
-        if (!S_ISREG(info.st_mode))
-            throw error(p + ": not a regular file (" + (S_ISFIFO(info.st_mode) ? "a FIFO" : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device" : "a socket or another special file") +
-                        "); a history is a regular file: " + fix_it);
+        if (S_ISREG(info.st_mode)) continue;
+        const char* kind = S_ISFIFO(info.st_mode)                              ? "a FIFO"
+                           : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
+                                                                              : "a socket or another special file";
+        throw error(p + ": not a regular file (" + kind + "); a history is a regular file: " + fix_it);
     }
 }
 
