@@ -308,7 +308,9 @@ PYBIND11_MODULE(_core, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const mano::error& e) {
-            input_error(e.what());
+            // escaped as the CLI's messages are: a name from a file (not UTF-8, or with controls)
+            // cannot break the message or the terminal it is printed on
+            input_error(mano::printable(e.what()).c_str());
         } catch (const json::exception& e) {
             input_error((std::string("malformed JSON: ") + e.what()).c_str());
         }

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ void add_monitor(py::module_& m) {
             py::gil_scoped_release release;
             a = mano::history::add(r);
         }
-        return nlohmann::json{{"add", a.add}, {"time", a.time}, {"names", a.names}, {"notes", a.notes}}.dump();
+        // a name that is not UTF-8 (a Latin-1 path) shows its bytes as U+FFFD here; the report has them
+        return nlohmann::json{{"add", a.add}, {"time", a.time}, {"names", a.names}, {"notes", a.notes}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace);
     });
     // what `mano monitor report --json` prints
     m.def("monitor_report", [](const std::string& history, std::size_t reference, const std::string& reference_until,
@@ -47,7 +50,9 @@ void add_monitor(py::module_& m) {
         r.reference_until_option = "reference_until";
         r.since_option = "since";
         py::gil_scoped_release release;
-        return mano::history::read_report(r).timeline.dump();
+        std::ostringstream out;
+        mano::history::timeline(r).write_json(out);
+        return out.str();
     });
 #else
     (void)m;

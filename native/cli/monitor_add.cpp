@@ -89,7 +89,7 @@ int run_monitor_add(monitor_add_command& c) {
     warn_extrapolation(a.names, a.predictions);
     if (!c.input.quiet)
         std::cerr << "mano: added " << a.names.size() << " point" << (a.names.size() == 1 ? "" : "s") << " at " << a.time
-                  << " to " << c.history << " (add " << a.add << ")\n";
+                  << " to " << printable(c.history) << " (add " << a.add << ")\n";
     return 0;
 }
 

@@ -154,12 +154,21 @@ def test_chunks(tmp, rng, cal):
         states.append(tmp / f"state_{first}.json")
         states[-1].write_text(state)
     check(stored[0][0] == f"{logits}[0:300]", f"a chunk's name: {stored[0][0]}")
+    # a point keeps no per-row state: the methods that keep every row (cost keeps_rows) have no
+    # section, the others merge
+    table = json.loads(run("methods", "--json").stdout)["methods"]
+    keeps_rows = {m["name"] for m in table if m["cost"] == "keeps_rows"}
+    sections = [json.loads(pathlib.Path(s).read_text())["methods"] for s in states]
+    check(all(not keeps_rows & set(sec) for sec in sections) and all(len(s[5]) < 20000 for s in stored),
+          f"no per-row state stored: {[sorted(sec) for sec in sections][:1]}, {[len(s[5]) for s in stored]} bytes")
     merged = run("merge", *states, "--json")
     check(merged.returncode == 0, f"merge the chunk states: {merged.stderr.strip()}")
     if merged.returncode == 0:
         a, whole = json.loads(merged.stdout), predict(cal, logits)
-        value = lambda v: v.get("score", v.get("accuracy"))  # noqa: E731  (COT gives an accuracy)
-        worst = max(abs(value(a["methods"][m]) - v["score"]) / max(abs(v["score"]), 1e-300) for m, v in whole["methods"].items())
+        expected = {m for m in whole["methods"] if m not in keeps_rows}
+        check(set(a["methods"]) == expected and expected, f"the merge scores {sorted(a['methods'])}, want {sorted(expected)}")
+        worst = max(abs(a["methods"][m]["score"] - whole["methods"][m]["score"]) / max(abs(whole["methods"][m]["score"]), 1e-300)
+                    for m in expected)
         check(worst < 1e-9 and a["n"] == 1050, f"the merged chunk states score the whole file as mano predict (worst {worst:.2e})")
     # chunks of 1050 / 300 rows: the too-small rule of the core, checked against its definition
     status, body, err = report(history, "--reference", 2)

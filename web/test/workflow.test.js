@@ -160,6 +160,9 @@ describe('monitor: the core\'s monitoring rules', () => {
     refused(() => mano.monitor(points, { reference: 1.5 }), /whole number/);
     refused(() => mano.monitor([{ estimate: 'x' }], { threshold: 0.5 }), /"estimate" must be a number/);
     refused(() => mano.monitor([{ estimate: 0.9, slope: 'x' }, { estimate: 0.9 }], { threshold: 0.5 }), /"slope" must be a number/);
+    // no accuracy is 1e300: the point is named (a damaged history's, as the dashboard reads one)
+    refused(() => mano.monitor([{ estimate: 0.9 }, { estimate: 1e300 }], { threshold: 0.5 }),
+      /^point 1: its estimate 1e\+300 is not an accuracy in \[0, 1\]$/);
     refused(() => mano.monitor('points', { threshold: 0.5 }), /must be an array/);
     refused(() => mano.monitor(points, { threshold: Number.NaN }), /must be a number/);
   });

@@ -61,14 +61,15 @@ def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration
     ``at``: the batch's time (ISO 8601 text, datetime, date; default now). Returns ``{"add": its
     id, "time": UTC, "names": the points' names}``; methods left out for a file's size are
     warnings. Raises mano.InputError for a bad file, option or history, naming it."""
-    if isinstance(files, (str, os.PathLike)):
+    if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
-    files = [os.fspath(f) for f in files]
+    files = [os.fsencode(f) for f in files]
     if not files:
         raise InputError("files: give at least one logits file")
     added = json.loads(_native("monitor_add")(
-        os.fspath(db), files, os.fspath(calibration), "" if at is None else _time(at, "at"),
-        "" if name is None else str(name), 0 if chunk_size is None else _whole(chunk_size, "chunk_size"),
+        os.fsencode(db), files, os.fsencode(calibration), "" if at is None else _time(at, "at"),
+        "" if name is None else str(name).encode("utf-8", "surrogateescape"),
+        0 if chunk_size is None else _whole(chunk_size, "chunk_size"),
         0 if threads is None else _whole(threads, "threads")))
     for note in added.pop("notes"):
         warnings.warn(note, stacklevel=2)
@@ -84,6 +85,6 @@ def report(db: PathLike, *, reference: Optional[int] = None, reference_until: An
     if reference is not None and reference_until is not None:
         raise InputError("give reference or reference_until, not both")
     return json.loads(_native("monitor_report")(
-        os.fspath(db), 0 if reference is None else _whole(reference, "reference"),
+        os.fsencode(db), 0 if reference is None else _whole(reference, "reference"),
         "" if reference_until is None else _time(reference_until, "reference_until"),
         "" if since is None else _time(since, "since")))
