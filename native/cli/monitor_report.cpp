@@ -33,8 +33,11 @@ std::vector<std::string> summary_lines(const json& r) {
     const json& ref = r.at("reference");
     std::vector<std::string> out;
     out.push_back("reference: " + ref.at("chosen_by").get<std::string>() + " (" + std::to_string(ref.at("points").get<std::size_t>()) +
-                  " points), calibration " + ref.at("calibration").get<std::string>().substr(0, 12));
-    out.push_back("alert line: " + percent(line.at("value").get<double>()) + " (reference mean " + percent(line.at("mean").get<double>()) +
+                  (ref.at("points").get<std::size_t>() == 1 ? " point" : " points") + "), calibration " + ref.at("calibration").get<std::string>().substr(0, 12));
+    if (!line.contains("value"))
+        out.push_back("alert line: none yet (it needs 2 reference points with an estimate)");
+    else
+        out.push_back("alert line: " + percent(line.at("value").get<double>()) + " (reference mean " + percent(line.at("mean").get<double>()) +
                   ", sd " + percent(line.at("sd").get<double>()) + ", mean - 3 sd)");
     if (r.contains("noise")) {
         const json& n = r.at("noise");
@@ -48,6 +51,9 @@ std::vector<std::string> summary_lines(const json& r) {
 }
 
 std::string latest_line(const json& r, std::size_t alerts) {
+    if (r.value("waiting", false))
+        return "not enough points yet: every point is in the reference period; the points added after it are compared with "
+               "its alert line";
     const json& latest = r.at("latest");
     std::string text = std::to_string(alerts) + " point" + (alerts == 1 ? "" : "s") + " below the alert line; latest point: ";
     if (latest.at("calibration_changed").get<bool>()) return text + "scored with another calibration, not compared";

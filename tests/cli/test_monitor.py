@@ -46,7 +46,8 @@ def test_timeline(tmp, rng, cal):
     times = ["2026-11-02", "2026-11-03T10:00+02:00", "2026-11-04T06:00:00.250Z"]
     for i, (day, at) in enumerate(zip(days, times)):
         status, body, err = report(history)
-        check(status == 0 if i > 0 else status == 2, f"report before day {i}: exit {status} ({err.strip()})")
+        # before day 0 every point is in the reference: not enough points yet, exit 0
+        check(status == 0 and (body or {}).get("waiting", False) == (i == 0), f"report before day {i}: exit {status} ({err.strip()})")
         proc = add(history, day, "--calibration", cal, "--at", at, "--name", f"day {i}")
         check(proc.returncode == 0, f"add day {i}: {proc.stderr.strip()}")
     status, body, err = report(history)
@@ -203,10 +204,16 @@ def test_bad_options(tmp, rng, cal):
     np.save(tmp / "k7.npy", rng.standard_normal((50, 7)).astype(np.float32))
     proc = run("monitor", "add", history, tmp / "k7.npy", "--calibration", cal)
     check(one_error_line(proc, "k7.npy", "classes") and not history.exists(), f"K mismatch: {proc.stderr.strip()}")
-    # a reference period that leaves nothing to monitor: one line, exit 2
-    add(history, batch, make_batch(tmp / "opt2.npy", rng, 3.0, n=100), "--calibration", cal)
+    # a cron job reporting after its first add of one point: not enough points yet, exit 0, no line
+    # before the reference has 2 estimates
+    add(history, batch, "--calibration", cal)
     proc = run("monitor", "report", history)
-    check(one_error_line(proc, str(history), "no point to monitor", "--reference"), f"all reference: {proc.stderr.strip()}")
+    check(proc.returncode == 0 and "not enough points yet" in proc.stdout and "alert line: none yet" in proc.stdout,
+          f"first add of one point: {proc.returncode} {proc.stdout[-300:]!r} {proc.stderr.strip()!r}")
+    proc = run("monitor", "report", history, "--json")
+    body = json.loads(proc.stdout) if proc.returncode == 0 else {}
+    check(body.get("waiting") is True and body.get("alerts") == [] and "value" not in body.get("threshold", {"value": 0}),
+          f"--json waits: {proc.returncode} {proc.stderr.strip()}")
 
 
 def main():

@@ -205,7 +205,12 @@ TEST_CASE("the monitoring rules: the reference period's line, the points below i
 
     points[1].estimate.reset();
     CHECK_THROWS_WITH(assess(points, 2, 0, std::nullopt), "a reference period needs at least 2 points with a value (it has 1)");
-    CHECK_THROWS_WITH(assess(points, 6, 0, std::nullopt), Catch::Contains("leaves no point to monitor (6 in all)"));
+    // every point in the reference period: not enough points yet, its line over the 5 estimates
+    const auto waiting = assess(points, 6, 0, std::nullopt);
+    CHECK(waiting.waiting);
+    CHECK(waiting.alerts.empty());
+    CHECK(waiting.line.value == Approx(assess(points, 6, 0, std::nullopt).line.mean - 3 * waiting.line.sd));
+    CHECK_FALSE(assess(points, 5, 0, std::nullopt).waiting);
     CHECK_THROWS_WITH(assess(points, 0, std::nan(""), std::nullopt), "the alert threshold must be a number");
     CHECK_THROWS_WITH(points_from_json({{{"estimate", "x"}}}), Catch::Contains("\"estimate\" must be a number"));
     CHECK(points_from_json({{{"estimate", nullptr}, {"rows", 3}}}).front().rows == 3);
@@ -234,7 +239,16 @@ TEST_CASE("the monitoring rules one point at a time: what assess gives, in the s
     CHECK(streamed.line.sd == Approx(0.02).epsilon(1e-12));
     timeline_check all_reference(3, 0, std::nullopt);
     for (std::size_t i = 0; i < 3; ++i) all_reference.add(points[i]);
-    CHECK_THROWS_WITH(all_reference.finish(), Catch::Contains("leaves no point to monitor (3 in all)"));
+    const auto waiting = all_reference.finish();
+    CHECK(waiting.waiting);
+    CHECK(waiting.line.mean == Approx(0.9).epsilon(1e-12));
+    CHECK(waiting.to_json().at("waiting") == true);
+    // a cron job's first report after one point: waiting, and no line yet
+    timeline_check first(1, 0, std::nullopt);
+    first.add(points[0]);
+    const auto lone = first.finish();
+    CHECK(lone.waiting);
+    CHECK(lone.to_json().at("threshold") == nlohmann::json{{"reference", 1}});
     timeline_check one_value(2, 0, std::nullopt);
     one_value.add({std::nullopt, std::nullopt, 10, std::nullopt});
     one_value.add(points[0]);

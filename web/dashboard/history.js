@@ -166,10 +166,15 @@ export async function drawHistory() {
   const status = (i) => (i < count ? 'reference' : changed[i] ? 'other calibration: not compared'
     : corePoints[i].estimate === null ? 'no estimate' : alerts.has(i) ? 'ALERT' : 'ok');
   const latest = points.length - 1;
-  $('history-note').textContent = `${name}: ${points.length} points from ${points[0].time} to ${points[latest].time}; reference: ` +
+  $('history-note').textContent = assessment.waiting
+    // as mano monitor report: every point is in the reference period, none compared yet
+    ? `${name}: ${points.length} point${points.length === 1 ? '' : 's'}, every one in the reference (${chosenBy}); not enough ` +
+      'points yet: the points added after it are compared with its alert line' +
+      (line.value === undefined ? ', once it has 2 estimates.' : ` (${pct(line.value)}).`)
+    : `${name}: ${points.length} points from ${points[0].time} to ${points[latest].time}; reference: ` +
     `${chosenBy} (${count} points), mean ${pct(line.mean)}, standard deviation ${pct(line.sd)}; alert below ${pct(line.value)} ` +
     '(mean − 3 sd).';
-  const items = [{ alert: alerts.size > 0, text: alerts.size ? `${alerts.size} point${alerts.size === 1 ? '' : 's'} below ${pct(line.value)}: ` +
+  const items = assessment.waiting ? [] : [{ alert: alerts.size > 0, text: alerts.size ? `${alerts.size} point${alerts.size === 1 ? '' : 's'} below ${pct(line.value)}: ` +
     [...alerts].map((i) => `${points[i].name} at ${points[i].time} (${pct(corePoints[i].estimate)})`).join(', ')
     : `no point below ${pct(line.value)}` }];
   items.push({ alert: alerts.has(latest), text: `latest point: ${status(latest)}` });
@@ -180,7 +185,7 @@ export async function drawHistory() {
       `moves the estimate by ±${pct(n.half_width)} (90%); about ${n.rows_needed.toLocaleString()} rows per point bring it to ±${pct(n.limit)}` });
   }
   // the core's numbers, for a test or a script to read exactly
-  Object.assign($('history-note').dataset, { threshold: String(line.value), reference: String(count), alerts: JSON.stringify([...alerts]) });
+  Object.assign($('history-note').dataset, { threshold: String(line.value ?? ''), reference: String(count), alerts: JSON.stringify([...alerts]) });
   $('history-alerts').replaceChildren(...items.map((a) => el('li', { className: a.alert ? 'alert' : '', textContent: a.text })));
   $('history-rows').replaceChildren(...points.map((p, i) => {
     const e = p.prediction.estimate;
@@ -193,7 +198,7 @@ export async function drawHistory() {
     lo: changed[i] ? null : p.prediction.estimate?.interval[0] ?? null, hi: changed[i] ? null : p.prediction.estimate?.interval[1] ?? null,
   }));
   timelineChart($('history-timeline'), {
-    points: chartPoints, threshold: line.value, reference: count, withBand: true, unit: 'set',
+    points: chartPoints, threshold: line.value ?? null, reference: count, withBand: true, unit: 'set',
     yLabel: 'estimated accuracy', alt: `${$('history-note').textContent} ${items.map((a) => a.text).join('. ')}`,
   });
 }

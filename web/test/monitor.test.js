@@ -104,6 +104,24 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
     assert.deepEqual(got.statuses, want.points.map(cliStatus));
   });
 
+  test('the first add alone: not enough points yet, as mano monitor report says (exit 0)', async () => {
+    const first = path.join(tmp, 'first.db');
+    execFileSync(nativeMano, ['monitor', 'add', first, file('contrast_0_logits.npy'), '--chunk-size', '500', '--at', '2026-11-01',
+      '--calibration', path.join(tmp, 'cal.json'), '--quiet'], { stdio: 'ignore' });
+    const [status, want] = report(first);
+    assert.equal(status, 0);
+    assert.equal(want.waiting, true);
+    await page.fill('[data-testid="history-reference"]', '');  // the default reference: the first add's points
+    await page.setInputFiles('[data-testid="file-input"]', first);
+    await page.waitForFunction(() => /not enough points yet/.test(document.querySelector('[data-testid="history-note"]').textContent));
+    const got = await shown();
+    assert.ok(Math.abs(got.threshold - want.threshold.value) < 1e-12);
+    assert.deepEqual(got.alerts, []);
+    await page.fill('[data-testid="history-reference"]', '5');
+    await page.setInputFiles('[data-testid="file-input"]', history);
+    await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
+  });
+
   test('a file that is not a history: one message naming it; the page stays usable', async () => {
     const bad = path.join(tmp, 'notes.db');
     fs.writeFileSync(bad, 'time,accuracy\n2026-11-01,0.9\n'.repeat(20));

@@ -80,7 +80,9 @@ def report(db: PathLike, *, reference: Optional[int] = None, reference_until: An
     """The history's timeline as ``mano monitor report --json`` gives it: ``points`` (each with its
     ``estimate``, ``alert``, ``reference`` and ``calibration_changed``), ``threshold`` (the
     reference period's mean - 3 sd), ``alerts``, ``noise`` (the too-small warning, when it applies)
-    and ``latest`` (``latest["alert"]``: what makes the command exit 3). The reference period is
+    and ``latest`` (``latest["alert"]``: what makes the command exit 3); ``waiting`` is True while
+    every point is in the reference period (not enough points yet; ``threshold`` has no
+    ``value`` before the period has 2 estimates). The reference period is
     the first add's points, or the first ``reference`` points, or those up to ``reference_until``."""
     if reference is not None and reference_until is not None:
         raise InputError("give reference or reference_until, not both")

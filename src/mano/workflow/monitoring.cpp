@@ -110,7 +110,15 @@ bool timeline_check::add(const point& p) {
 }
 
 assessment timeline_check::finish() {
-    if (reference_ > 0 && seen_ <= reference_) line_of(values_, mean_, squares_, reference_, seen_);
+    if (reference_ > 0 && seen_ <= reference_) {
+        // no point after the reference period yet (a cron job reporting after its first add): its
+        // line when it has 2 estimates, none before, and nothing compared with it yet
+        out_.waiting = true;
+        if (values_ >= 2)
+            out_.line = line_of(values_, mean_, squares_, reference_, reference_ + 1);
+        else
+            out_.line = {std::numeric_limits<double>::quiet_NaN(), reference_, 0, 0};
+    }
     out_.noise = seen_ > reference_ ? noise_above(std::move(noise_), first_rows_, chunk_noise_limit) : std::nullopt;
     noise_.clear();
     return std::move(out_);
@@ -123,12 +131,14 @@ assessment assess(const std::vector<point>& points, std::size_t reference, doubl
 }
 
 nlohmann::json assessment::to_json() const {
-    nlohmann::json t = {{"value", line.value}, {"reference", line.reference}};
-    if (line.reference > 0) {
+    nlohmann::json t = {{"reference", line.reference}};
+    if (!std::isnan(line.value)) t["value"] = line.value;  // no line yet: a waiting reference of < 2 estimates
+    if (line.reference > 0 && !std::isnan(line.value)) {
         t["mean"] = line.mean;
         t["sd"] = line.sd;
     }
     nlohmann::json j = {{"threshold", t}, {"alerts", alerts}};
+    if (waiting) j["waiting"] = true;
     if (noise)
         j["noise"] = {{"half_width", noise->half_width}, {"rows", noise->rows}, {"rows_needed", noise->rows_needed},
                       {"limit", noise->limit}};

@@ -61,9 +61,13 @@ struct assessment {
     threshold line;
     std::vector<std::size_t> alerts;  // indices into the points
     std::optional<sampling_noise> noise;
+    // every point is in the reference period (not enough points yet, not an error: a cron job
+    // reports after its first add): no point is compared, and the line is NaN (its JSON has no
+    // "value", "mean" or "sd") until the period has 2 estimates
+    bool waiting = false;
 
     // {"threshold": {"value", "reference", "mean"?, "sd"?}, "alerts": [...], "noise"?: {"half_width",
-    // "rows", "rows_needed", "limit"}}
+    // "rows", "rows_needed", "limit"}, "waiting"?: true}
     nlohmann::json to_json() const;
 };
 assessment assess(const std::vector<point>& points, std::size_t reference, double given, std::optional<double> slope);
@@ -80,7 +84,7 @@ public:
     // estimate is outside [0, 1] or a standard error is negative, or (at the first monitored
     // point) as reference_threshold does. Returns whether it alerts.
     bool add(const point& p);
-    // Throws as reference_threshold does when the timeline leaves no point to monitor. Once.
+    // Once. No point after the reference period yet: the assessment is `waiting`.
     assessment finish();
 
 private:
