@@ -13,7 +13,8 @@ namespace cli {
 io::outside_paths outside(bool allow) { return allow ? io::outside_paths::allow : io::outside_paths::refuse; }
 
 workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose) {
-    auto reader = io::open_matrix(set.logits, input.read);
+    auto reader = input.open(set.logits);
+    input.classes(set.logits, reader->cols());  // its shape fits --input, before its labels are read
     std::vector<std::int64_t> labels;
     if (!set.labels.empty()) {
         auto label_options = input.labels_options();
@@ -33,7 +34,9 @@ workflow::scored_set score_set(const io::manifest_set& set, const input_args& in
     if (!labels.empty()) in.labels = &labels;
     host::progress bar(set.name, reader->rows(), input.quiet);
     try {
-        return {host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize(), std::move(opts)};
+        result r = host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize();
+        input.warn_probabilities(set.logits, r);
+        return {std::move(r), std::move(opts)};
     } catch (const error& e) {
         throw host::file_error(set.logits, e);
     }

@@ -16,7 +16,7 @@ from ._core import InputError
 PathLike = Union[str, "os.PathLike[str]"]
 
 from ._files import read_calibration, read_manifest
-from ._scoring import _is_path, _logits, _prepare, _score_any, _threads
+from ._scoring import _input_name, _is_path, _logits, _prepare, _rows_of, _score_any, _threads
 from ._shown import shown
 
 
@@ -60,7 +60,7 @@ def _sets(sets: Any, groups: Optional[Sequence[str]], allow_outside_paths: bool,
 
 
 _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", "batch_size", "criterion",
-            "temperature", "label_marginal", "architecture")
+            "temperature", "label_marginal", "architecture", "input")
 
 
 def _taylor_orders(orders: Any) -> tuple:
@@ -105,7 +105,8 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
                 result = _score_any(s["logits"], scoring, s.get("labels") if step["pass"] != "variant" else None, threads)
             except InputError as e:
                 raise InputError(f"{e} (set \"{s['name']}\")") from None
-        used = _core.resolve_options(scoring, int(result["n"]), int(result["k"]), False, False)
+        columns = _core.columns_of(options.get("input", "logits"), int(result["k"]))
+        used = _core.resolve_options(scoring, int(result["n"]), columns, False, False)
         return json.dumps(result), used
 
     names = json.dumps([{"name": s["name"], "group": s.get("group", "")} for s in items])
@@ -124,7 +125,8 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
              source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
              batch_size: Optional[int] = None, criterion: Optional[float] = None,
              temperature: Union[None, float, str] = None, label_marginal: Any = None,
-             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False) -> dict:
+             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
+             input: Optional[str] = None) -> dict:
     """The paper's protocol over labeled shifted sets (``mano eval --json``): per method R², Pearson,
     Spearman, Kendall and the leave-one-out error of a linear fit, over all sets and per group.
 
@@ -133,6 +135,7 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
     made with labels. normalization 'family' (the default) chooses MaNo's branch once for all
     sets, among softmax and the Taylor orders taylor_order and ``taylor_orders`` (the CLI's
     --taylor-orders); 'softrun', 'softmax' or 'taylor' score each set as :func:`score` does.
+    input: what the sets' values are, as :func:`score` takes it.
     """
     scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
                      _taylor_orders(taylor_orders))
@@ -148,11 +151,12 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
               batch_size: Optional[int] = None, criterion: Optional[float] = None,
               temperature: Union[None, float, str] = None, label_marginal: Any = None,
               architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
-              notes: Optional[list] = None) -> dict:
+              notes: Optional[list] = None, input: Optional[str] = None) -> dict:
     """Fits accuracy ~ a * score + b per method on labeled shifted sets (``mano calibrate``), with
     the recommended method and the shift reference. The dict is the file the CLI writes (save it
     with ``json.dump``; :func:`predict` and ``mano predict`` read it). Sets as in :func:`evaluate`.
-    Why a method was left out is appended to ``notes`` when a list is given."""
+    Why a method was left out is appended to ``notes`` when a list is given. The calibration
+    records ``input`` (what the sets' values are): :func:`predict` refuses a set of another."""
     scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
                      _taylor_orders(taylor_orders))
     out = json.loads(_core.calibrate_family(scored))
@@ -163,7 +167,7 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
 
 def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9, labels: Any = None,
             groups: Optional[Sequence[str]] = None, threads: int = 0, allow_outside_paths: bool = False,
-            audit: Any = None) -> Any:
+            audit: Any = None, input: Optional[str] = None) -> Any:
     """Estimated accuracy with a prediction interval (``mano predict``), for every calibrated
     method and the calibration's recommended estimate.
 
@@ -177,6 +181,9 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     the set's accuracy from those rows, by PPI with the calibration's correctness model (else
     labels alone, Wilson). It needs the set's logits (not a result), and one set: sets with
     exactly one (after ``groups``).
+
+    input: what the logits' values are, as :func:`score` takes it: the calibration's input kind
+    (it is recorded in the calibration; a set read as another is refused).
     """
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
     cal_text = json.dumps(cal)
@@ -191,14 +198,14 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
         # the calibration's options for this size, checked (and K with them) before any row is
         # scored: a file's shape comes from its header alone
         if _is_path(logits):
-            rows, cols = _core.matrix_shape(os.fspath(logits), "", None, "", None)
+            rows, cols, _ = _core.matrix_shape(os.fspath(logits), "", None, "", None)  # the scan warns of its notes
         else:
-            logits = _logits(logits)
+            logits = _rows_of(_logits(logits), input)
             rows, cols = logits.shape if logits.ndim == 2 else (0, 0)
         try:
-            scoring = json.loads(_core.scoring_options(cal_text, rows, cols))
+            scoring = json.loads(_core.scoring_options(cal_text, rows, cols, _input_name(input)))
         except InputError as e:
-            if _is_path(logits) and str(e).startswith("the logits have"):
+            if _is_path(logits):
                 raise InputError(f"{os.fspath(logits)}: {e}") from None
             raise
         for name in scoring["left_out"]:
@@ -207,7 +214,8 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
                           f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
                           stacklevel=4)
         # checked before any row is scored
-        marks = None if audit is None else _audit.labeled_rows(audit, rows, cols, os.fspath(logits) if _is_path(logits) else "")
+        classes = _core.classes_of(_input_name(input), cols)
+        marks = None if audit is None else _audit.labeled_rows(audit, rows, classes, os.fspath(logits) if _is_path(logits) else "")
         options = json.dumps(scoring["options"])
         return _score_any(logits, options, lab, _threads(threads)), options, logits, marks
 
