@@ -348,12 +348,17 @@ std::string safetensors_header(const val& bytes, double size, const std::string&
     }, "format");
 }
 
-// Which columns of a CSV are classes (native/io/csv_columns.hpp), from its header's names (a JSON
-// list, [] without a header): {label: index or null, dropped, notes}. web/src/csv.js parses the rows.
-std::string csv_columns(const std::string& file, const std::string& names_json, double fields, const std::string& label_column,
+// Which columns of a CSV are classes (native/io/csv_columns.hpp), from its header's names (each
+// followed by a NUL; "" without a header): {label: index or null, dropped, notes}. web/src/csv.js
+// parses the rows.
+std::string csv_columns(const std::string& file, const std::string& names_text, double fields, const std::string& label_column,
                         const std::string& option_name, bool index_only) {
     return guarded([&] {
-        const auto names = json::parse(names_json).get<std::vector<std::string>>();
+        std::vector<std::string> names;  // each name followed by a NUL
+        for (std::size_t at = 0, end; (end = names_text.find('\0', at)) != std::string::npos; at = end + 1)
+            names.push_back(names_text.substr(at, end - at));
+        if (!names.empty() && names.size() != static_cast<std::size_t>(fields))
+            throw mano::error(mano::printable(file + ": a name in its header holds a NUL byte"));
         const auto c = mano::io::resolve_csv_columns(file, names, static_cast<std::size_t>(fields), label_column, option_name,
                                                      index_only, false);
         return json{{"label", c.label ? json(*c.label) : json(nullptr)}, {"dropped", c.dropped}, {"notes", c.notes}}.dump();

@@ -1,8 +1,5 @@
 #include "io/csv_columns.hpp"
 
-#include <algorithm>
-#include <charconv>
-
 #include "io/header.hpp"
 
 namespace mano {
@@ -12,27 +9,21 @@ namespace {
 
 enum class column_kind { logits, pandas_index, id, label };
 
-std::string lowered(const std::string& name) {
+column_kind kind_of(const std::string& name, std::size_t j) {
     const auto first = name.find_first_not_of(" \t");
-    if (first == std::string::npos) return {};
-    std::string s = name.substr(first, name.find_last_not_of(" \t") - first + 1);
+    std::string s = first == std::string::npos ? std::string() : name.substr(first, name.find_last_not_of(" \t") - first + 1);
     for (char& c : s)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return s;
-}
-
-column_kind kind_of(const std::string& name, std::size_t j) {
-    const std::string s = lowered(name);
     if (j == 0 && (s.empty() || name == "Unnamed: 0")) return column_kind::pandas_index;
     if (s == "id" || s == "index") return column_kind::id;
     if (s == "label" || s == "labels" || s == "y" || s == "target") return column_kind::label;
     return column_kind::logits;
 }
 
-// A name as a message shows it: quoted when short, else only its length (native/io/csv.cpp).
+// A name as a message shows it: quoted when short, else only its length (as native/io/csv.cpp
+// shows fields).
 std::string shown_name(const std::string& name) {
-    constexpr std::size_t most = 24;
-    if (name.size() <= most) return "'" + printable(name, most) + "'";
+    if (name.size() <= 24) return "'" + printable(name, 24) + "'";
     return "a name of " + std::to_string(name.size()) + " bytes";
 }
 
@@ -45,9 +36,8 @@ std::size_t resolve_option(const std::string& file, const std::vector<std::strin
     if (!index_only)
         for (std::size_t i = 0; i < names.size(); ++i)
             if (names[i] == want) return i;
-    std::size_t index = 0;
-    const auto [end, ec] = std::from_chars(want.data(), want.data() + want.size(), index);
-    if (ec == std::errc() && end == want.data() + want.size() && !want.empty()) {
+    if (!want.empty() && want.size() <= 18 && want.find_first_not_of("0123456789") == std::string::npos) {
+        const std::size_t index = std::stoull(want);
         if (index >= fields)
             detail::fail(file, "label column " + want + " is out of range: the rows have " + std::to_string(fields) +
                                    " columns (0-based indices 0 to " + std::to_string(fields - 1) + ")");
@@ -69,48 +59,48 @@ csv_columns resolve_csv_columns(const std::string& file, const std::vector<std::
                                 const std::string& label_option, const std::string& option_name, bool index_only,
                                 bool for_labels) {
     csv_columns out;
-    const std::string where = printable(file);
+    const std::string how = " with " + option_name + " (a name or 0-based index)";
     if (!label_option.empty()) out.label = resolve_option(file, names, fields, label_option, index_only);
-    std::vector<std::size_t> label_like;
+    // without the option, the one column named as labels is the label column; several are refused
+    const bool named = !out.label;
+    if (named) {
+        std::string listed;
+        std::size_t count = 0;
+        for (std::size_t j = 0; j < names.size(); ++j)
+            if (kind_of(names[j], j) == column_kind::label) {
+                listed += (count++ ? ", " : "") + shown_name(names[j]);
+                out.label = j;
+            }
+        if (count > 1)
+            detail::fail(file, "has " + std::to_string(count) + " columns named as labels (" + listed +
+                                   "): say which one holds the labels" + how);
+    }
+    // every column that is no class, in column order, said
     for (std::size_t j = 0; j < names.size(); ++j) {
-        if (out.label == j) continue;
         const column_kind kind = kind_of(names[j], j);
-        if (kind == column_kind::label) label_like.push_back(j);
-        if (kind != column_kind::pandas_index && kind != column_kind::id) continue;
+        if (out.label == j && named)
+            out.notes.push_back(column_text(names, j) + " holds labels, not a class: it is the label column, left out of the logits");
+        if (out.label == j || kind == column_kind::logits) continue;
         out.dropped.push_back(j);
-        out.notes.push_back(where + ": " + column_text(names, j) +
-                            (kind == column_kind::pandas_index ? " is pandas' index column" : " holds ids") +
-                            ", not a class: left out of the logits");
+        out.notes.push_back(column_text(names, j) +
+                            (kind == column_kind::pandas_index ? " is pandas' index column, not a class"
+                             : kind == column_kind::id         ? " holds ids, not a class"
+                                                               : " is named as labels but " + column_text(names, *out.label) +
+                                                                     " is the label column") +
+                            ": left out of the logits");
     }
-    if (!out.label && label_like.size() > 1) {
-        std::string list;
-        for (std::size_t i = 0; i < label_like.size(); ++i) list += (i ? ", " : "") + shown_name(names[label_like[i]]);
-        detail::fail(file, "has " + std::to_string(label_like.size()) + " columns named as labels (" + list +
-                               "): say which one holds the labels with " + option_name + " (a name or 0-based index)");
-    }
-    if (!out.label && label_like.size() == 1) {
-        out.label = label_like[0];
-        label_like.clear();
-        out.notes.push_back(where + ": " + column_text(names, *out.label) +
-                            " holds labels, not a class: it is the label column, left out of the logits");
-    }
-    for (const std::size_t j : label_like) {
-        out.dropped.push_back(j);
-        out.notes.push_back(where + ": " + column_text(names, j) + " is named as labels but " +
-                            column_text(names, *out.label) + " is the label column: left out of the logits");
-    }
-    std::sort(out.dropped.begin(), out.dropped.end());
     if (for_labels && !out.label) {
         if (out.logit_columns(fields) != 1)
-            detail::fail(file, "has " + std::to_string(out.logit_columns(fields)) +
-                                   " columns; say which one holds the labels with " + option_name +
-                                   " (a name or 0-based index)");
-        for (std::size_t j = 0; !out.label; ++j)
-            if (!std::binary_search(out.dropped.begin(), out.dropped.end(), j)) out.label = j;
+            detail::fail(file, "has " + std::to_string(out.logit_columns(fields)) + " columns; say which one holds the labels" + how);
+        std::size_t j = 0;
+        for (const std::size_t d : out.dropped) j += d == j ? 1 : 0;  // the one column not left out (dropped ascends)
+        out.label = j;
     }
     if (!for_labels && out.logit_columns(fields) == 0)
         detail::fail(file, std::string("has no logit columns besides the ") +
                                (out.dropped.empty() ? "label column" : "label and the columns left out"));
+    const std::string where = printable(file) + ": ";
+    for (auto& note : out.notes) note.insert(0, where);
     return out;
 }
 

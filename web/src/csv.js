@@ -241,8 +241,9 @@ export class CsvParser {
     const { name, labelColumn } = this;
     const core = readerCore();
     const option = labelColumn === undefined ? '' : String(labelColumn);
-    const columns = JSON.parse(callCore(core, () => core.csvColumns(name, headerNames === null ? '[]' : JSON.stringify(headerNames),
-      this.fieldCount, option, 'labelColumn', typeof labelColumn === 'number')));
+    const names = headerNames === null ? '' : headerNames.map((h) => `${h}\0`).join('');
+    const columns = JSON.parse(callCore(core, () => core.csvColumns(name, names, this.fieldCount, option, 'labelColumn',
+      typeof labelColumn === 'number')));
     this.skip = new Array(this.fieldCount).fill(false);
     for (const j of columns.dropped) this.skip[j] = true;
     if (columns.label !== null) {
