@@ -13,7 +13,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 from harness import check, finish, rel  # noqa: E402
-from inputs_reference import write  # noqa: E402
+from inputs_reference import probability_sets, write  # noqa: E402
 
 MANO = sys.argv[1]
 TOL = 1e-6  # the kernel's float lanes (docs/architecture.md)
@@ -116,14 +116,9 @@ def test_input_kinds(d, want):
 
 def test_calibration_records_the_input(d):
     """calibrate --input probabilities records it; predict refuses a set read otherwise, in one line."""
-    rng = np.random.default_rng(7)
     sets = []
-    for i in range(4):
-        y = rng.integers(0, 5, 400)
-        q = rng.normal(0, 1, (400, 5))
-        q[np.arange(400), y] += 0.5 + i
-        e = np.exp(q - q.max(1, keepdims=True))
-        np.save(d / f"cal{i}.npy", (e / e.sum(1, keepdims=True)).astype(np.float32))
+    for i, (p, y) in enumerate(probability_sets(7)):
+        np.save(d / f"cal{i}.npy", p)
         np.save(d / f"cal{i}_labels.npy", y)
         sets.append({"name": f"cal{i}", "logits": f"cal{i}.npy", "labels": f"cal{i}_labels.npy"})
     (d / "cal_manifest.json").write_text(json.dumps({"sets": sets}))

@@ -14,7 +14,7 @@ import mano
 import mano.monitor
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
-from inputs_reference import write  # noqa: E402
+from inputs_reference import probability_sets, write  # noqa: E402
 
 TOL = 1e-6  # the kernel's float lanes
 
@@ -106,14 +106,7 @@ def test_bad_shapes_and_values_name_the_input(files):
 
 
 def test_the_calibration_records_the_input(tmp_path):
-    rng = np.random.default_rng(11)
-    sets = []
-    for i in range(4):
-        y = rng.integers(0, 5, 500)
-        q = rng.normal(0, 1, (500, 5))
-        q[np.arange(500), y] += 0.5 + i
-        e = np.exp(q - q.max(1, keepdims=True))
-        sets.append({"name": f"s{i}", "logits": (e / e.sum(1, keepdims=True)).astype(np.float32), "labels": y})
+    sets = [{"name": f"s{i}", "logits": p, "labels": y} for i, (p, y) in enumerate(probability_sets(11, n=500))]
     cal = mano.calibrate(sets, "confscore,mano", input="probabilities")
     assert cal["options"]["input"] == "probabilities"
     report = mano.evaluate(sets, "confscore,mano", input="probabilities")

@@ -24,6 +24,19 @@ def scores(q):
     return {"mano": m["score"], "normalization": m["normalization"], "confscore": float(softmax_rows(q).max(1).mean())}
 
 
+def probability_sets(seed, count=4, n=400, k=5):
+    """Labeled sets of a model's softmax outputs in float32, the signal rising from set to set: a
+    family to calibrate on probabilities. [(probabilities, labels)]"""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        y = rng.integers(0, k, n)
+        q = rng.normal(0, 1, (n, k))
+        q[np.arange(n), y] += 0.5 + i
+        out.append((softmax_rows(q).astype(np.float32), y))
+    return out
+
+
 def write(out):
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
