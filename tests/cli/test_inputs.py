@@ -81,6 +81,12 @@ def test_input_kinds(d, want):
     same_scores(scored(d / "pz.npy", "--input", "binary-probability")[0], want["binary_probability"], "--input binary-probability")
     got, _ = scored(d / "p.npy", "--input", "probabilities")
     check(got is not None and got.get("input") == "probabilities" and got["k"] == want["k"], f"the result records its input: {got}")
+    # every kernel this CPU runs reads them alike (the rows become logits before the kernel)
+    version = run("--version").stdout
+    for arch in version.split("kernels this CPU runs:")[1].split("(")[0].split(","):
+        for name, kind in (("p.npy", "probabilities"), ("pz.npy", "binary-probability")):
+            same_scores(scored(d / name, "--input", kind, "--arch", arch.strip())[0], want[kind.replace("-", "_")],
+                        f"--input {kind} --arch {arch.strip()}")
     got, _ = scored(d / "z.npy", "--input", "binary-logit")
     check(got is not None and got["k"] == 2 and got["input"] == "binary-logit", f"one binary column is 2 classes: {got}")
     # probabilities read as logits: flagged, and a warning naming --input
