@@ -197,6 +197,7 @@ int run_merge(merge_command& c) {
     }
     if (!c.emit_state.empty()) write_json(c.emit_state, total->to_json());
     const result r = total->finalize();
+    if (r.looks_like_probabilities) warn(probabilities_warning("the merged states", "--input probabilities to mano score"));
     if (c.json) {
         json j = r.to_json();
         j["states"] = c.states;

@@ -100,8 +100,8 @@ def test_input_kinds(d, want):
         check(run("score", d / "p.npy", "--rows", rows, "--emit-state", d / f"p_{part}.json", "--quiet").returncode == 0,
               f"the state of rows {rows}")
     merged = run("merge", d / "p_a.json", d / "p_b.json", "--json")
-    check(merged.returncode == 0 and json.loads(merged.stdout).get("looks_like_probabilities") is True,
-          f"merged states keep the flag: {merged.stdout[:200]} {merged.stderr}")
+    check(merged.returncode == 0 and json.loads(merged.stdout).get("looks_like_probabilities") is True and
+          "give --input probabilities to mano score" in merged.stderr, f"merged states keep the flag: {merged.stdout[:200]} {merged.stderr}")
     # shapes that do not fit the input kind, values that are not of it
     refused(["score", d / "z.npy"], "z.npy: logits need at least 2 columns", "binary-logit or binary-probability")
     refused(["score", d / "p.npy", "--input", "binary-logit"], "p.npy: input binary-logit takes one column per row")

@@ -55,8 +55,11 @@ namespace detail {
 
 namespace {
 
+// A value as the accumulator's messages say it: NaN and +-Inf as such (accumulator.cpp).
+std::string value_text(double x) { return std::isnan(x) ? "NaN" : std::isinf(x) ? (x > 0 ? "+Inf" : "-Inf") : number_text(x); }
+
 [[noreturn]] void not_a_probability(input_kind kind, std::size_t row, std::size_t column, double p) {
-    throw error("row " + std::to_string(row) + ", column " + std::to_string(column) + ": " + number_text(p) +
+    throw error("row " + std::to_string(row) + ", column " + std::to_string(column) + ": " + value_text(p) +
                 " is not a probability (input " + input_kind_name(kind) + ": values in [0, 1]; rows and columns count from 0)");
 }
 
@@ -88,7 +91,7 @@ void to_logits(input_kind kind, double* rows, std::size_t count, std::size_t col
             for (std::size_t r = count; r-- > 0;) {
                 const double x = rows[r];
                 if (kind == input_kind::binary_logit && !std::isfinite(x))
-                    throw error("row " + std::to_string(first_row + r) + ": logit is " + number_text(x) +
+                    throw error("row " + std::to_string(first_row + r) + ": logit is " + value_text(x) +
                                 " (input binary-logit; rows count from 0); logits must be finite");
                 if (kind == input_kind::binary_probability && !(x >= 0 && x <= 1)) not_a_probability(kind, first_row + r, 0, x);
                 rows[2 * r] = kind == input_kind::binary_logit ? 0.0 : floored_log(1 - x);
