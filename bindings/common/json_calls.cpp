@@ -26,6 +26,7 @@ json parse_calibration(const std::string& text) { return parse_input(text, "cali
 std::string prepare_options(const std::string& partial, const source_inputs& source) {
     json full = options().to_json();
     full["correctness_histogram"] = false;  // written only when true
+    full["input"] = input_kind_name(input_kind::logits);  // written only when not logits
     json given = parse_input(partial, "options");
     if (!given.is_object()) throw error("options must be an object");
     // label_marginal "source": the source labels' class frequencies, as the CLI's --label-marginal source
@@ -48,8 +49,9 @@ std::string prepare_options(const std::string& partial, const source_inputs& sou
     return o.to_json().dump();
 }
 
-accumulator make_accumulator(std::size_t k, const std::string& options_json) {
-    return accumulator(k, options::from_json(parse_input(options_json, "options")));
+accumulator make_accumulator(std::size_t columns, const std::string& options_json) {
+    const options o = options::from_json(parse_input(options_json, "options"));
+    return accumulator(classes_of(o.input, columns), o);
 }
 
 accumulator accumulator_from_state(const std::string& state_json) {
@@ -210,15 +212,17 @@ std::string predict_scores(const std::string& calibration_json, const std::strin
     return out.dump();
 }
 
-std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k) {
+std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t columns, const std::string& input) {
     std::vector<method> left_out;
-    const options o = mano::scoring_options(calibration::from_json(parse_calibration(calibration_json)), n, k, &left_out);
+    const options o = mano::scoring_options(calibration::from_json(parse_calibration(calibration_json)), n, columns,
+                                            parse_input_kind(input), &left_out);
     json names = json::array();
     for (const method m : left_out) names.push_back(method_name(m));
     return json{{"options", o.to_json()}, {"left_out", names}}.dump();
 }
 
-std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json) {
+std::string default_methods(std::size_t columns, std::size_t n, const std::string& inputs_json, const std::string& input) {
+    const std::size_t k = classes_of(parse_input_kind(input), columns);
     unsigned inputs = 0;
     for (const auto& name : parse_input(inputs_json, "inputs")) {
         unsigned bit = 0;

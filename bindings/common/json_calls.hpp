@@ -38,7 +38,8 @@ struct source_inputs : workflow::source_inputs {
 // feature moments. label_marginal "source" is the source labels' class frequencies.
 std::string prepare_options(const std::string& partial, const source_inputs& source);
 
-accumulator make_accumulator(std::size_t k, const std::string& options_json);
+// An accumulator of rows of `columns` values of the options' input kind (K = classes_of(input, columns)).
+accumulator make_accumulator(std::size_t columns, const std::string& options_json);
 accumulator accumulator_from_state(const std::string& state_json);
 
 // The report `mano eval --json` prints (without its normalization section).
@@ -120,14 +121,16 @@ std::string predict_audited(const std::string& calibration_json, const std::stri
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level);
 
-// The options to score n x k logits with for a calibration's predictions (src/mano/prediction/prediction.hpp,
-// scoring_options; n = 0: unknown): {"options", "left_out": [the methods left out by size]}.
-// Refuses an inconsistent calibration and another k, before any row is scored.
-std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k);
+// The options to score n rows of `columns` values of input kind `input` ("logits", ...) with for a
+// calibration's predictions (src/mano/prediction/prediction.hpp, scoring_options; n = 0:
+// unknown): {"options", "left_out": [the methods left out by size]}. Refuses an inconsistent
+// calibration, another input kind and another K, before any row is scored.
+std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t columns, const std::string& input);
 
-// The methods computed when none are named, for n rows of k classes and the inputs named in
-// `inputs_json` (a JSON list of the table's input names: "source", "second", ...).
-std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json);
+// The methods computed when none are named, for n rows of `columns` values of input kind `input`
+// (K = classes_of(input, columns)) and the inputs named in `inputs_json` (a JSON list of the
+// table's input names: "source", "second", ...).
+std::string default_methods(std::size_t columns, std::size_t n, const std::string& inputs_json, const std::string& input);
 
 // The estimator table (mano methods --json).
 std::string methods();

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <mano/mano.hpp>
+
 #ifdef MANO_WITH_MONITOR
 #include "host/monitor.hpp"
 #endif
@@ -19,8 +21,11 @@ void add_monitor(py::module_& m) {
 #ifdef MANO_WITH_MONITOR
     // {"add", "time", "names", "notes"}: mano.monitor.add's return, the points' estimates in the history
     m.def("monitor_add", [](const std::string& history, const std::vector<std::string>& files, const std::string& calibration,
-                            const std::string& at, const std::string& name, std::size_t chunk_size, unsigned threads) {
+                            const std::string& at, const std::string& name, std::size_t chunk_size, unsigned threads,
+                            const std::string& input) {
         mano::history::add_request r;
+        r.input = mano::parse_input_kind(input);
+        r.probabilities_setting = "input='probabilities'";
         r.history = history;
         r.files = files;
         r.calibration = calibration;

@@ -32,7 +32,7 @@ CLI::App* add_audit_command(CLI::App& app, audit_command& c) {
 int run_audit(audit_command& c) {
     c.input.finish();
     refuse_overwriting_inputs(c.output, {c.file}, "-o");
-    const auto reader = io::open_matrix(c.file, c.input.read);
+    const auto reader = c.input.open(c.file);
     std::uint64_t seed = 0;
     if (c.seed) {
         seed = *c.seed;
@@ -46,10 +46,11 @@ int run_audit(audit_command& c) {
     } catch (const error& e) {
         throw host::file_error(c.file, e);
     }
-    write_file(c.output, audit_csv(rows, reader->rows(), reader->cols(), seed, c.file));
+    const std::size_t classes = c.input.classes(c.file, reader->cols());
+    write_file(c.output, audit_csv(rows, reader->rows(), classes, seed, c.file));
     std::cout << c.output << ": " << rows.size() << " of the " << reader->rows() << " rows of " << c.file
               << " to label (seed " << seed << "); add a column label with each row's true class (0 to "
-              << reader->cols() - 1 << "), then: mano predict --calibration CAL " << c.file << " --audit " << c.output
+              << classes - 1 << "), then: mano predict --calibration CAL " << c.file << " --audit " << c.output
               << '\n';
     return 0;
 }

@@ -14,7 +14,8 @@ io::outside_paths outside(bool allow) { return allow ? io::outside_paths::allow 
 
 workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose,
                                const workflow::pass* copy, bool keep_labels) {
-    auto reader = io::open_matrix(set.logits, input.read);
+    auto reader = input.open(set.logits);
+    input.classes(set.logits, reader->cols());  // its shape fits --input, before its labels are read
     std::vector<std::int64_t> labels;
     if (!set.labels.empty()) {
         auto label_options = input.labels_options();
@@ -40,8 +41,9 @@ workflow::scored_set score_set(const io::manifest_set& set, const input_args& in
     if (!labels.empty()) in.labels = &labels;
     host::progress bar(set.name, reader->rows(), input.quiet);
     try {
-        workflow::scored_set out{host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize(),
-                                 std::move(opts)};
+        result r = host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize();
+        input.warn_probabilities(set.logits, r);
+        workflow::scored_set out{std::move(r), std::move(opts)};
         if (keep_labels) out.labels = std::move(labels);
         return out;
     } catch (const error& e) {

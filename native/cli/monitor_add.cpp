@@ -80,6 +80,7 @@ int run_monitor_add(monitor_add_command& c) {
     r.name = c.name;
     r.chunk_size = c.chunk_size;
     r.read = c.input.read;
+    r.input = c.input.input;
     r.threads = c.input.threads;
     r.progress = !c.input.quiet;
     r.inside = pause_inside_transaction();

@@ -59,16 +59,16 @@ added add(const add_request& r) {
     point_spool points;
     for (const auto& path : r.files) {
         const auto reader = io::open_matrix(path, r.read);
-        if (reader->cols() != cal.k)
-            throw host::file_error(path, error("the logits have " + std::to_string(reader->cols()) +
-                                               " classes but the calibration was fitted on logits with " + std::to_string(cal.k)));
+        out.notes.insert(out.notes.end(), reader->notes().begin(), reader->notes().end());
+        std::vector<std::string> unused;  // the notes of each chunk's size come below
+        host::prediction_options(cal, path, reader->rows(), reader->cols(), r.input, unused);  // the input kind and K, first
         const std::size_t rows = reader->rows();
         const std::size_t step = r.chunk_size > 0 ? r.chunk_size : std::max<std::size_t>(rows, 1);
         const std::string label = r.name.empty() ? path : r.files.size() == 1 ? r.name : r.name + " (" + path + ")";
         for (std::size_t first = 0; first < rows || (first == 0 && r.chunk_size == 0); first += step) {
             const std::size_t end = std::min(rows, first + step);
             // as mano predict scores a file: the calibration's options for this size, one threaded scan
-            const options opts = host::prediction_options(cal, path, end - first, reader->cols(), out.notes);
+            const options opts = host::prediction_options(cal, path, end - first, reader->cols(), r.input, out.notes);
             new_point p;
             p.file = path;
             p.name = r.chunk_size > 0 ? label + "[" + std::to_string(first) + ":" + std::to_string(end) + "]" : label;
@@ -82,7 +82,9 @@ added add(const add_request& r) {
             try {
                 const accumulator acc = host::scan(in, first, end, opts, threads, &bar);
                 p.state = mergeable_state(acc.to_json());
-                out.predictions.push_back(predict(cal, acc.finalize(), 0.9));
+                const result scored = acc.finalize();
+                if (scored.looks_like_probabilities) out.notes.push_back(probabilities_warning(p.name, r.probabilities_setting));
+                out.predictions.push_back(predict(cal, scored, 0.9));
             } catch (const error& e) {
                 throw host::file_error(path, e);
             }

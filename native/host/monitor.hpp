@@ -32,6 +32,8 @@ struct add_request {
     std::string name;                // the points' name; "" = each file's path
     std::size_t chunk_size = 0;      // one point per consecutive chunk of this many rows; 0 = per file
     io::read_options read;
+    input_kind input = input_kind::logits;  // what the files' values are; the calibration's kind
+    std::string probabilities_setting = "--input probabilities";  // how the front end says input probabilities
     unsigned threads = 0;  // 0 = every core
     bool progress = false;  // a progress line on stderr while a file is scored
     // runs inside the add's transaction after its first point (a test hook: a kill there must
@@ -46,7 +48,8 @@ struct added {
     // each point's, as mano predict gives them, less the methods that do not extrapolate (what a
     // front end warns of; the history holds the whole prediction)
     std::vector<set_prediction> predictions;
-    // "FILE: METHOD left out ...": methods that keep every row, left out for a file's size
+    // "FILE: METHOD left out ...": methods that keep every row, left out for a file's size; a
+    // CSV's columns that are not classes (io::matrix_reader::notes)
     std::vector<std::string> notes;
 };
 

@@ -123,7 +123,7 @@ result scan_rows(io::matrix_reader& reader, const std::vector<std::uint64_t>& ro
             const auto at = static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), rows[i]) - distinct.begin());
             std::copy_n(read.data() + at * k * bytes, k * bytes, laid.data() + i * k * bytes);
         }
-        accumulator acc(k, opts);
+        accumulator acc(classes_of(opts.input, k), opts);
         row_inputs in;
         if (!labels.empty()) in.labels = labels.data();
         acc.push(wide ? logits_view(reinterpret_cast<const double*>(laid.data()), n, k)
@@ -152,7 +152,7 @@ accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, cons
     if (!random_access(in)) threads = 1;
     threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, rows / min_rows_per_thread)));
     // each accumulator keeps its K x K Gram matrices, plus as many during a push: cap their total
-    const std::size_t k = in.logits->cols();
+    const std::size_t k = classes_of(opts.input, in.logits->cols());
     std::size_t grams = 0;
     for (const auto& m : method_table)
         if (m.gram_matrices && opts.wants(m.id)) grams += m.gram_matrices;
@@ -170,7 +170,7 @@ accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, cons
     std::vector<std::optional<accumulator>> accs(parts);
     run_threads(parts, [&](unsigned t) {
         worker_inputs own(in, parts > 1);
-        accs[t].emplace(in.logits->cols(), opts);
+        accs[t].emplace(k, opts);
         push_range(in, own, borders[t], borders[t + 1], *accs[t], bar);
     });
     accumulator total = std::move(*accs[0]);
@@ -189,7 +189,7 @@ std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::s
         worker_inputs own(in, threads > 1);
         for (std::size_t c = next++; c < chunks; c = next++) {
             const std::size_t a = first + c * chunk_rows, b = std::min(end, a + chunk_rows);
-            accumulator acc(in.logits->cols(), opts);
+            accumulator acc(classes_of(opts.input, in.logits->cols()), opts);
             push_range(in, own, a, b, acc, bar);
             results[c] = acc.finalize();
         }

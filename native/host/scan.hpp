@@ -49,7 +49,8 @@ struct scan_inputs {
 };
 
 // Rows [first, end) of the inputs into one accumulator: `threads` accumulators over contiguous
-// row ranges (range borders on batch boundaries in batch mode), merged in order.
+// row ranges (range borders on batch boundaries in batch mode), merged in order. The logits file's
+// columns are values of opts.input's kind (K = classes_of(opts.input, columns)).
 accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, const options& opts, unsigned threads,
                  progress* bar);
 

@@ -9,6 +9,7 @@
 #include "mano/kernel/architecture.hpp"
 #include "mano/scan/correctness_histogram.hpp"
 #include "mano/scan/features.hpp"
+#include "mano/scan/input_kind.hpp"
 #include "mano/scan/logits_view.hpp"
 #include "mano/scan/options.hpp"
 #include "mano/scan/registry.hpp"

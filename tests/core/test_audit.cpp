@@ -170,3 +170,13 @@ TEST_CASE("normal quantiles and Wilson intervals", "[audit]") {
     CHECK(lo == Approx(0.7266961911903833).epsilon(1e-12));
     CHECK(hi == Approx(0.8574981763397123).epsilon(1e-12));
 }
+
+TEST_CASE("labels for a width: at least the 2 rows an audit needs, none for a set of one row", "[audit]") {
+    const mano::calibration c;  // no correctness model: the Wilson bound
+    CHECK(!mano::labels_for_width(c, 1, 0.1, 0.9, 0.9).has_value());
+    CHECK(!mano::labels_for_width(c, 0, 0.1, 0.9, 0.9).has_value());
+    const auto two = mano::labels_for_width(c, 2, 0.1, 0.9, 0.9);
+    REQUIRE(two.has_value());
+    CHECK(two->n == 2);
+    CHECK(two->method == std::string("wilson"));
+}

@@ -233,14 +233,27 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
         auto wide = cal;
         wide.opts.methods = {mano::method::confscore, mano::method::cot};
         std::vector<mano::method> left;
-        CHECK(mano::scoring_options(wide, 1000, 10, &left).methods == wide.opts.methods);
+        CHECK(mano::scoring_options(wide, 1000, 10, mano::input_kind::logits, &left).methods == wide.opts.methods);
         CHECK(left.empty());
-        CHECK(mano::scoring_options(wide, 200001, 10, &left).methods == std::vector<mano::method>{mano::method::confscore});
+        CHECK(mano::scoring_options(wide, 200001, 10, mano::input_kind::logits, &left).methods == std::vector<mano::method>{mano::method::confscore});
         CHECK(left == std::vector<mano::method>{mano::method::cot});
         left.clear();
-        CHECK(mano::scoring_options(wide, 0, 10, &left).methods == std::vector<mano::method>{mano::method::confscore});
+        CHECK(mano::scoring_options(wide, 0, 10, mano::input_kind::logits, &left).methods == std::vector<mano::method>{mano::method::confscore});
         CHECK(left == std::vector<mano::method>{mano::method::cot});
-        CHECK_THROWS_WITH(mano::scoring_options(wide, 1000, 11), Catch::Contains("the logits have 11 classes but the calibration"));
+        CHECK_THROWS_WITH(mano::scoring_options(wide, 1000, 11, mano::input_kind::logits), Catch::Contains("the logits have 11 classes but the calibration"));
+    }
+    SECTION("the calibration's input kind: a set read as another is refused, before and after scoring") {
+        CHECK_THROWS_WITH(mano::scoring_options(cal, 1000, 10, mano::input_kind::probabilities),
+                          Catch::Contains("the set is read as input probabilities but the calibration was fitted on input logits"));
+        mano::result r;
+        r.k = 10;
+        r.input = mano::input_kind::probabilities;
+        r[mano::method::confscore] = mano::estimate{0.4};
+        CHECK_THROWS_WITH(mano::predict(cal, r, 0.9), Catch::Contains("fitted on input logits"));
+        auto binary = cal;
+        binary.opts.input = mano::input_kind::binary_logit;
+        CHECK_THROWS_WITH(mano::scoring_options(binary, 1000, 10, mano::input_kind::binary_logit),
+                          Catch::Contains("input binary-logit takes one column per row"));
     }
     SECTION("a result with another K is refused") {
         mano::result r;

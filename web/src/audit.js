@@ -7,7 +7,8 @@ import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
 import { Accumulator } from './accumulator.js';
 import { UNNAMED } from './loaders.js';
-import { coreOptions, dtypeOf, withDefaultMethods } from './options.js';
+import { classesOf, coreOptions, dtypeOf, withDefaultMethods } from './options.js';
+import { shownValue } from './text.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -28,23 +29,25 @@ function randomSeed() {
 // The rows to label of a set (its row count, or { rows, cols?, name? } such as a Matrix), drawn
 // as `mano audit FILE --budget N --seed S` draws them: { rows (ascending), n_rows, seed }, and
 // when the set's cols are known `csv`, the file mano audit writes (`source` names the logits in
-// its comment line, as the CLI names FILE; default the set's name).
-export function audit(set, budget, { seed, source } = {}) {
+// its comment line, as the CLI names FILE; default the set's name; `input` what the values are,
+// as score() takes it: a binary column's file names the classes 0 and 1).
+export function audit(set, budget, { seed, source, input } = {}) {
   ready();
   const described = set !== null && typeof set === 'object';
   const nRows = described ? set.rows : set;
   if (!Number.isSafeInteger(nRows) || nRows < 1)
-    throw new InputError(`audit: the set must be its number of rows (>= 1) or { rows, cols } (got ${described ? `rows ${nRows}` : set})`);
+    throw new InputError(`audit: the set must be its number of rows (>= 1) or { rows, cols } (got ${described ? `rows ${shownValue(nRows)}` : shownValue(set)})`);
   if (!Number.isSafeInteger(budget) || budget < 1)
-    throw new InputError(`audit: the budget must be a whole number of rows to label, from 1 to the set's ${nRows} (got ${budget})`);
+    throw new InputError(`audit: the budget must be a whole number of rows to label, from 1 to the set's ${nRows} (got ${shownValue(budget)})`);
   if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
-    throw new InputError(`audit: the seed must be a whole number from 0 to 2^53 - 1 (got ${seed})`);
+    throw new InputError(`audit: the seed must be a whole number from 0 to 2^53 - 1 (got ${shownValue(seed)})`);
   const drawSeed = seed ?? randomSeed();
   const out = JSON.parse(call(() => ready().auditSample(nRows, budget, drawSeed)));
   const cols = described ? set.cols : undefined;
   if (cols !== undefined) {
-    if (!Number.isSafeInteger(cols) || cols < 2) throw new InputError(`audit: the set's cols must be its classes, >= 2 (got ${cols})`);
-    out.csv = call(() => ready().auditFile(nRows, cols, budget, drawSeed, String(source ?? set.name ?? 'logits')));
+    if (!Number.isSafeInteger(cols) || cols < 1) throw new InputError(`audit: the set's cols must be its columns, >= 1 (got ${shownValue(cols)})`);
+    const classes = classesOf(input, cols);
+    out.csv = call(() => ready().auditFile(nRows, classes, budget, drawSeed, String(source ?? set.name ?? 'logits')));
   }
   return out;
 }
@@ -69,11 +72,15 @@ export function auditLabels(given, nRows, cols, name = 'options.audit', setName 
   const seen = new Map();
   const pairs = Array.from(rows, (r, i) => {
     const row = Number(r), label = Number(labels[i]);
-    if (!Number.isSafeInteger(row) || row < 0 || row >= nRows)
+    if (!Number.isSafeInteger(row))
+      throw new InputError(`${name}: rows[${i}] is ${shownValue(r)}, not a whole number; give the rows mano audit drew`);
+    if (row < 0 || row >= nRows)
       throw new InputError(`${name}: rows[${i}] is ${r}, outside the set's rows 0 to ${nRows - 1}; give the rows mano audit drew`);
     if (seen.has(row)) throw new InputError(`${name}: row ${row} is listed twice (rows[${seen.get(row)}] and rows[${i}]); label each row once`);
     seen.set(row, i);
-    if (!Number.isInteger(label) || label < 0 || label >= cols)
+    if (!Number.isInteger(label))
+      throw new InputError(`${name}: labels[${i}] is ${shownValue(labels[i])}, not a whole number; give row ${row}'s true class, 0 to ${cols - 1}`);
+    if (label < 0 || label >= cols)
       throw new InputError(`${name}: labels[${i}] is ${labels[i]}, outside the classes 0 to ${cols - 1}; give row ${row}'s true class`);
     return [row, label];
   }).sort((a, b) => a[0] - b[0]);
@@ -112,7 +119,7 @@ export async function auditedLogitsRead(source, rows) {
 const setNameOf = (m) => (typeof m.name === 'string' && m.name !== UNNAMED ? m.name : '');
 
 function checkLevel(level) {
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
 }
 
 // The set the audit is of: `logits` must be the rows `result` was scored from.
@@ -120,18 +127,17 @@ export function checkAuditedSet(result, logits) {
   if (logits === null || typeof logits !== 'object' || !Number.isSafeInteger(logits.rows) || !Number.isSafeInteger(logits.cols))
     throw new InputError('options.audit needs options.logits, the logits the result was scored from ({ data, rows, cols, dtype? }, ' +
       'a Matrix of readMatrix): the audited rows are scored from them');
-  if (logits.rows !== result?.n || logits.cols !== result?.k)
+  if (logits.rows !== result?.n || (logits.cols >= 1 && classesOf(result?.input, logits.cols)) !== result?.k)
     throw new InputError(`options.logits has ${logits.rows} x ${logits.cols} logits but the result is of ${result?.n} rows of ` +
       `${result?.k} classes: give the logits the result was scored from`);
 }
 
-// The prediction with its audit, from the audited rows' logits (in the order of labels.rows):
-// scored with their labels and the calibration's scoring options for the whole set (its
-// correctness histogram included), as `mano predict --audit` scores them.
-export function auditedPrediction(calibration, result, level, labels, rowsLogits, dtype) {
+// The prediction with its audit, from the audited rows' logits (in the order of labels.rows, `cols`
+// values each): scored with their labels and the calibration's scoring options for the whole set
+// (its correctness histogram included), as `mano predict --audit` scores them.
+export function auditedPrediction(calibration, result, level, labels, rowsLogits, dtype, cols) {
   checkLevel(level);
-  const cols = result.k;
-  const options = coreOptions(withDefaultMethods({ calibration }, cols, result.n), cols);
+  const options = coreOptions(withDefaultMethods({ calibration, input: result.input }, cols, result.n), cols);
   const acc = new Accumulator(call(() => ready().makeAccumulator(cols, options)), cols);
   let audited;
   try {
@@ -151,7 +157,7 @@ export function predictWithAudit(calibration, result, { level = 0.9, audit: give
   checkAuditedSet(result, logits);
   const dtype = dtypeOf(logits.data, logits.dtype, 'options.logits.data');
   const labels = auditLabels(given, result.n, result.k, auditName, setNameOf(logits));
-  return auditedPrediction(calibration, result, level, labels, auditedLogits(logits, labels.rows), dtype);
+  return auditedPrediction(calibration, result, level, labels, auditedLogits(logits, labels.rows), dtype, logits.cols);
 }
 
 export async function predictWithAuditRead(calibration, result, { level = 0.9, audit: given, auditName }, source) {
@@ -161,5 +167,5 @@ export async function predictWithAuditRead(calibration, result, { level = 0.9, a
   const labels = auditLabels(given, result.n, result.k, auditName, setNameOf(source));
   const rowsLogits = await auditedLogitsRead(source, labels.rows);
   return auditedPrediction(calibration, result, level, labels, rowsLogits,
-    dtypeOf(rowsLogits, source.dtype === 'int32' ? undefined : source.dtype, `${source.name ?? 'logits'}`));
+    dtypeOf(rowsLogits, source.dtype === 'int32' ? undefined : source.dtype, `${source.name ?? 'logits'}`), source.cols);
 }

@@ -1,6 +1,7 @@
 // Readers for the files logits and labels come in: NumPy .npy, .safetensors and CSV/TSV text.
 //
-// A Matrix is { name, rows, cols, dtype, data, labels? }: data is row-major in host byte order,
+// A Matrix is { name, rows, cols, dtype, data, labels?, labelColumn?, notes? } (a CSV's label column
+// and its columns left out, src/csv.js): data is row-major in host byte order,
 // a Float32Array/Float64Array for float32/float64, a Uint16Array of the raw bit patterns for
 // float16/bfloat16, an Int32Array for integer arrays (dtype 'int32').
 // A MatrixSource is { name, rows, cols, dtype, read(first, count) } for reading a big file a

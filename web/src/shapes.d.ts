@@ -316,6 +316,10 @@ export interface Result {
   /** `mano score --chunk-size` or `--rows`: the first row read. */
   first_row?: number;
   correctness?: CorrectnessHistogram;
+  /** What the rows held when not logits (the option input; src/mano/scan/input_kind.hpp): a calibration predicts only results of its own input kind. */
+  input?: 'probabilities' | 'binary-logit' | 'binary-probability';
+  /** Read as logits, every row lay in [0, 1] and summed to 1: probabilities, most likely, which want the input probabilities (every front end warns, naming its option). */
+  looks_like_probabilities?: true;
 }
 
 /** The rows of a set by confidence bin (of the row's maximum softmax probability at the options' temperature) and predicted class, when the options ask for it ("correctness_histogram": true): what audits and the calibration's correctness model read (docs/audit.md). */

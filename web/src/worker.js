@@ -46,11 +46,12 @@ const ops = Object.assign(Object.create(null), {
       options, { chunkRows, onProgress: progress, signal });
   },
   // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
+  // -> { name, result, notes (a CSV's columns left out or taken as labels), labelColumn? }
   scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress, signal) => {
     const source = await openFile(file, how);
     const labelArray = await labelsFor(source, labels);
     const result = await scoreStream(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
-    return { name: source.name, result };
+    return { name: source.name, result, notes: source.notes ?? [], ...(source.labelColumn === undefined ? {} : { labelColumn: source.labelColumn }) };
   },
   // args: { sets: [{ name, group?, file, labels?, format?, key?, labelColumn?, header? }], options }:
   // the labeled files scored by the core's family workflow as `mano calibrate` scores a

@@ -3,9 +3,10 @@
 import { InputError, ManoError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
+import { shownValue } from './text.js';
 import { Accumulator } from './accumulator.js';
 import { predictWithAudit } from './audit.js';
-import { checkShape, coreOptions, wholeNumber, withDefaultMethods } from './options.js';
+import { checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -126,7 +127,7 @@ function scoredFamily(sets, options, calibrating = false) {
         const { rows } = checkShape(s.logits, s.shape);
         const opts = { ...prepared, ...keys };
         if (rest.methods === undefined && keys.methods === undefined)
-          opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs))));
+          opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs), inputName(rest.input))));
         json = JSON.stringify(opts);
         const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, json)), s.shape.cols);
         try {
@@ -238,7 +239,7 @@ export function calibrate(sets, options = {}) {
     throw new InputError('labelShiftCopies draws rows of each set: give the sets with their logits, not as results');
   if (taylorOrders !== undefined)
     throw new InputError('taylorOrders scores MaNo again at other orders: give the sets with their logits, not as results');
-  const prepared = coreOptions(rest, wholeNumber(probe, 'sets[0].result.k'));
+  const prepared = coreOptions(rest, columnsOf(rest.input, wholeNumber(probe, 'sets[0].result.k')));
   const json = JSON.stringify({ ...JSON.parse(prepared), family });
   const { calibration, notes } = JSON.parse(call(() => ready().calibrate(setsJson(sets), json)));
   return withNotes(calibration, notes);
@@ -254,7 +255,7 @@ export function calibrate(sets, options = {}) {
 export function monitor(points, { reference = 0, threshold, slope } = {}) {
   ready();
   if (!Array.isArray(points)) throw new InputError('points must be an array of { estimate, se?, slope?, rows? }');
-  if (!Number.isSafeInteger(reference) || reference < 0) throw new InputError(`reference must be a whole number of points >= 0 (got ${reference})`);
+  if (!Number.isSafeInteger(reference) || reference < 0) throw new InputError(`reference must be a whole number of points >= 0 (got ${shownValue(reference)})`);
   if (reference === 0 && typeof threshold !== 'number') throw new InputError('give a reference period (reference > 0) or a threshold');
   const corePoints = points.map((p, i) => {
     if (!p || typeof p !== 'object') throw new InputError(`point ${i} must be { estimate, se?, slope?, rows? }`);
@@ -272,7 +273,7 @@ export function predict(calibration, result, options = {}) {
   const { level = 0.9, audit, logits } = options;
   if (audit !== undefined) return predictWithAudit(calibration, result, options);
   if (logits !== undefined) throw new InputError('options.logits is read for options.audit: give the labeled audit too, or leave logits out');
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
   return JSON.parse(call(() => ready().predict(jsonForCore(calibration, 'calibration'), JSON.stringify(result), level)));
 }
 
@@ -280,7 +281,7 @@ export function predict(calibration, result, options = {}) {
 // from the calibration's own uncertainty: [{ accuracy, interval: [lo, hi], extrapolated }].
 export function predictScores(calibration, method, scores, { level = 0.9 } = {}) {
   ready();
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
   if (!Array.isArray(scores) && !ArrayBuffer.isView(scores)) throw new InputError('scores must be an array of numbers');
   return JSON.parse(call(() => ready().predictScores(jsonForCore(calibration, 'calibration'), String(method),
     JSON.stringify(Array.from(scores, Number)), level)));

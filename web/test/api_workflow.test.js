@@ -69,7 +69,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.deepEqual(compareDeep(got.estimate, want.estimate, 1e-6, 'estimate'), []);
     assert.deepEqual(compareDeep(got.methods, want.methods, 1e-6, 'methods'), []);
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal, p: 3 }),
-      (e) => e instanceof mano.InputError && /give no other option \(got p\)/.test(e.message));
+      (e) => e instanceof mano.InputError && /give no other option but input \(got p\)/.test(e.message));
     assert.throws(() => mano.score(m.data.subarray(0, 20 * 5), { rows: 20, cols: 5 }, { calibration: cal }),
       (e) => e instanceof mano.InputError && e.message === 'the logits have 5 classes but the calibration was fitted on logits with 10');
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: { format: 'other' } }),

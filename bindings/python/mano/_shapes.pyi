@@ -315,6 +315,10 @@ class Result(TypedDict, total=False):
     first_row: int
     """`mano score --chunk-size` or `--rows`: the first row read."""
     correctness: CorrectnessHistogram
+    input: Literal["probabilities", "binary-logit", "binary-probability"]
+    """What the rows held when not logits (the option input; src/mano/scan/input_kind.hpp): a calibration predicts only results of its own input kind."""
+    looks_like_probabilities: Literal[true]
+    """Read as logits, every row lay in [0, 1] and summed to 1: probabilities, most likely, which want the input probabilities (every front end warns, naming its option)."""
 
 
 class CorrectnessHistogram(TypedDict, total=False):

@@ -104,7 +104,7 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
 
 std::optional<labels_needed> labels_for_width(const calibration& c, std::size_t n_rows, double lower, double upper,
                                               double level, double width) {
-    if (!(upper - lower > width) || n_rows == 0) return std::nullopt;
+    if (!(upper - lower > width) || n_rows < 2) return std::nullopt;  // an audit needs 2 labeled rows
     const double z = z_of(level), half = width / 2, big_n = static_cast<double>(n_rows);
     labels_needed out;
     out.width = width;

@@ -163,7 +163,22 @@ prediction predict_label_shift(double accuracy, double se, const std::vector<dou
     return p;
 }
 
-options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out) {
+namespace {
+
+// The calibration was fitted on rows of one input kind: a set of another is on another scale.
+void check_input(const calibration& c, input_kind input) {
+    if (input != c.opts.input)
+        throw error(std::string("the set is read as input ") + input_kind_name(input) +
+                    " but the calibration was fitted on input " + input_kind_name(c.opts.input) +
+                    "; read the set as the calibration's sets were read (input " + input_kind_name(c.opts.input) + ")");
+}
+
+}  // namespace
+
+options scoring_options(const calibration& c, std::size_t n, std::size_t columns, input_kind input,
+                        std::vector<method>* left_out) {
+    check_input(c, input);
+    const std::size_t k = classes_of(input, columns);
     if (k != c.k)
         throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
@@ -181,6 +196,7 @@ options scoring_options(const calibration& c, std::size_t n, std::size_t k, std:
 }
 
 set_prediction predict(const calibration& c, const result& r, double level) {
+    check_input(c, r.input);
     if (r.k != c.k)
         throw error("the logits have " + std::to_string(r.k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
