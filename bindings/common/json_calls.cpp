@@ -26,6 +26,7 @@ json parse_calibration(const std::string& text) { return parse_input(text, "cali
 std::string prepare_options(const std::string& partial, const source_inputs& source) {
     json full = options().to_json();
     full["correctness_histogram"] = false;  // written only when true
+    full["input"] = input_kind_name(input_kind::logits);  // written only when not logits
     json given = parse_input(partial, "options");
     if (!given.is_object()) throw error("options must be an object");
     // label_marginal "source": the source labels' class frequencies, as the CLI's --label-marginal source
@@ -48,8 +49,9 @@ std::string prepare_options(const std::string& partial, const source_inputs& sou
     return o.to_json().dump();
 }
 
-accumulator make_accumulator(std::size_t k, const std::string& options_json) {
-    return accumulator(k, options::from_json(parse_input(options_json, "options")));
+accumulator make_accumulator(std::size_t columns, const std::string& options_json) {
+    const options o = options::from_json(parse_input(options_json, "options"));
+    return accumulator(classes_of(o.input, columns), o);
 }
 
 accumulator accumulator_from_state(const std::string& state_json) {
@@ -96,9 +98,18 @@ std::string family_run::next() const {
     return r ? json{{"index", r->index}, {"pass", r->p.to_json()}}.dump() : "null";
 }
 
-void family_run::give(const std::string& result_json, const std::string& options_json) {
-    run_.give(workflow::scored_set{result::from_json(parse_input(result_json, "result")),
-                                   options::from_json(parse_input(options_json, "options"))});
+void family_run::give(const std::string& result_json, const std::string& options_json, const std::string& labels_json) {
+    workflow::scored_set s{result::from_json(parse_input(result_json, "result")),
+                           options::from_json(parse_input(options_json, "options")), {}};
+    if (!labels_json.empty()) {
+        const json labels = parse_input(labels_json, "labels");
+        if (!labels.is_array()) throw error("a set's labels must be a list of class indices");
+        for (const auto& y : labels) {
+            if (!y.is_number_integer()) throw error("a set's labels must be whole numbers (class indices)");
+            s.labels.push_back(y.get<std::int64_t>());
+        }
+    }
+    run_.give(std::move(s));
 }
 
 void family_run::give_none() { run_.give(std::nullopt); }
@@ -117,7 +128,7 @@ std::string score_family(const std::string& sets, const std::string& family_json
                          std::vector<std::string>* warnings) {
     family_run run(sets, family_json);
     for (json r = json::parse(run.next()); !r.is_null(); r = json::parse(run.next())) {
-        std::optional<std::pair<std::string, std::string>> got;
+        std::optional<scored_json> got;
         try {
             got = score(r.at("index").get<std::size_t>(), r.at("pass").dump());
         } catch (const error& e) {
@@ -125,7 +136,7 @@ std::string score_family(const std::string& sets, const std::string& family_json
             continue;
         }
         if (got) {
-            run.give(got->first, got->second);
+            run.give(got->result, got->options, got->labels);
         } else {
             run.give_none();
         }
@@ -168,17 +179,24 @@ std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget
     return audit_csv(mano::audit_sample(n_rows, budget, seed), n_rows, k, seed, source);
 }
 
-std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k) {
-    return mano::parse_audit(text, file, n_rows, k).to_json().dump();
+std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                        const std::string& set_name) {
+    return mano::parse_audit(text, file, n_rows, k, set_name).to_json().dump();
 }
 
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
-                            const std::string& audited_json, double level) {
+                            const std::string& audited_json, double level, const std::string& warnings_json) {
     const auto c = calibration::from_json(parse_calibration(calibration_json));
-    return mano::predict_audited(c, result::from_json(parse_input(result_json, "result")),
-                                 result::from_json(parse_input(audited_json, "audited rows' result")), level)
-        .to_json()
-        .dump();
+    auto p = mano::predict_audited(c, result::from_json(parse_input(result_json, "result")),
+                                   result::from_json(parse_input(audited_json, "audited rows' result")), level);
+    if (!warnings_json.empty()) {
+        const json warnings = parse_input(warnings_json, "audit warnings");
+        for (const auto& w : warnings.is_array() ? warnings : json::array({nullptr})) {
+            if (!w.is_string()) throw error("audit warnings must be a list of texts (parse_audit's \"warnings\")");
+            p.audit->warnings.push_back(w.get<std::string>());
+        }
+    }
+    return p.to_json().dump();
 }
 
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
@@ -194,15 +212,17 @@ std::string predict_scores(const std::string& calibration_json, const std::strin
     return out.dump();
 }
 
-std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k) {
+std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t columns, const std::string& input) {
     std::vector<method> left_out;
-    const options o = mano::scoring_options(calibration::from_json(parse_calibration(calibration_json)), n, k, &left_out);
+    const options o = mano::scoring_options(calibration::from_json(parse_calibration(calibration_json)), n, columns,
+                                            parse_input_kind(input), &left_out);
     json names = json::array();
     for (const method m : left_out) names.push_back(method_name(m));
     return json{{"options", o.to_json()}, {"left_out", names}}.dump();
 }
 
-std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json) {
+std::string default_methods(std::size_t columns, std::size_t n, const std::string& inputs_json, const std::string& input) {
+    const std::size_t k = classes_of(parse_input_kind(input), columns);
     unsigned inputs = 0;
     for (const auto& name : parse_input(inputs_json, "inputs")) {
         unsigned bit = 0;

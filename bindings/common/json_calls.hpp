@@ -38,7 +38,8 @@ struct source_inputs : workflow::source_inputs {
 // feature moments. label_marginal "source" is the source labels' class frequencies.
 std::string prepare_options(const std::string& partial, const source_inputs& source);
 
-accumulator make_accumulator(std::size_t k, const std::string& options_json);
+// An accumulator of rows of `columns` values of the options' input kind (K = classes_of(input, columns)).
+accumulator make_accumulator(std::size_t columns, const std::string& options_json);
 accumulator accumulator_from_state(const std::string& state_json);
 
 // The report `mano eval --json` prints (without its normalization section).
@@ -56,20 +57,25 @@ std::string calibrate(const std::string& sets, const std::string& options_json);
 // when the set cannot be scored (given as a result). sets: [{"name", "group"?}]; family_json:
 // workflow::family_options. Returns the scored family's JSON; `warnings` gets why an extra
 // Taylor order was left out of a set's choice.
-using json_scorer =
-    std::function<std::optional<std::pair<std::string, std::string>>(std::size_t index, const std::string& pass)>;
+// What a scorer gives back for one pass: the result's and the options' JSON, and the set's labels
+// as a JSON list when the pass asked for them ("labels": true), else "".
+struct scored_json {
+    std::string result, options, labels;
+};
+using json_scorer = std::function<std::optional<scored_json>(std::size_t index, const std::string& pass)>;
 std::string score_family(const std::string& sets, const std::string& family_json, const json_scorer& score,
                          std::vector<std::string>* warnings);
 
 // The same workflow one set at a time (workflow::family_scoring in JSON), for a front end whose
 // reads are asynchronous (npm's Worker over Files): next() is {"index", "pass"} or null; answer
-// it with give(result, options), give_none() (a set given as a result) or fail(message); then
+// it with give(result, options, labels: the set's labels as a JSON list when the pass asked for
+// them, else ""), give_none() (a set given as a result) or fail(message); then
 // finish() is {"scored": the scored family, "warnings": [...]}.
 class family_run {
 public:
     family_run(const std::string& sets, const std::string& family_json);
     std::string next() const;
-    void give(const std::string& result_json, const std::string& options_json);
+    void give(const std::string& result_json, const std::string& options_json, const std::string& labels_json);
     void give_none();
     void fail(const std::string& message);
     std::vector<std::string> warnings() const;  // each naming its set
@@ -97,14 +103,17 @@ std::string predict(const std::string& calibration_json, const std::string& resu
 // audit_sample: the rows to label, {"rows": [ascending], "n_rows", "seed"} (seed <= 2^53 - 1);
 // audit_file: the same draw as the CSV text mano audit writes (`source` names the logits in its
 // comment line); parse_audit: a labeled audit file's text (`file` names it in messages) for a set
-// of n_rows x k logits, {"rows": [ascending], "labels": [...]}; predict_audited: predict() with
-// "audit" added, from the set's result (scored with scoring_options) and the result of its audited
-// rows scored with the same options and their labels.
+// of n_rows x k logits read from `set_name` ("" when it has no name), {"rows": [ascending],
+// "labels": [...], "warnings"?}; predict_audited: predict() with "audit" added, from the set's
+// result (scored with scoring_options) and the result of its audited rows scored with the same
+// options and their labels, the audit carrying `warnings_json` (parse_audit's "warnings", a JSON
+// list; "" for none).
 std::string audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed);
 std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget, std::uint64_t seed, const std::string& source);
-std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k);
+std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                        const std::string& set_name);
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
-                            const std::string& audited_json, double level);
+                            const std::string& audited_json, double level, const std::string& warnings_json);
 
 // The accuracy a calibration implies for each score in `scores` (a JSON list) of one method:
 // [prediction::to_json()], the calibration's own uncertainty only (e.g. to
@@ -112,14 +121,16 @@ std::string predict_audited(const std::string& calibration_json, const std::stri
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level);
 
-// The options to score n x k logits with for a calibration's predictions (src/mano/prediction/prediction.hpp,
-// scoring_options; n = 0: unknown): {"options", "left_out": [the methods left out by size]}.
-// Refuses an inconsistent calibration and another k, before any row is scored.
-std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t k);
+// The options to score n rows of `columns` values of input kind `input` ("logits", ...) with for a
+// calibration's predictions (src/mano/prediction/prediction.hpp, scoring_options; n = 0:
+// unknown): {"options", "left_out": [the methods left out by size]}. Refuses an inconsistent
+// calibration, another input kind and another K, before any row is scored.
+std::string scoring_options(const std::string& calibration_json, std::size_t n, std::size_t columns, const std::string& input);
 
-// The methods computed when none are named, for n rows of k classes and the inputs named in
-// `inputs_json` (a JSON list of the table's input names: "source", "second", ...).
-std::string default_methods(std::size_t k, std::size_t n, const std::string& inputs_json);
+// The methods computed when none are named, for n rows of `columns` values of input kind `input`
+// (K = classes_of(input, columns)) and the inputs named in `inputs_json` (a JSON list of the
+// table's input names: "source", "second", ...).
+std::string default_methods(std::size_t columns, std::size_t n, const std::string& inputs_json, const std::string& input);
 
 // The estimator table (mano methods --json).
 std::string methods();

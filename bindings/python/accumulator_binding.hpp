@@ -30,9 +30,11 @@ public:
               const py::object& first_row) {
         const py::array logits_array = rows_contiguous(as_array(logits_in, "logits"), "logits");
         array_reader logits(logits_array, "logits");
-        if (logits.cols() != cols())
+        if (logits.cols() != acc_.columns())
             throw mano::error("logits: " + std::to_string(logits.cols()) + " columns, but the accumulator has " +
-                              std::to_string(cols()) + " classes");
+                              std::to_string(cols()) + " classes" +
+                              (acc_.columns() == cols() ? std::string() : " (input " + std::string(mano::input_kind_name(acc_.opts().input)) +
+                                                                              ": " + std::to_string(acc_.columns()) + " column)"));
         const py::object second_array = second.is_none() ? second : rows_contiguous(as_array(second, "second"), "second");
         const py::object feature_array =
             features.is_none() ? features : rows_contiguous(as_array(features, "features"), "features");

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <mano/mano.hpp>
@@ -70,10 +71,11 @@ std::string options_text(const mano::options& o) {
 // for (each checked for its inputs), or the defaults for this shape and these inputs.
 mano::options resolve(const std::string& options_json, std::size_t rows, std::size_t cols, unsigned row_inputs) {
     mano::options opts = options_of(options_json);
+    const std::size_t k = mano::classes_of(opts.input, cols);
     const unsigned given = row_inputs | (opts.source ? unsigned(mano::needs_source) : 0u) |
                            (opts.source_features ? unsigned(mano::needs_source_features) : 0u);
     if (opts.methods.empty()) {
-        opts.methods = mano::default_methods(cols, rows, given);
+        opts.methods = mano::default_methods(k, rows, given);
     } else {
         for (const auto m : opts.methods)
             if (const unsigned missing = mano::info_of(m).needs & ~given) {
@@ -82,9 +84,9 @@ mano::options resolve(const std::string& options_json, std::size_t rows, std::si
                 throw mano::error(std::string("methods: ") + mano::method_name(m) + " needs " + names);
             }
     }
-    if (opts.source && opts.source->k != cols)
+    if (opts.source && opts.source->k != k)
         throw mano::error("source: the source logits have " + std::to_string(opts.source->k) +
-                          " classes but the target logits have " + std::to_string(cols));
+                          " classes but the target logits have " + std::to_string(k));
     return opts;
 }
 
@@ -154,13 +156,14 @@ mano::io::read_options read_options_of(const std::string& key, const py::object&
     o.key = key;
     if (!shape.is_none()) o.shape = shape.cast<std::pair<std::size_t, std::size_t>>();
     o.label_column = label_column;
+    o.label_column_option = "label_column";
     if (!header.is_none()) o.header = header.cast<bool>();
     return o;
 }
 
 // A logits (or features) file mano reads, whole, as an array of its element type (bfloat16 as
-// float32: NumPy has no bfloat16).
-py::array read_matrix(const std::string& path, const std::string& key, const py::object& shape,
+// float32: NumPy has no bfloat16), and the reader's notes (a CSV's columns left out or taken as labels).
+py::tuple read_matrix(const std::string& path, const std::string& key, const py::object& shape,
                       const std::string& label_column, const py::object& header) {
     const auto opts = read_options_of(key, shape, label_column, header);
     std::unique_ptr<mano::io::matrix_reader> reader;
@@ -193,7 +196,7 @@ py::array read_matrix(const std::string& path, const std::string& key, const py:
                 std::memcpy(at + r * cols * item, src + r * v.row_stride() * item, cols * item);
         }
     }
-    return out;
+    return py::make_tuple(out, reader->notes());
 }
 
 py::array_t<std::int64_t> read_labels(const std::string& path, const std::string& key, const std::string& label_column,
@@ -233,26 +236,26 @@ std::string read_state(const std::string& path) {
     return mano::io::read_json(path, "accumulator state", mano::io::state_max_bytes).dump();
 }
 
-// The shape of a logits file, from its header (no rows are read).
-std::pair<std::size_t, std::size_t> matrix_shape(const std::string& path, const std::string& key, const py::object& shape,
+// The shape of a logits file, from its header (no rows are read), and its reader's notes.
+std::tuple<std::size_t, std::size_t, std::vector<std::string>> matrix_shape(const std::string& path, const std::string& key, const py::object& shape,
                                                  const std::string& label_column, const py::object& header) {
     const auto opts = read_options_of(key, shape, label_column, header);
     py::gil_scoped_release release;
     const auto reader = mano::io::open_matrix(path, opts);
-    return {reader->rows(), reader->cols()};
+    return {reader->rows(), reader->cols(), reader->notes()};
 }
 
-// `mano score FILE --state`: every row of a logits file (labels from `labels_path` when given)
-// scanned with the native reader on `threads` threads, the options resolved for its shape when
-// they name no methods.
-py_accumulator scan_file(const std::string& path, const std::string& options_json, const std::string& key,
+// `mano score FILE --state`: every row of a logits file (labels from `labels_path` when given, or
+// from a CSV's label column) scanned with the native reader on `threads` threads, the options
+// resolved for its shape when they name no methods; and the reader's notes.
+std::pair<py_accumulator, std::vector<std::string>> scan_file(const std::string& path, const std::string& options_json, const std::string& key,
                          const py::object& shape, const std::string& label_column, const py::object& header,
                          const std::string& labels_path, unsigned threads) {
     const auto opts = read_options_of(key, shape, label_column, header);
     py::gil_scoped_release release;
     auto reader = mano::io::open_matrix(path, opts);
     // labels: their own file, or a CSV's label column (as the CLI reads them)
-    const bool has_labels = !labels_path.empty() || !label_column.empty();
+    const bool has_labels = !labels_path.empty() || reader->has_labels();
     const std::string& labels_from = labels_path.empty() ? path : labels_path;
     std::vector<std::int64_t> labels;
     if (has_labels) {
@@ -270,7 +273,8 @@ py_accumulator scan_file(const std::string& path, const std::string& options_jso
     in.logits = reader.get();
     if (has_labels) in.labels = &labels;
     try {
-        return py_accumulator(mano::host::scan(in, 0, reader->rows(), o, mano::host::thread_count(threads), nullptr));
+        return {py_accumulator(mano::host::scan(in, 0, reader->rows(), o, mano::host::thread_count(threads), nullptr)),
+                reader->notes()};
     } catch (const mano::error& e) {
         throw mano::host::file_error(path, e);
     }
@@ -308,7 +312,9 @@ PYBIND11_MODULE(_core, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const mano::error& e) {
-            input_error(e.what());
+            // escaped as the CLI's messages are: a name from a file (not UTF-8, or with controls)
+            // cannot break the message or the terminal it is printed on
+            input_error(mano::printable(e.what()).c_str());
         } catch (const json::exception& e) {
             input_error((std::string("malformed JSON: ") + e.what()).c_str());
         }
@@ -338,11 +344,12 @@ PYBIND11_MODULE(_core, m) {
     m.def("prepare_options", &prepare_options);
     m.def("resolve_options", &resolve_options);
     // The family workflow (mano/workflow/family.hpp): `score(index, pass_json)` is the package's scorer
-    // (None, or the result's and the options' JSON); an InputError it raises is a mano::error to
-    // the workflow, which leaves an extra Taylor order out of that set's choice.
+    // (None, or the result's and the options' JSON and the labels' JSON, "" when the pass did not
+    // ask for them); an InputError it raises is a mano::error to the workflow, which leaves an
+    // extra Taylor order out of that set's choice.
     m.def("score_family", [](const std::string& sets, const std::string& family, const py::function& score) {
         std::vector<std::string> warnings;
-        const auto scorer = [&](std::size_t i, const std::string& pass) -> std::optional<std::pair<std::string, std::string>> {
+        const auto scorer = [&](std::size_t i, const std::string& pass) -> std::optional<api::scored_json> {
             py::object got;
             try {
                 got = score(i, pass);
@@ -351,7 +358,8 @@ PYBIND11_MODULE(_core, m) {
                 throw;
             }
             if (got.is_none()) return std::nullopt;
-            return got.cast<std::pair<std::string, std::string>>();
+            const auto [result, options, labels] = got.cast<std::tuple<std::string, std::string, std::string>>();
+            return api::scored_json{result, options, labels};
         };
         std::string scored = api::score_family(sets, family, scorer, &warnings);
         return py::make_tuple(scored, warnings);
@@ -374,24 +382,33 @@ PYBIND11_MODULE(_core, m) {
         }
         return py::bytes(text);  // written as they are, byte for byte the file mano audit writes
     });
-    m.def("parse_audit", [](const py::bytes& text, const std::string& file, std::uint64_t n_rows, std::size_t k) {
+    m.def("parse_audit", [](const py::bytes& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                            const std::string& set_name) {
         std::string bytes = text;  // the file's bytes as they are: the core reads UTF-8 and its BOM
         py::gil_scoped_release r;
-        return api::parse_audit(bytes, file, n_rows, k);
+        return api::parse_audit(bytes, file, n_rows, k, set_name);
     });
     m.def("predict_audited", [](const std::string& calibration, const std::string& result, const std::string& audited,
-                                double level) {
+                                double level, const std::string& warnings) {
         py::gil_scoped_release r;
-        return api::predict_audited(calibration, result, audited, level);
+        return api::predict_audited(calibration, result, audited, level, warnings);
     });
+    m.attr("audit_array_source") = mano::audit_array_source;
+    m.attr("label_shift_max_copies") = mano::label_shift_max_copies;
+    m.attr("label_shift_max_seed") = mano::label_shift_max_seed;
     m.def("read_rows", &read_rows);
     m.attr("audit_max_rows") = mano::audit_max_rows;
     m.attr("audit_max_bytes") = mano::audit_max_bytes;
     m.attr("audit_max_seed") = mano::audit_max_seed;
-    m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"));
+    m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"),
+          py::arg("input") = "logits");
+    m.def("probabilities_warning", &mano::probabilities_warning);
+    // the classes of rows of `columns` values of an input kind, and back (src/mano/scan/input_kind.hpp)
+    m.def("classes_of", [](const std::string& input, std::size_t columns) { return mano::classes_of(mano::parse_input_kind(input), columns); });
+    m.def("columns_of", [](const std::string& input, std::size_t classes) { return mano::columns_of(mano::parse_input_kind(input), classes); });
     m.attr("keeps_rows_max_logits") = mano::keeps_rows_max_logits;
     m.attr("keeps_rows_max_k") = mano::keeps_rows_max_k;
-    m.def("default_methods", &api::default_methods);
+    m.def("default_methods", &api::default_methods, py::arg("k"), py::arg("n"), py::arg("inputs"), py::arg("input") = "logits");
     m.def("methods", &api::methods);
     m.def("architectures", &mano::available_architectures);
     m.def("read_matrix", &read_matrix);

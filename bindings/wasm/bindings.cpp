@@ -19,6 +19,7 @@
 #include <mano/mano.hpp>
 
 #include "json_calls.hpp"
+#include "io/csv_columns.hpp"
 #include "io/header.hpp"
 
 namespace {
@@ -126,13 +127,13 @@ public:
     bool push(const val& logits, std::size_t rows, const std::string& type, const val& labels, const val& second,
               const val& features, std::size_t feature_cols, double first_row) {
         return guarded([&] {
-            const auto target = view_of(copy_in(logits, scratch.logits), type, rows, acc_.cols());
+            const auto target = view_of(copy_in(logits, scratch.logits), type, rows, acc_.columns());
             mano::row_inputs extra;
             extra.first_row = static_cast<std::size_t>(first_row);
             std::optional<mano::logits_view> second_view, feature_view;
             if (!labels.isNull()) extra.labels = labels_of(labels);
             if (!second.isNull()) {
-                second_view = view_of(copy_in(second, scratch.second), type, rows, acc_.cols());
+                second_view = view_of(copy_in(second, scratch.second), type, rows, acc_.columns());
                 extra.second = &*second_view;
             }
             if (!features.isNull()) {
@@ -160,15 +161,15 @@ public:
         return guarded([&] { return std::make_unique<raw_accumulator>(acc_); });
     }
     double rows() const { return static_cast<double>(acc_.rows()); }
-    double cols() const { return static_cast<double>(acc_.cols()); }
+    double cols() const { return static_cast<double>(acc_.columns()); }  // of a pushed row
     std::string architecture() const { return acc_.architecture(); }
 
 private:
     mano::accumulator acc_;
 };
 
-std::unique_ptr<raw_accumulator> make_accumulator(std::size_t k, const std::string& options_json) {
-    return guarded([&] { return std::make_unique<raw_accumulator>(api::make_accumulator(k, options_json)); });
+std::unique_ptr<raw_accumulator> make_accumulator(std::size_t columns, const std::string& options_json) {
+    return guarded([&] { return std::make_unique<raw_accumulator>(api::make_accumulator(columns, options_json)); });
 }
 
 std::unique_ptr<raw_accumulator> accumulator_from_state(const std::string& state_json) {
@@ -209,8 +210,8 @@ class raw_family_run {
 public:
     explicit raw_family_run(api::family_run run) : run_(std::move(run)) {}
     std::string next() const { return guarded([&] { return run_.next(); }); }
-    bool give(const std::string& result_json, const std::string& options_json) {
-        return guarded([&] { return run_.give(result_json, options_json), true; });
+    bool give(const std::string& result_json, const std::string& options_json, const std::string& labels_json) {
+        return guarded([&] { return run_.give(result_json, options_json, labels_json), true; });
     }
     bool give_none() { return guarded([&] { return run_.give_none(), true; }); }
     bool fail(const std::string& message) { return guarded([&] { return run_.fail(message), true; }); }
@@ -238,9 +239,9 @@ std::string calibrate(const std::string& sets, const std::string& options_json) 
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
     return guarded([&] { return api::predict(calibration_json, result_json, level); });
 }
-std::string scoring_options(const std::string& calibration_json, double rows, double cols) {
+std::string scoring_options(const std::string& calibration_json, double rows, double cols, const std::string& input) {
     return guarded([&] {
-        return api::scoring_options(calibration_json, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+        return api::scoring_options(calibration_json, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), input);
     });
 }
 
@@ -252,20 +253,32 @@ std::string audit_sample(double n_rows, double budget, double seed) {
 std::string audit_file(double n_rows, double k, double budget, double seed, const std::string& source) {
     return guarded([&] { return api::audit_file(whole(n_rows), whole(k), whole(budget), whole(seed), source); });
 }
-std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k) {
-    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k)); });
+std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k, const std::string& set_name) {
+    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k), set_name); });
 }
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
-                            const std::string& audited_json, double level) {
-    return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level); });
+                            const std::string& audited_json, double level, const std::string& warnings_json) {
+    return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level, warnings_json); });
 }
 
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level) {
     return guarded([&] { return api::predict_scores(calibration_json, method_name, scores, level); });
 }
-std::string default_methods(std::size_t k, double n, const std::string& inputs_json) {
-    return guarded([&] { return api::default_methods(k, static_cast<std::size_t>(n), inputs_json); });
+std::string default_methods(std::size_t cols, double n, const std::string& inputs_json, const std::string& input) {
+    return guarded([&] { return api::default_methods(cols, static_cast<std::size_t>(n), inputs_json, input); });
+}
+
+// What the package says of a result whose rows looked like probabilities, and the classes of rows
+// of `cols` values of an input kind and back (src/mano/scan/input_kind.hpp).
+std::string probabilities_warning(const std::string& where, const std::string& setting) {
+    return mano::probabilities_warning(where, setting);
+}
+double classes_of(const std::string& input, double cols) {
+    return guarded([&] { return static_cast<double>(mano::classes_of(mano::parse_input_kind(input), static_cast<std::size_t>(cols))); });
+}
+double columns_of(const std::string& input, double classes) {
+    return guarded([&] { return static_cast<double>(mano::columns_of(mano::parse_input_kind(input), static_cast<std::size_t>(classes))); });
 }
 
 // The header rules of .npy and .safetensors, shared with the native readers (native/io/header.hpp):
@@ -335,6 +348,23 @@ std::string safetensors_header(const val& bytes, double size, const std::string&
     }, "format");
 }
 
+// Which columns of a CSV are classes (native/io/csv_columns.hpp), from its header's names (each
+// followed by a NUL; "" without a header): {label: index or null, dropped, notes}. web/src/csv.js
+// parses the rows.
+std::string csv_columns(const std::string& file, const std::string& names_text, double fields, const std::string& label_column,
+                        const std::string& option_name, bool index_only) {
+    return guarded([&] {
+        std::vector<std::string> names;  // each name followed by a NUL
+        for (std::size_t at = 0, end; (end = names_text.find('\0', at)) != std::string::npos; at = end + 1)
+            names.push_back(names_text.substr(at, end - at));
+        if (!names.empty() && names.size() != static_cast<std::size_t>(fields))
+            throw mano::error(mano::printable(file + ": a name in its header holds a NUL byte"));
+        const auto c = mano::io::resolve_csv_columns(file, names, static_cast<std::size_t>(fields), label_column, option_name,
+                                                     index_only, false);
+        return json{{"label", c.label ? json(*c.label) : json(nullptr)}, {"dropped", c.dropped}, {"notes", c.notes}}.dump();
+    }, "format");
+}
+
 std::string methods() { return api::methods(); }
 
 std::string version() { return mano::version_string; }
@@ -374,8 +404,12 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("predictAudited", &predict_audited);
     emscripten::function("scoringOptions", &scoring_options);
     emscripten::function("defaultMethods", &default_methods);
+    emscripten::function("probabilitiesWarning", &probabilities_warning);
+    emscripten::function("classesOf", &classes_of);
+    emscripten::function("columnsOf", &columns_of);
     emscripten::function("methods", &methods);
     emscripten::function("npyHeader", &npy_header);
+    emscripten::function("csvColumns", &csv_columns);
     emscripten::constant("NPY_MAX_PREFIX_BYTES", static_cast<double>(mano::io::detail::npy_max_prefix_bytes));
     emscripten::function("safetensorsHeaderLength", &safetensors_header_length);
     emscripten::function("safetensorsHeader", &safetensors_header);

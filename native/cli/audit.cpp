@@ -32,7 +32,7 @@ CLI::App* add_audit_command(CLI::App& app, audit_command& c) {
 int run_audit(audit_command& c) {
     c.input.finish();
     refuse_overwriting_inputs(c.output, {c.file}, "-o");
-    const auto reader = io::open_matrix(c.file, c.input.read);
+    const auto reader = c.input.open(c.file);
     std::uint64_t seed = 0;
     if (c.seed) {
         seed = *c.seed;
@@ -46,15 +46,16 @@ int run_audit(audit_command& c) {
     } catch (const error& e) {
         throw host::file_error(c.file, e);
     }
-    write_file(c.output, audit_csv(rows, reader->rows(), reader->cols(), seed, c.file));
+    const std::size_t classes = c.input.classes(c.file, reader->cols());
+    write_file(c.output, audit_csv(rows, reader->rows(), classes, seed, c.file));
     std::cout << c.output << ": " << rows.size() << " of the " << reader->rows() << " rows of " << c.file
               << " to label (seed " << seed << "); add a column label with each row's true class (0 to "
-              << reader->cols() - 1 << "), then: mano predict --calibration CAL " << c.file << " --audit " << c.output
+              << classes - 1 << "), then: mano predict --calibration CAL " << c.file << " --audit " << c.output
               << '\n';
     return 0;
 }
 
-audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k) {
+audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k, const std::string& set_name) {
     std::error_code ec;
     const bool regular = std::filesystem::is_regular_file(path, ec);
     const auto size = regular ? std::filesystem::file_size(path, ec) : 0;
@@ -65,26 +66,13 @@ audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size
     std::ifstream in(path, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in && !in.eof()) throw error(path + ": cannot read this audit file");
-    return parse_audit(text, path, n_rows, k);
+    return parse_audit(text, path, n_rows, k, set_name);
 }
 
 result score_audited_rows(const std::string& logits, const input_args& input, const audit_labels& audit,
                           const options& opts) {
     auto reader = io::open_matrix(logits, input.read);
-    const std::size_t k = reader->cols(), n = audit.rows.size();
-    const bool wide = reader->type() == dtype::float64;  // read as the scan reads them: the same confidences
-    std::vector<float> narrow_rows(wide ? 0 : n * k);
-    std::vector<double> wide_rows(wide ? n * k : 0);
-    try {
-        io::read_rows(*reader, audit.rows, wide ? static_cast<void*>(wide_rows.data()) : narrow_rows.data());
-        accumulator acc(k, opts);
-        row_inputs in;
-        in.labels = audit.labels.data();
-        acc.push(wide ? logits_view(wide_rows.data(), n, k) : logits_view(narrow_rows.data(), n, k), in);
-        return acc.finalize();
-    } catch (const error& e) {
-        throw host::file_error(logits, e);
-    }
+    return host::scan_rows(*reader, audit.rows, audit.labels, opts);
 }
 
 void print_audits(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions,
@@ -93,7 +81,7 @@ void print_audits(const std::vector<std::string>& names, const std::vector<set_p
         const auto& p = predictions[i];
         if (!p.audit) continue;
         const auto& a = *p.audit;
-        std::cout << "audit of " << names[i] << " (" << audit_file << ", " << a.n << " labeled rows): accuracy "
+        std::cout << "audit of " << printable(names[i]) << " (" << printable(audit_file) << ", " << a.n << " labeled rows): accuracy "
                   << fixed(a.accuracy, 3) << " [" << fixed(100 * p.level, 0) << "% interval " << fixed(a.lower, 3) << ", "
                   << fixed(a.upper, 3) << "] ";
         if (a.method == "ppi")
@@ -116,10 +104,10 @@ void print_labels_needed(const std::vector<std::string>& names, const std::vecto
     const auto& p = predictions[first];
     const std::string how = " -o rows.csv, label them, then mano predict --audit rows.csv";
     if (wide.size() == 1) {
-        std::cout << names[first] << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
+        std::cout << printable(names[first]) << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
                   << fixed(p.estimate->value.upper - p.estimate->value.lower, 2) << " wide; " << n_of(first)
                   << " labeled rows drawn uniformly would bring it to " << fixed(p.labels_for_width->width, 2) << " (mano audit "
-                  << files[first] << " --budget " << n_of(first) << how << ")\n";
+                  << printable(files[first]) << " --budget " << n_of(first) << how << ")\n";
         return;
     }
     // said once for all the sets: how many, how many labels each, and the command for the first
@@ -129,7 +117,7 @@ void print_labels_needed(const std::vector<std::string>& names, const std::vecto
               << "% intervals wider than " << fixed(p.labels_for_width->width, 2) << "; "
               << (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most))
               << " labeled rows of each, drawn uniformly, would bring each to " << fixed(p.labels_for_width->width, 2)
-              << " (for " << names[first] << ": mano audit " << files[first] << " --budget " << n_of(first) << how
+              << " (for " << printable(names[first]) << ": mano audit " << printable(files[first]) << " --budget " << n_of(first) << how
               << "; each set's number: labels_for_width in --json)\n";
 }
 

@@ -29,8 +29,10 @@ struct audit_command {
 CLI::App* add_audit_command(CLI::App& app, audit_command& c);
 int run_audit(audit_command& c);
 
-// The labeled audit file `path` of a set of n_rows x k logits, read and checked by the core.
-audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k);
+// The labeled audit file `path` of a set of n_rows x k logits read from the file `set_name`, read
+// and checked by the core (a draw from a set of another size refused, one from a file of another
+// name a warning in its `warnings`).
+audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k, const std::string& set_name);
 
 // The audited rows of the logits file `logits`, read where they lie (in order when the file has no
 // random access), scored with `opts` and their labels.

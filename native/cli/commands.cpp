@@ -47,10 +47,11 @@ void note_left_out(const std::string& path, const options& opts, std::size_t n, 
 
 }  // namespace
 
-options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet) {
+options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t columns,
+                           const input_args& input) {
     std::vector<std::string> notes;
-    const options o = host::prediction_options(cal, path, n, k, notes);
-    if (!quiet)
+    const options o = host::prediction_options(cal, path, n, columns, input.input, notes);
+    if (!input.quiet)
         for (const auto& note : notes) warn(note);
     return o;
 }
@@ -86,10 +87,11 @@ int run_score(score_command& c) {
     std::vector<json> where;         // what each result covers, for JSON
     std::vector<result> results;
     for (const auto& path : c.files) {
-        auto reader = io::open_matrix(path, c.input.read);
+        auto reader = c.input.open(path);
+        if (!cal) c.input.classes(path, reader->cols());  // its shape fits --input (a calibration checks its own)
         std::unique_ptr<io::matrix_reader> second, features;
-        if (!c.methods.second_logits.empty()) second = io::open_matrix(c.methods.second_logits, c.input.read);
-        if (!c.methods.features.empty()) features = io::open_matrix(c.methods.features, c.input.read);
+        if (!c.methods.second_logits.empty()) second = c.input.open(c.methods.second_logits);
+        if (!c.methods.features.empty()) features = c.input.open(c.methods.features);
         if (second && (second->rows() != reader->rows() || second->cols() != reader->cols()))
             throw error(c.methods.second_logits + ": the second model's logits are " + std::to_string(second->rows()) +
                         " x " + std::to_string(second->cols()) + " but " + path + " is " + std::to_string(reader->rows()) +
@@ -101,17 +103,20 @@ int run_score(score_command& c) {
         const std::size_t n = c.chunk_size > 0 ? std::min(c.chunk_size, end - first) : end - first;
         options opts;
         if (cal) {
-            opts = prediction_options(*cal, path, n, reader->cols(), c.input.quiet);
+            opts = prediction_options(*cal, path, n, reader->cols(), c.input);
         } else {
             opts = resolver.resolve(n, reader->cols());
         }
         if (c.correctness_histogram) opts.correctness_histogram = true;
-        if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet) note_left_out(path, opts, n, reader->cols());
+        if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet)
+            note_left_out(path, opts, n, c.input.classes(path, reader->cols()));
         host::scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
         host::progress bar(path, end - first, c.input.quiet);
         try {
             if (c.chunk_size > 0) {
                 auto chunks = host::scan_chunks(in, first, end, c.chunk_size, opts, threads, &bar);
+                const auto flagged = std::find_if(chunks.begin(), chunks.end(), [](const result& r) { return r.looks_like_probabilities; });
+                if (flagged != chunks.end()) c.input.warn_probabilities(path, *flagged);
                 for (std::size_t i = 0; i < chunks.size(); ++i) {
                     const std::size_t a = first + i * c.chunk_size;
                     names.push_back(path + "[" + std::to_string(a) + ":" + std::to_string(a + chunks[i].n) + "]");
@@ -125,6 +130,7 @@ int run_score(score_command& c) {
                 where.push_back({{"file", path}});
                 if (!c.rows.empty()) where.back()["first_row"] = first;
                 results.push_back(acc.finalize());
+                c.input.warn_probabilities(path, results.back());
             }
         } catch (const error& e) {
             throw host::file_error(path, e);
@@ -191,6 +197,7 @@ int run_merge(merge_command& c) {
     }
     if (!c.emit_state.empty()) write_json(c.emit_state, total->to_json());
     const result r = total->finalize();
+    if (r.looks_like_probabilities) warn(probabilities_warning("the merged states", "--input probabilities to mano score"));
     if (c.json) {
         json j = r.to_json();
         j["states"] = c.states;
@@ -204,7 +211,7 @@ int run_merge(merge_command& c) {
 int run_eval(eval_command& c) {
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest, outside(c.allow_outside_paths));
-    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
+    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input, std::nullopt);
     std::vector<std::string> notes;
     const auto evaluation = workflow::evaluate(scored, &notes);
     const evaluation_report& report = evaluation.report;
@@ -221,6 +228,7 @@ int run_eval(eval_command& c) {
 
 int run_calibrate(calibrate_command& c) {
     if (!c.run.model.empty() || c.synthesize) {
+        c.run.input = c.input_text;
         if (!c.manifest.empty())
             throw error("give a manifest of labeled logits, or --model with --input and --synthesize; not both");
         return run_calibrate_synthesized(c);
@@ -228,6 +236,7 @@ int run_calibrate(calibrate_command& c) {
     if (c.manifest.empty())
         throw error("calibrate needs a manifest of labeled logit sets (mano calibrate MANIFEST.json), or --model M.pt "
                     "--input VAL_DIR --synthesize to build shifted sets from labeled images");
+    if (!c.input_text.empty()) c.input.input_name = c.input_text;
     c.input.finish();
     const auto manifest = io::read_manifest(c.manifest, outside(c.allow_outside_paths));
     if (!c.output.empty()) {
@@ -236,7 +245,10 @@ int run_calibrate(calibrate_command& c) {
         for (const auto& s : manifest.sets) inputs.insert(inputs.end(), {s.logits, s.labels});
         refuse_overwriting_inputs(c.output, inputs, "-o");
     }
-    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input);
+    mano::label_shift_copies copies;
+    copies.copies = c.label_shift_copies;
+    copies.seed = c.label_shift_seed;
+    const auto scored = score_manifest(manifest, c.groups, c.methods, c.input, copies);
     std::vector<std::string> notes;
     const calibration cal = workflow::calibrate(scored, &notes);
     for (const auto& note : notes) warn(note);
@@ -281,21 +293,27 @@ int run_predict(predict_command& c) {
         // the calibration's options for this set's size (K checked first); methods named with
         // --methods run at any size
         const auto shape = io::open_matrix(s.logits, c.input.read);
-        if (shape->cols() != cal.k)
-            throw host::file_error(s.logits, error("the logits have " + std::to_string(shape->cols()) +
-                                             " classes but the calibration was fitted on logits with " + std::to_string(cal.k)));
-        const options opts = c.methods.empty() ? prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input.quiet)
-                                               : cal.opts;
+        std::vector<std::string> unused;  // with --methods every method named runs
+        const options opts = c.methods.empty()
+                                 ? prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input)
+                                 : (host::prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input.input, unused), cal.opts);
         const result r = score_set(s, c.input, [&](std::size_t, std::size_t) { return opts; }).scores;
         names.push_back(s.name);
         // the audited rows, read again with their labels (errors in the audit file name it)
         std::optional<result> audited;
-        if (!c.audit.empty()) audited = score_audited_rows(s.logits, c.input, read_audit(c.audit, r.n, r.k), opts);
+        std::vector<std::string> audit_warnings;
+        if (!c.audit.empty()) {
+            const audit_labels labels = read_audit(c.audit, r.n, r.k, s.logits);
+            audit_warnings = labels.warnings;
+            for (const auto& w : audit_warnings) warn(w);
+            audited = score_audited_rows(s.logits, c.input, labels, opts);
+        }
         try {
             predictions.push_back(audited ? predict_audited(cal, r, *audited, c.level) : predict(cal, r, c.level));
         } catch (const error& e) {
             throw host::file_error(s.logits, e);
         }
+        if (audited) predictions.back().audit->warnings = audit_warnings;
     }
     warn_extrapolation(names, predictions);
     // with true accuracies: how often the intervals held them

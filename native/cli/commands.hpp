@@ -59,6 +59,11 @@ struct calibrate_command {
     std::vector<std::string> groups;
     method_args methods;
     input_args input;
+    std::size_t label_shift_copies = mano::label_shift_copies{}.copies;  // R (src/mano/calibration/label_shift_copies.hpp)
+    std::uint64_t label_shift_seed = 0;
+    // --input: the logit files' input kind (input_args::input_name), or with --model the labeled
+    // image folder (model_args::input)
+    std::string input_text;
     // calibrate --model M --input VAL_DIR --synthesize: synthetic shifts of a labeled folder
     model_args run;
     bool synthesize = false;
@@ -83,9 +88,11 @@ struct methods_command {
     bool json = false;
 };
 
-// host::prediction_options (native/host/calibration_file.hpp), naming on stderr (unless `quiet`)
-// the methods that keep every row and were left out for this size.
-options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k, bool quiet);
+// host::prediction_options (native/host/calibration_file.hpp) for n x `columns` values of `path`
+// read as --input says, naming on stderr (unless --quiet) the methods that keep every row and were
+// left out for this size.
+options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t columns,
+                           const input_args& input);
 
 int run_methods(const methods_command& c);
 int run_score(score_command& c);

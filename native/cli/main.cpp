@@ -94,14 +94,24 @@ int main(int argc, char** argv) {
     cal->add_option("-o,--output", cal_args.output, "write the calibration here (default: print it)");
     cal->add_option("--group", cal_args.groups, "fit on the sets of this group only (repeatable)");
     cal_args.methods.add_to(cal, false, "--batch-size", true);
-    cal_args.input.add_to(cal);
+    cal_args.input.add_to(cal, false);
+    cal->add_option("--input", cal_args.input_text,
+                    "the manifest's files: what their values are, logits (default) | probabilities | binary-logit | "
+                    "binary-probability (as mano score --input); with --model: the labeled image folder VAL_DIR");
+    cal->add_option("--label-shift-copies", cal_args.label_shift_copies,
+                    "label-shifted copies of each labeled set added to the fit (Dirichlet class mixes; 0: none)")
+        ->capture_default_str()
+        ->check(whole_number(false, mano::label_shift_max_copies));
+    cal->add_option("--label-shift-seed", cal_args.label_shift_seed, "the seed of the copies' draws")
+        ->capture_default_str()
+        ->check(whole_number(false, mano::label_shift_max_seed));
     cal->add_flag("--synthesize", cal_args.synthesize,
                   "with --model and --input VAL_DIR: fit on synthetic shifts (9 corruptions x 5 severities) of a labeled "
                   "image folder");
     cal->add_option("--seed", cal_args.seed, "with --synthesize: the seed of the corruptions' random draws")
         ->capture_default_str()
         ->check(whole_number(false));
-    cal_args.run.add_to(cal, "--infer-batch-size");
+    cal_args.run.add_to(cal, "--infer-batch-size", false);
 
     infer_command infer_args;
     auto* infer = app.add_subcommand("infer", "Run a TorchScript model over images or a tensor and estimate its accuracy "

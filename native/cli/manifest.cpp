@@ -12,8 +12,10 @@ namespace cli {
 
 io::outside_paths outside(bool allow) { return allow ? io::outside_paths::allow : io::outside_paths::refuse; }
 
-workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose) {
-    auto reader = io::open_matrix(set.logits, input.read);
+workflow::scored_set score_set(const io::manifest_set& set, const input_args& input, const options_for_shape& choose,
+                               const workflow::pass* copy, bool keep_labels) {
+    auto reader = input.open(set.logits);
+    input.classes(set.logits, reader->cols());  // its shape fits --input, before its labels are read
     std::vector<std::int64_t> labels;
     if (!set.labels.empty()) {
         auto label_options = input.labels_options();
@@ -28,12 +30,22 @@ workflow::scored_set score_set(const io::manifest_set& set, const input_args& in
                         std::to_string(reader->rows()) + " rows of " + set.logits + " (set \"" + set.name + "\")");
     }
     options opts = choose(reader->rows(), reader->cols());
+    if (copy) {
+        // a label-shifted copy: the drawn rows, in their order, with their labels
+        std::vector<std::int64_t> copy_labels;
+        for (const auto row : copy->rows) copy_labels.push_back(labels.at(row));
+        return {host::scan_rows(*reader, copy->rows, copy_labels, opts), std::move(opts)};
+    }
     host::scan_inputs in;
     in.logits = reader.get();
     if (!labels.empty()) in.labels = &labels;
     host::progress bar(set.name, reader->rows(), input.quiet);
     try {
-        return {host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize(), std::move(opts)};
+        result r = host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize();
+        input.warn_probabilities(set.logits, r);
+        workflow::scored_set out{std::move(r), std::move(opts)};
+        if (keep_labels) out.labels = std::move(labels);
+        return out;
     } catch (const error& e) {
         throw host::file_error(set.logits, e);
     }
@@ -51,7 +63,7 @@ std::vector<io::manifest_set> selected_sets(const io::manifest& m, const std::ve
 }
 
 workflow::scored_family score_manifest(const io::manifest& m, const std::vector<std::string>& groups, method_args& methods,
-                                       const input_args& input) {
+                                       const input_args& input, const std::optional<label_shift_copies>& copies) {
     if (m.source) {
         if (!methods.source_logits.empty())
             throw error(m.path + ": the manifest has a \"source\" and --source-logits was given too; keep one");
@@ -70,8 +82,10 @@ workflow::scored_family score_manifest(const io::manifest& m, const std::vector<
     workflow::family_options family;
     family.family = methods.family;
     family.taylor_orders = methods.taylor_orders;
+    family.copies = copies;
     const auto score = [&](std::size_t i, const workflow::pass& p) -> std::optional<workflow::scored_set> {
-        return score_set(selected[i], input, [&](std::size_t rows, std::size_t cols) { return p.apply(resolver.resolve(rows, cols)); });
+        return score_set(selected[i], input, [&](std::size_t rows, std::size_t cols) { return p.apply(resolver.resolve(rows, cols)); },
+                         p.kind == workflow::pass::role::copy ? &p : nullptr, p.labels);
     };
     const auto warn_set = [&](std::size_t i, const std::string& message) { warn(selected[i].logits + ": " + message); };
     return workflow::score_family(names, set_groups, family, score, warn_set);

@@ -80,6 +80,7 @@ int run_monitor_add(monitor_add_command& c) {
     r.name = c.name;
     r.chunk_size = c.chunk_size;
     r.read = c.input.read;
+    r.input = c.input.input;
     r.threads = c.input.threads;
     r.progress = !c.input.quiet;
     r.inside = pause_inside_transaction();
@@ -89,7 +90,7 @@ int run_monitor_add(monitor_add_command& c) {
     warn_extrapolation(a.names, a.predictions);
     if (!c.input.quiet)
         std::cerr << "mano: added " << a.names.size() << " point" << (a.names.size() == 1 ? "" : "s") << " at " << a.time
-                  << " to " << c.history << " (add " << a.add << ")\n";
+                  << " to " << printable(c.history) << " (add " << a.add << ")\n";
     return 0;
 }
 

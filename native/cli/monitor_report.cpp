@@ -33,8 +33,11 @@ std::vector<std::string> summary_lines(const json& r) {
     const json& ref = r.at("reference");
     std::vector<std::string> out;
     out.push_back("reference: " + ref.at("chosen_by").get<std::string>() + " (" + std::to_string(ref.at("points").get<std::size_t>()) +
-                  " points), calibration " + ref.at("calibration").get<std::string>().substr(0, 12));
-    out.push_back("alert line: " + percent(line.at("value").get<double>()) + " (reference mean " + percent(line.at("mean").get<double>()) +
+                  (ref.at("points").get<std::size_t>() == 1 ? " point" : " points") + "), calibration " + ref.at("calibration").get<std::string>().substr(0, 12));
+    if (!line.contains("value"))
+        out.push_back("alert line: none yet (it needs 2 reference points with an estimate)");
+    else
+        out.push_back("alert line: " + percent(line.at("value").get<double>()) + " (reference mean " + percent(line.at("mean").get<double>()) +
                   ", sd " + percent(line.at("sd").get<double>()) + ", mean - 3 sd)");
     if (r.contains("noise")) {
         const json& n = r.at("noise");
@@ -47,50 +50,79 @@ std::vector<std::string> summary_lines(const json& r) {
     return out;
 }
 
-std::string latest_line(const json& r) {
+std::string latest_line(const json& r, std::size_t alerts) {
+    if (r.value("waiting", false))
+        return "not enough points yet: every point is in the reference period; the points added after it are compared with "
+               "its alert line";
     const json& latest = r.at("latest");
-    const std::size_t alerts = r.at("alerts").size();
     std::string text = std::to_string(alerts) + " point" + (alerts == 1 ? "" : "s") + " below the alert line; latest point: ";
     if (latest.at("calibration_changed").get<bool>()) return text + "scored with another calibration, not compared";
     return text + (latest.at("alert").get<bool>() ? "ALERT" : "ok");
 }
 
-std::string text_report(const json& r, bool markdown) {
-    std::vector<std::vector<std::string>> rows = {{"time", "name", "n", "method", "estimate", "interval", "status"}};
-    for (const auto& p : r.at("points")) {
-        const json& e = p.at("estimate");
-        const bool has = e.is_object();
-        rows.push_back({p.at("time").get<std::string>(), p.at("name").get<std::string>(), std::to_string(p.at("n").get<std::int64_t>()),
-                        has ? e.at("method").get<std::string>() : "-", has ? percent(e.at("accuracy").get<double>()) : "-",
-                        has ? "[" + percent(e.at("interval").at(0).get<double>()) + ", " + percent(e.at("interval").at(1).get<double>()) + "]"
-                            : "-",
-                        status_of(p)});
-    }
-    std::ostringstream out;
+// Text from the history as it is, escaped as every message is: a name that is not UTF-8 comes from
+// its bytes (KEY_bytes, in hex), so they show as \xNN rather than as the JSON's U+FFFD.
+std::string shown(const json& j, const std::string& key) {
+    if (!j.contains(key + "_bytes")) return printable(j.at(key).get<std::string>(), 200);
+    const std::string hex = j.at(key + "_bytes").get<std::string>();
+    std::string bytes;
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return printable(bytes, 200);
+}
+
+// A point's cells, each escaped (printable): a name or path from the history cannot move the
+// cursor, retitle the terminal or split the line into a forged one.
+std::vector<std::string> cells_of(const json& p) {
+    const json& e = p.at("estimate");
+    const bool has = e.is_object();
+    std::vector<std::string> row = {p.at("time").get<std::string>(), shown(p, "name"), std::to_string(p.at("n").get<std::int64_t>()),
+                                    has ? e.at("method").get<std::string>() : "-", has ? percent(e.at("accuracy").get<double>()) : "-",
+                                    has ? "[" + percent(e.at("interval").at(0).get<double>()) + ", " +
+                                              percent(e.at("interval").at(1).get<double>()) + "]"
+                                        : "-",
+                                    status_of(p)};
+    for (std::size_t i = 2; i < row.size(); ++i) row[i] = printable(row[i], 200);
+    return row;
+}
+
+const std::vector<std::string> header = {"time", "name", "n", "method", "estimate", "interval", "status"};
+
+// The report in text or Markdown, the points read from the history as they are written (twice for
+// text: the columns' widths, then the rows).
+void text_report(const history::timeline& t, bool markdown, std::ostream& out) {
+    const json& r = t.summary();
+    const std::string history = shown(r, "history");
     const auto lines = summary_lines(r);
     if (markdown) {
-        out << "## Monitoring history " << r.at("history").get<std::string>() << "\n\n";
-        for (const auto& l : lines) out << "- " << l << '\n';
-        out << '\n';
-        for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto row = [&](const std::vector<std::string>& cells) {
             out << '|';
-            for (const auto& cell : rows[i]) {
+            for (const auto& cell : cells) {
                 std::string escaped;
                 for (const char ch : cell) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
                 out << ' ' << escaped << " |";
             }
             out << '\n';
-            if (i == 0) out << "|---|---|---:|---|---:|---|---|\n";
-        }
-        out << "\n" << latest_line(r) << '\n';
-        return out.str();
+        };
+        std::string title;
+        for (const char ch : history) title += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        out << "## Monitoring history " << title << "\n\n";
+        for (const auto& l : lines) out << "- " << l << '\n';
+        out << '\n';
+        row(header);
+        out << "|---|---|---:|---|---:|---|---|\n";
+        t.each_point([&](const json& p) { row(cells_of(p)); });
+        out << "\n" << latest_line(r, t.alerts().size()) << '\n';
+        return;
     }
-    out << "history " << r.at("history").get<std::string>() << '\n';
+    out << "history " << history << '\n';
     for (const auto& l : lines) out << l << '\n';
-    std::vector<std::size_t> width(rows[0].size(), 0);
-    for (const auto& row : rows)
+    std::vector<std::size_t> width(header.size(), 0);
+    const auto measure = [&](const std::vector<std::string>& row) {
         for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : rows) {
+    };
+    measure(header);
+    t.each_point([&](const json& p) { measure(cells_of(p)); });
+    const auto print = [&](const std::vector<std::string>& row) {
         std::string line;
         for (std::size_t i = 0; i < row.size(); ++i) {
             const std::string pad(width[i] - row[i].size(), ' ');
@@ -98,9 +130,10 @@ std::string text_report(const json& r, bool markdown) {
             line += (i ? "  " : "") + (left ? row[i] + (i + 1 == row.size() ? "" : pad) : pad + row[i]);
         }
         out << line << '\n';
-    }
-    out << latest_line(r) << '\n';
-    return out.str();
+    };
+    print(header);
+    t.each_point([&](const json& p) { print(cells_of(p)); });
+    out << latest_line(r, t.alerts().size()) << '\n';
 }
 
 }  // namespace
@@ -114,12 +147,24 @@ int run_monitor_report(monitor_report_command& c) {
     r.reference = c.reference;
     r.reference_until = c.reference_until;
     r.since = c.since;
-    const history::report t = history::read_report(r);
-    const std::string text = c.json ? t.timeline.dump() + "\n" : text_report(t.timeline, c.markdown);
-    if (c.output.empty()) std::cout << text;
-    else write_file(c.output, text);
-    if (t.latest_changed) warn(c.history + ": the latest point was scored with another calibration than the reference period's; it is not compared");
-    return t.latest_alerts ? monitor_alert_status : 0;
+    const history::timeline t(r);
+    const auto write = [&](std::ostream& out) {
+        if (c.json) {
+            t.write_json(out);
+            out << '\n';
+        } else {
+            text_report(t, c.markdown, out);
+        }
+    };
+    if (c.output.empty()) {
+        write(std::cout);
+    } else {
+        std::ostringstream text;
+        write(text);
+        write_file(c.output, text.str());
+    }
+    if (t.latest_changed()) warn(c.history + ": the latest point was scored with another calibration than the reference period's; it is not compared");
+    return t.latest_alerts() ? monitor_alert_status : 0;
 }
 
 }  // namespace cli

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/output.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
 #include "mano/workflow/source_options.hpp"
@@ -22,9 +23,18 @@ namespace {
 constexpr std::uint64_t max_images_per_call = 65536;
 constexpr std::uint64_t max_image_side = 16384;
 
+const char* const input_help =
+    "what the files' values are: logits (default) | probabilities (a softmax: taken through the log, zeros floored at "
+    "1.2e-38) | binary-logit (one column, class 1's logit z: the classes [0, z]) | binary-probability (one column, "
+    "class 1's probability p: [1 - p, p])";
+
 }  // namespace
 
-void input_args::add_to(CLI::App* app) {
+void input_args::add_to(CLI::App* app, bool with_input) {
+    if (with_input)
+        app->add_option("--input", input_name, input_help)
+            ->capture_default_str()
+            ->check(CLI::IsMember({"logits", "probabilities", "binary-logit", "binary-probability"}));
     app->add_option("--key", read.key, "the array to read from an .npz or .safetensors file with several (default: logits)");
     app->add_option("--shape", shape, "N,K: read files of unknown format as raw little-endian float32 of this shape");
     app->add_option("--label-column", read.label_column, "CSV/TSV: the label column (header name or 0-based index); "
@@ -57,6 +67,23 @@ void input_args::finish() {
         read.shape = std::make_pair(n, k);
     }
     if (!header.empty()) read.header = header == "yes";
+    try {
+        input = parse_input_kind(input_name);
+    } catch (const error& e) {
+        throw error(std::string("--input: ") + e.what());
+    }
+}
+
+std::size_t input_args::classes(const std::string& path, std::size_t columns) const {
+    try {
+        return classes_of(input, columns);
+    } catch (const error& e) {
+        throw error(path + ": " + e.what());
+    }
+}
+
+void input_args::warn_probabilities(const std::string& path, const result& r) const {
+    if (r.looks_like_probabilities && !quiet) warn(probabilities_warning(path, "--input probabilities"));
 }
 
 io::read_options input_args::labels_options() const {
@@ -64,6 +91,13 @@ io::read_options input_args::labels_options() const {
     o.key.clear();  // a --key names the logits; labels in a container are the member "labels"
     o.shape.reset();
     return o;
+}
+
+std::unique_ptr<io::matrix_reader> input_args::open(const std::string& path) const {
+    auto reader = io::open_matrix(path, read);
+    if (!quiet)
+        for (const auto& note : reader->notes()) warn(note);
+    return reader;
 }
 
 CLI::Validator whole_number(bool positive, std::uint64_t most) {
@@ -217,7 +251,8 @@ std::vector<double> read_all(io::matrix_reader& reader) {
 
 }  // namespace
 
-const options& option_resolver::resolve(std::size_t n, std::size_t k) {
+const options& option_resolver::resolve(std::size_t n, std::size_t columns) {
+    const std::size_t k = classes_of(input_.input, columns);
     // The methods asked for by name, or the table's defaults for this set's size and inputs.
     std::vector<method> methods;
     if (args_.methods.empty()) {
@@ -230,9 +265,9 @@ const options& option_resolver::resolve(std::size_t n, std::size_t k) {
             methods.push_back(m);
         }
     }
-    const auto key = std::make_pair(k, methods);
+    const auto key = std::make_pair(columns, methods);
     auto found = cache_.find(key);
-    if (found == cache_.end()) found = cache_.emplace(key, build(k, methods)).first;
+    if (found == cache_.end()) found = cache_.emplace(key, build(columns, methods)).first;
     return found->second;
 }
 
@@ -252,17 +287,20 @@ std::string option_resolver::input_flags(unsigned inputs) {
     return text;
 }
 
-options option_resolver::build(std::size_t k, const std::vector<method>& methods) const {
+options option_resolver::build(std::size_t columns, const std::vector<method>& methods) const {
     options o = args_.opts;
+    o.input = input_.input;
+    const std::size_t k = classes_of(o.input, columns);
     const bool has_source = !args_.source_logits.empty();
     std::vector<std::int64_t> labels;
     std::vector<double> source;
     std::size_t source_rows = 0;
     if (has_source) {
-        auto reader = io::open_matrix(args_.source_logits, input_.read);
-        if (reader->cols() != k)
+        auto reader = input_.open(args_.source_logits);
+        if (reader->cols() != columns)
             throw error(args_.source_logits + ": the source logits have " + std::to_string(reader->cols()) +
-                        " classes but the target logits have " + std::to_string(k));
+                        (o.input == input_kind::logits ? " classes but the target logits have " : " columns but the target files have ") +
+                        std::to_string(columns));
         source_rows = reader->rows();
         source = read_all(*reader);
         auto label_options = input_.labels_options();
@@ -272,7 +310,7 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
             throw error(args_.source_labels + ": " + std::to_string(labels.size()) + " labels for " +
                         std::to_string(source_rows) + " source rows in " + args_.source_logits);
     }
-    const logits_view source_view(source.data(), source_rows, k);
+    const logits_view source_view(source.data(), source_rows, columns);
     workflow::source_inputs given;
     given.source_option = "--source-logits and --source-labels";
     given.temperature_option = "--temperature";
@@ -285,7 +323,7 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
     }
     if (!given.label_marginal_of_source) o.label_marginal = read_marginal(args_.label_marginal, k);
     if (!args_.source_features.empty()) {
-        auto reader = io::open_matrix(args_.source_features, input_.read);
+        auto reader = input_.open(args_.source_features);
         auto moments = std::make_shared<feature_moments>(reader->cols());
         try {
             // in chunks of about 4 MiB of doubles: the moments are sums, a file of any size streams
@@ -312,9 +350,10 @@ options option_resolver::build(std::size_t k, const std::vector<method>& methods
     }
 }
 
-void model_args::add_to(CLI::App* app, const std::string& batch_flag) {
+void model_args::add_to(CLI::App* app, const std::string& batch_flag, bool with_input) {
     app->add_option("--model", model, "a TorchScript model file (torch.jit.script(m).save(path))");
-    app->add_option("--input", input, "an image folder (one subfolder per class gives labels) or an N x C x H x W float32 .npy");
+    if (with_input)
+        app->add_option("--input", input, "an image folder (one subfolder per class gives labels) or an N x C x H x W float32 .npy");
     app->add_option("--device", device, "auto | cpu | cuda | cuda:INDEX")->capture_default_str();
     app->add_option("--amp", amp, "off | fp16 | bf16: autocast the model to this type")->capture_default_str();
     app->add_option(batch_flag, batch_size, "images per model call")

@@ -35,13 +35,23 @@ struct input_args {
     io::read_options read;
     std::string shape;   // "N,K" for raw float32
     std::string header;  // "", "yes" or "no"
+    std::string input_name = "logits";  // --input: what the files' values are (input_kind.hpp)
+    input_kind input = input_kind::logits;
     unsigned threads = 0;  // 0 = every core
     bool quiet = false;
 
-    void add_to(CLI::App* app);
-    // Parses the text options into `read`; throws mano::error.
+    // `with_input`: register --input (calibrate registers its own: it also names an image folder).
+    void add_to(CLI::App* app, bool with_input = true);
+    // Parses the text options into `read` and `input`; throws mano::error.
     void finish();
+    // The classes of a file of `columns` values of this input kind (classes_of, naming --input).
+    std::size_t classes(const std::string& path, std::size_t columns) const;
+    // A result's looks_like_probabilities said as a warning naming --input, unless --quiet.
+    void warn_probabilities(const std::string& path, const result& r) const;
     io::read_options labels_options() const;  // the same, but with the labels' default key
+    // A logits (or features) file opened with these options; what its reader left out or took as
+    // labels (a CSV's index, id and label columns) is said as warnings unless --quiet.
+    std::unique_ptr<io::matrix_reader> open(const std::string& path) const;
 };
 
 // How scores are computed (score, eval, calibrate).
@@ -82,19 +92,20 @@ struct model_args {
     std::string mean, std;  // "m,m,m", "s,s,s"
     std::vector<CLI::Option*> preprocessing;  // --resize, --crop, --mean, --std, to tell whether any was given
 
-    // `batch_flag` names the model's batch size (--batch-size; calibrate's is MaNo's batch mode).
-    void add_to(CLI::App* app, const std::string& batch_flag);
+    // `batch_flag` names the model's batch size (--batch-size; calibrate's is MaNo's batch mode);
+    // `with_input`: register --input (calibrate registers one --input for both meanings).
+    void add_to(CLI::App* app, const std::string& batch_flag, bool with_input = true);
 };
 
-// The options for logits with K classes and N rows, resolved once per (K, whether COT fits) so
-// that a source set is read and fitted once per run.
+// The options for N rows of a file of `columns` values (K classes of the --input kind), resolved
+// once per (K, whether COT fits) so that a source set is read and fitted once per run.
 class option_resolver {
 public:
     option_resolver(const method_args& args, const input_args& input) : args_(args), input_(input) {}
-    const options& resolve(std::size_t n, std::size_t k);
+    const options& resolve(std::size_t n, std::size_t columns);
 
 private:
-    options build(std::size_t k, const std::vector<method>& methods) const;
+    options build(std::size_t columns, const std::vector<method>& methods) const;
     unsigned given_inputs() const;                   // method_input bits of the inputs given
     static std::string input_flags(unsigned inputs);  // the options that give these inputs
     const method_args& args_;

@@ -366,7 +366,7 @@ int run_calibrate_synthesized(calibrate_command& c) {
         target.where = c.run.input + " (" + name + ")";
         const auto source = folder_source(in.folder, p, in.source.shape, s);
         const std::string group = s ? inference::corruption_name(s->kind) : "clean";
-        sets.push_back({name, group, stream(net, source, c.run, target).finalize()});
+        sets.push_back({name, group, stream(net, source, c.run, target).finalize(), 1, std::nullopt});
     }
     if (!c.input.quiet) print_speed(in.source.count * plan.size(), start, net, worker_count(c.run.workers));
 

@@ -19,12 +19,12 @@ calibration read_calibration(const std::string& path, std::string* bytes) {
     }
 }
 
-options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t k,
-                           std::vector<std::string>& notes) {
+options prediction_options(const calibration& cal, const std::string& path, std::size_t n, std::size_t columns,
+                           input_kind input, std::vector<std::string>& notes) {
     std::vector<method> left_out;
     options o;
     try {
-        o = scoring_options(cal, n, k, &left_out);
+        o = scoring_options(cal, n, columns, input, &left_out);
     } catch (const error& e) {
         throw file_error(path, e);
     }
@@ -32,7 +32,7 @@ options prediction_options(const calibration& cal, const std::string& path, std:
         notes.push_back(path + ": " + method_name(m) + " left out of this prediction: it keeps every row, which a prediction " +
                         "does only up to " + std::to_string(keeps_rows_max_logits) + " logits and " +
                         std::to_string(keeps_rows_max_k) + " classes (this file: " + std::to_string(n) + " x " +
-                        std::to_string(k) + "); mano predict --methods " + method_name(m) + " runs it anyway");
+                        std::to_string(columns) + "); mano predict --methods " + method_name(m) + " runs it anyway");
     return o;
 }
 

@@ -1,69 +1,24 @@
 #include "host/history.hpp"
 
+#include <array>
+#include <cctype>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <thread>
+
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
 #include <mano/mano.hpp>
 
+#include "host/history_schema.hpp"
+#include "host/utc_time.hpp"
+
 namespace mano {
 namespace history {
 
 namespace {
-
-// The schema of version 1 (docs/monitor.md explains each column). The estimate columns repeat,
-// for queries, what the prediction column's JSON holds exactly (it is what mano predict --json
-// gives for the point).
-constexpr const char* schema_sql = R"sql(
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE calibrations (sha256 TEXT PRIMARY KEY, calibration TEXT NOT NULL);
-CREATE TABLE adds (
-  id INTEGER PRIMARY KEY,
-  time TEXT NOT NULL,
-  written_at TEXT NOT NULL,
-  mano_version TEXT NOT NULL,
-  calibration_sha256 TEXT NOT NULL REFERENCES calibrations(sha256)
-);
-CREATE TABLE points (
-  id INTEGER PRIMARY KEY,
-  add_id INTEGER NOT NULL REFERENCES adds(id),
-  time TEXT NOT NULL,
-  name TEXT NOT NULL,
-  file TEXT NOT NULL,
-  chunk INTEGER,
-  first_row INTEGER,
-  n INTEGER NOT NULL,
-  k INTEGER NOT NULL,
-  level REAL NOT NULL,
-  method TEXT,
-  accuracy REAL,
-  lower REAL,
-  upper REAL,
-  fallback INTEGER,
-  regime TEXT,
-  shift_distance REAL,
-  shift_range REAL,
-  shift_outside INTEGER,
-  calibration_sha256 TEXT NOT NULL REFERENCES calibrations(sha256),
-  prediction TEXT NOT NULL,
-  state TEXT NOT NULL
-);
-CREATE INDEX points_by_time ON points (time, id);
-CREATE TABLE estimates (
-  point_id INTEGER NOT NULL REFERENCES points(id),
-  method TEXT NOT NULL,
-  score REAL NOT NULL,
-  se REAL,
-  accuracy REAL NOT NULL,
-  lower REAL NOT NULL,
-  upper REAL NOT NULL,
-  extrapolated INTEGER NOT NULL,
-  PRIMARY KEY (point_id, method)
-);
-)sql";
 
 constexpr const char* fix_it = "give a history written by mano monitor add, or a new path";
 
@@ -113,6 +68,7 @@ public:
         sqlite3_clear_bindings(stmt_);
     }
     std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+    sqlite3_stmt* handle() const { return stmt_; }
     bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
     std::string text(int column) const {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
@@ -135,26 +91,76 @@ std::int64_t single_integer(sqlite3* db, const std::string& path, const char* sq
     return s.step("cannot read the history") ? s.integer(0) : 0;
 }
 
-std::string now_utc() {
-    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm parts{};
-    gmtime_r(&t, &parts);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return text;
+// Refuses a path that is there but is not a regular file (a FIFO would block the open forever, a
+// device would be read without end), and so its WAL and shared-memory files.
+void require_regular(const std::string& path) {
+    for (const std::string& p : {path, path + "-wal", path + "-shm"}) {
+        struct stat info {};
+        if (::stat(p.c_str(), &info) != 0) continue;
+        if (S_ISDIR(info.st_mode) && p == path) throw error(path + ": a folder, not a history file; " + fix_it);
+        if (S_ISREG(info.st_mode)) continue;
+        const char* kind = S_ISFIFO(info.st_mode)                              ? "a FIFO"
+                           : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
+                                                                              : "a socket or another special file";
+        throw error(p + ": not a regular file (" + kind + "); a history is a regular file: " + fix_it);
+    }
 }
 
-sqlite3* open_file(const std::string& path, int flags) {
+// "file:PATH?immutable=1" with PATH's bytes escaped as a URI needs them
+std::string immutable_uri(const std::string& path) {
+    std::string uri = "file:";
+    const char* hex = "0123456789ABCDEF";
+    for (const unsigned char c : path) {
+        if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') uri += static_cast<char>(c);
+        else uri += std::string("%") + hex[c >> 4] + hex[c & 15];
+    }
+    return uri + "?immutable=1";
+}
+
+// Nothing a file holds runs: defensive mode (no writes to the schema, no shadow tables), no
+// functions in its schema (trusted_schema off), no views and no triggers at all; and no value read
+// over value_max_bytes.
+sqlite3* open_file(const std::string& path, int flags, bool immutable = false) {
     sqlite3* db = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+    const std::string name = immutable ? immutable_uri(path) : path;
+    const int rc = sqlite3_open_v2(name.c_str(), &db, flags | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
     if (rc != SQLITE_OK) {
         const std::string words = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
         sqlite3_close(db);
         throw error(path + ": cannot open the history (" + words + ")");
     }
     sqlite3_extended_result_codes(db, 1);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, static_cast<int>(value_max_bytes));
     sqlite3_busy_timeout(db, busy_timeout_ms);
     return db;
+}
+
+// The schema's entries (type, name, table, statement), in one order.
+using schema_entries = std::vector<std::array<std::string, 4>>;
+
+schema_entries read_schema(sqlite3* db, const std::string& path) {
+    statement s(db, path, "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema ORDER BY type, name");
+    schema_entries out;
+    while (s.step("cannot read the history's schema"))
+        out.push_back({s.text(0), s.text(1), s.text(2), s.text(3)});
+    return out;
+}
+
+// What mano's own statements give, from a database in memory.
+const schema_entries& own_schema() {
+    static const schema_entries entries = [] {
+        sqlite3* db = open_file(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY);
+        execute(db, "mano's history schema", schema_sql, "cannot create the history schema");
+        auto out = read_schema(db, "mano's history schema");
+        sqlite3_close(db);
+        return out;
+    }();
+    return entries;
 }
 
 std::optional<double> number_at(const nlohmann::json& j, const char* key) {
@@ -164,9 +170,33 @@ std::optional<double> number_at(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
+namespace {
+const std::string spool_name = "the add's points";
+}  // namespace
+
+point_spool::point_spool() : db_(open_file("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) {
+    execute(db_, spool_name,
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; CREATE TABLE points (name TEXT, file TEXT, chunk INTEGER, "
+            "first_row INTEGER, prediction TEXT, state TEXT)",
+            "cannot keep the points");
+}
+
+point_spool::~point_spool() { sqlite3_close(db_); }
+
+void point_spool::add(const new_point& p) {
+    statement s(db_, spool_name, "INSERT INTO points VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    s.bind(1, p.name);
+    s.bind(2, p.file);
+    s.bind(3, p.chunk ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.chunk)) : std::nullopt);
+    s.bind(4, p.first_row ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.first_row)) : std::nullopt);
+    s.bind(5, p.prediction.dump());
+    s.bind(6, p.state.dump());
+    s.step("cannot keep the points");
+    ++size_;
+}
+
 store store::for_writing(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw error(path + ": a folder, not a history file; " + fix_it);
+    require_regular(path);
     store s(path, open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
     s.check_schema(true);
     // WAL: readers do not block the writer, and a commit is one append to the log. The mode is
@@ -190,8 +220,23 @@ store store::for_writing(const std::string& path) {
 store store::for_reading(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw error(path + ": no such history file; mano monitor add creates one");
-    if (std::filesystem::is_directory(path, ec)) throw error(path + ": a folder, not a history file; " + fix_it);
-    store s(path, open_file(path, SQLITE_OPEN_READONLY));
+    require_regular(path);
+    {
+        store s(path, open_file(path, SQLITE_OPEN_READONLY));
+        // one read transaction for the store's life: a report's passes see one snapshot
+        execute(s.db_, path, "BEGIN", "cannot read the history");
+        const int rc = sqlite3_exec(s.db_, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+        const int primary = rc & 0xff;
+        if (rc == SQLITE_OK) {
+            s.check_schema(false);
+            return s;
+        }
+        if (primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY) fail(path, s.db_, rc, "cannot read the history");
+    }
+    // read-only media: a WAL file's readers need a shared-memory file beside it, which cannot be
+    // made there; nothing writes to such a history, so it is read as it is (immutable)
+    store s(path, open_file(path, SQLITE_OPEN_READONLY, true));
+    execute(s.db_, path, "BEGIN", "cannot read the history");
     s.check_schema(false);
     return s;
 }
@@ -202,7 +247,7 @@ store::~store() { sqlite3_close(db_); }
 
 void store::check_schema(bool writing) {
     // one statement, one snapshot: a concurrent first add writes the schema and the version together
-    statement s(db_, path_, "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    statement s(db_, path_, "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)");
     s.step("cannot read the history");
     const std::int64_t version = s.integer(0), tables = s.integer(1);
     if (version > schema_version)
@@ -212,12 +257,26 @@ void store::check_schema(bool writing) {
         if (writing) return;  // a new file: the first add writes the schema with its points
         throw error(path_ + ": an empty SQLite database, not a mano history yet; mano monitor add writes the first points");
     }
-    bool named = false;
-    if (version > 0 && single_integer(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") == 1) {
-        statement meta(db_, path_, "SELECT value FROM meta WHERE key = 'format'");
-        named = meta.step("cannot read the history") && meta.text(0) == format_name;
-    }
-    if (!named)
+    // Nothing is read but the schema until it is exactly mano's: a view or a trigger a file brings
+    // would run inside mano (docs/monitor.md, "What a history may hold").
+    const schema_entries found = read_schema(db_, path_);
+    const auto has_meta = std::any_of(found.begin(), found.end(), [](const auto& e) { return e[0] == "table" && e[1] == "meta"; });
+    if (version == 0 || !has_meta)
+        throw error(path_ + ": an SQLite database that is not a mano history (no meta table naming it \"" + format_name +
+                    "\"); " + fix_it);
+    const schema_entries& own = own_schema();
+    for (const auto& e : found)
+        if (std::find(own.begin(), own.end(), e) == own.end()) {
+            const bool known = std::any_of(own.begin(), own.end(), [&](const auto& o) { return o[0] == e[0] && o[1] == e[1]; });
+            throw error(path_ + ": refused: its schema has " + (known ? "another definition of the " : "a ") + printable(e[0], 64) +
+                        " \"" + printable(e[1], 200) + "\" that mano does not write (a history may hold mano's tables and "
+                        "indexes only, so that nothing in it runs); " + fix_it);
+        }
+    if (found.size() != own.size())
+        throw error(path_ + ": the history is damaged (its schema lacks some of mano's tables or indexes); restore it from a "
+                    "backup or start a new one");
+    statement meta(db_, path_, "SELECT value FROM meta WHERE key = 'format'");
+    if (!meta.step("cannot read the history") || meta.text(0) != format_name)
         throw error(path_ + ": an SQLite database that is not a mano history (no meta table naming it \"" + format_name +
                     "\"); " + fix_it);
 }
@@ -233,16 +292,17 @@ void store::create_schema() {
 }
 
 std::int64_t store::append(const std::string& time, const std::string& calibration_hash, const std::string& calibration_text,
-                           const std::vector<new_point>& points, const std::function<void()>& inside) {
+                           const point_spool& points, const std::function<void()>& inside) {
     execute(db_, path_, "BEGIN IMMEDIATE", "cannot write the history");
     try {
         // a new file gets its schema in the transaction of its first add (unless a concurrent add
         // wrote it meanwhile)
-        if (single_integer(db_, path_, "PRAGMA user_version") == 0) {
-            if (single_integer(db_, path_, "SELECT count(*) FROM sqlite_master") != 0)
-                throw error(path_ + ": an SQLite database that is not a mano history; " + fix_it);
+        // the schema again, now that no other writer can change it before the commit
+        if (single_integer(db_, path_, "PRAGMA user_version") == 0 &&
+            single_integer(db_, path_, "SELECT count(*) FROM sqlite_schema") == 0)
             create_schema();
-        }
+        else
+            check_schema(true);
         statement cal(db_, path_, "INSERT OR IGNORE INTO calibrations (sha256, calibration) VALUES (?1, ?2)");
         cal.bind(1, calibration_hash);
         cal.bind(2, calibration_text);
@@ -261,15 +321,17 @@ std::int64_t store::append(const std::string& time, const std::string& calibrati
         statement estimate(db_, path_,
                            "INSERT INTO estimates (point_id, method, score, se, accuracy, lower, upper, extrapolated) VALUES "
                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-        for (std::size_t i = 0; i < points.size(); ++i) {
-            const auto& p = points[i];
-            const auto& pr = p.prediction;
+        statement staged(points.db_, spool_name, "SELECT name, file, chunk, first_row, prediction, state FROM points ORDER BY rowid");
+        for (std::size_t i = 0; staged.step("cannot read the points kept"); ++i) {
+            const nlohmann::json pr = nlohmann::json::parse(staged.text(4));
             point.bind(1, add_id);
             point.bind(2, time);
-            point.bind(3, p.name);
-            point.bind(4, p.file);
-            point.bind(5, p.chunk ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.chunk)) : std::nullopt);
-            point.bind(6, p.first_row ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.first_row)) : std::nullopt);
+            point.bind(3, staged.text(0));
+            point.bind(4, staged.text(1));
+            for (const int c : {2, 3}) {
+                if (staged.is_null(c)) point.bind_null(c + 3);
+                else point.bind(c + 3, staged.integer(c));
+            }
             point.bind(7, pr.at("n").get<std::int64_t>());
             point.bind(8, pr.at("k").get<std::int64_t>());
             point.bind(9, pr.at("level").get<double>());
@@ -291,8 +353,8 @@ std::int64_t store::append(const std::string& time, const std::string& calibrati
             if (shift.is_object()) point.bind(18, std::int64_t{shift.value("outside", false) ? 1 : 0});
             else point.bind_null(18);
             point.bind(19, calibration_hash);
-            point.bind(20, pr.dump());
-            point.bind(21, p.state.dump());
+            point.bind(20, staged.text(4));
+            point.bind(21, staged.text(5));
             point.step("cannot write the history");
             const std::int64_t point_id = sqlite3_last_insert_rowid(db_);
             const nlohmann::json methods = pr.value("methods", nlohmann::json::object());
@@ -319,29 +381,64 @@ std::int64_t store::append(const std::string& time, const std::string& calibrati
     }
 }
 
-std::vector<stored_point> store::points() const {
+void store::each_point(const std::string& since, const std::function<void(const stored_point&)>& each) const {
     statement s(db_, path_,
                 "SELECT id, add_id, time, name, file, chunk, first_row, n, calibration_sha256, prediction FROM points "
-                "ORDER BY time, id");
-    std::vector<stored_point> out;
+                "WHERE time >= ?1 ORDER BY time, id");
+    s.bind(1, since);
+    stored_point p;
     while (s.step("cannot read the history's points")) {
-        stored_point p;
+        const auto damaged = [&](const std::string& what) {
+            return error(path_ + ": the history is damaged (point " + std::to_string(s.integer(0)) + ": " + what +
+                         "); restore it from a backup or start a new one");
+        };
+        const auto is = [&](int column, int type) { return sqlite3_column_type(s.handle(), column) == type; };
+        for (const int c : {0, 1, 7})
+            if (!is(c, SQLITE_INTEGER)) throw damaged("a count or id that is not a whole number");
+        for (const int c : {2, 3, 4, 8, 9})
+            if (!is(c, SQLITE_TEXT)) throw damaged("a time, name, file, calibration or prediction that is not text");
+        for (const int c : {5, 6})
+            if (!is(c, SQLITE_INTEGER) && !is(c, SQLITE_NULL)) throw damaged("a chunk or first row that is not a whole number");
         p.id = s.integer(0);
         p.add_id = s.integer(1);
         p.time = s.text(2);
+        if (!is_utc_time(p.time)) throw damaged("its time \"" + printable(p.time, 40) + "\" is not YYYY-MM-DDTHH:MM:SSZ");
         p.name = s.text(3);
         p.file = s.text(4);
-        if (!s.is_null(5)) p.chunk = s.integer(5);
-        if (!s.is_null(6)) p.first_row = s.integer(6);
+        p.chunk = is(5, SQLITE_NULL) ? std::nullopt : std::optional<std::int64_t>(s.integer(5));
+        p.first_row = is(6, SQLITE_NULL) ? std::nullopt : std::optional<std::int64_t>(s.integer(6));
         p.n = s.integer(7);
+        if (p.n < 0 || (p.chunk && *p.chunk < 0) || (p.first_row && *p.first_row < 0)) throw damaged("a negative count");
         p.calibration = s.text(8);
+        if (p.calibration.size() != 64 ||
+            !std::all_of(p.calibration.begin(), p.calibration.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); }))
+            throw damaged("its calibration is not a SHA-256");
         p.prediction = nlohmann::json::parse(s.text(9), nullptr, false);
-        if (!p.prediction.is_object())
-            throw error(path_ + ": the history is damaged (point " + std::to_string(p.id) +
-                        "'s prediction is not JSON); restore it from a backup or start a new one");
-        out.push_back(std::move(p));
+        if (!p.prediction.is_object()) throw damaged("its prediction is not a JSON object");
+        each(p);
     }
-    return out;
+}
+
+std::int64_t store::count_points(const std::string& until) const {
+    statement s(db_, path_, until.empty() ? "SELECT count(*) FROM points" : "SELECT count(*) FROM points WHERE time <= ?1");
+    if (!until.empty()) s.bind(1, until);
+    return s.step("cannot read the history's points") ? s.integer(0) : 0;
+}
+
+std::int64_t store::first_add_points() const {
+    // the points before the first one (in time order) of another add
+    statement s(db_, path_,
+                "SELECT count(*) FROM points, (SELECT time AS t, id AS i FROM points WHERE add_id != "
+                "(SELECT add_id FROM points ORDER BY time, id LIMIT 1) ORDER BY time, id LIMIT 1) WHERE time < t OR (time = t AND id < i)");
+    const std::int64_t before_another = s.step("cannot read the history's points") ? s.integer(0) : 0;
+    statement other(db_, path_, "SELECT EXISTS (SELECT 1 FROM points WHERE add_id != (SELECT add_id FROM points ORDER BY time, id LIMIT 1))");
+    const bool another = other.step("cannot read the history's points") && other.integer(0) != 0;
+    return another ? before_another : count_points("");
+}
+
+std::string store::first_time() const {
+    statement s(db_, path_, "SELECT time FROM points ORDER BY time, id LIMIT 1");
+    return s.step("cannot read the history's points") ? printable(s.text(0), 40) : std::string();
 }
 
 std::optional<std::string> store::calibration(const std::string& hash) const {

@@ -2,8 +2,10 @@
 // A monitoring history: one SQLite file that `mano monitor add` appends estimates to and
 // `mano monitor report` reads (docs/monitor.md documents its tables). Each add is one
 // transaction; the file is in WAL mode and writers wait for each other (busy timeout), so several
-// cron jobs may add to one file at once. A file that is not a history of a schema this mano reads
-// is refused with a mano::error naming it.
+// cron jobs may add to one file at once. A history is untrusted input: it is opened so that nothing
+// in it runs (defensive mode, no views, triggers or schema functions), its schema must be exactly
+// mano's (src/mano/schema/history.sql) before anything else is read or written, and only regular
+// files are opened; anything else is refused with a mano::error naming it.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +26,9 @@ inline constexpr int schema_version = 1;
 inline constexpr const char* format_name = "mano history";
 // How long a writer waits for another one to finish its add before it gives up.
 inline constexpr int busy_timeout_ms = 120000;
+// The longest value (text) a history's connection reads or writes: a calibration file's limit
+// (native/io/json.hpp), so a planted value cannot make a report take more.
+inline constexpr std::size_t value_max_bytes = std::size_t{256} << 20;
 
 // A point as an add brings it: a file (or a chunk of one), predicted with a calibration.
 struct new_point {
@@ -45,12 +50,31 @@ struct stored_point {
     nlohmann::json prediction;
 };
 
+// The points an add has scored, until it appends them: in a private temporary SQLite database,
+// which SQLite moves to a file once it outgrows its page cache, so an add's memory does not grow
+// with its points.
+class point_spool {
+public:
+    point_spool();
+    point_spool(const point_spool&) = delete;
+    point_spool& operator=(const point_spool&) = delete;
+    ~point_spool();
+    void add(const new_point& p);
+    std::size_t size() const { return size_; }
+
+private:
+    friend class store;
+    sqlite3* db_ = nullptr;
+    std::size_t size_ = 0;
+};
+
 class store {
 public:
     // A history to append to: a new one when `path` does not exist or is an empty SQLite file (its
     // first append writes the schema); refused when it is another file.
     static store for_writing(const std::string& path);
-    // An existing history, opened read-only.
+    // An existing history, opened read-only (immutable on read-only media); every read of the store
+    // sees one snapshot of it, whatever adds commit meanwhile.
     static store for_reading(const std::string& path);
 
     store(store&& other) noexcept;
@@ -58,15 +82,23 @@ public:
     store(const store&) = delete;
     ~store();
 
-    // Appends `points`, all at `time`, scored with the calibration whose file holds
+    // Appends the spool's points, all at `time`, scored with the calibration whose file holds
     // `calibration_text` (its SHA-256 `calibration_hash`), in one transaction; `inside` runs in
     // the transaction after the first point is written (a test hook: a kill there must leave the
     // history as it was). Returns the add's id.
     std::int64_t append(const std::string& time, const std::string& calibration_hash, const std::string& calibration_text,
-                        const std::vector<new_point>& points, const std::function<void()>& inside = {});
+                        const point_spool& points, const std::function<void()>& inside = {});
 
-    // Every point, in time order (ties in insertion order).
-    std::vector<stored_point> points() const;
+    // Calls `each` with every point from time `since` on ("": all), in time order (ties in
+    // insertion order), one row at a time: memory does not grow with the history. Throws "the
+    // history is damaged" naming the point when a row is not what mano writes.
+    void each_point(const std::string& since, const std::function<void(const stored_point&)>& each) const;
+    // How many points there are up to time `until` (inclusive; "": all of them).
+    std::int64_t count_points(const std::string& until) const;
+    // How many points lead the history (in time order) that the first point's add wrote.
+    std::int64_t first_add_points() const;
+    // The first point's time ("" when there is none).
+    std::string first_time() const;
     // The calibration file's text recorded under its hash; nullopt when none is.
     std::optional<std::string> calibration(const std::string& hash) const;
 

@@ -3,10 +3,9 @@
 #include "host/monitor.hpp"
 
 #include <algorithm>
-#include <ctime>
+#include <cmath>
 #include <filesystem>
 #include <optional>
-#include <regex>
 
 #include "host/calibration_file.hpp"
 #include "host/history.hpp"
@@ -20,54 +19,25 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string format_utc(std::time_t t) {
-    std::tm parts{};
-    gmtime_r(&t, &parts);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return text;
+// The state as a history keeps it: without the sections of the methods that keep every row
+// (method_cost::keeps_rows: COT, COTT, MLLS), up to N x K numbers each; `mano merge` of stored
+// states scores every other method (docs/monitor.md, "The file").
+json mergeable_state(json state) {
+    json& listed = state.at("options").at("methods");
+    json kept = json::array();
+    for (const auto& name : listed) {
+        if (info_of(parse_method(name.get<std::string>())).cost == method_cost::keeps_rows) state.at("methods").erase(name.get<std::string>());
+        else kept.push_back(name);
+    }
+    listed = kept;
+    return state;
 }
 
 }  // namespace
 
-std::string utc_time(const std::string& text, const std::string& what) {
-    static const std::regex iso(
-        R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?)");
-    std::smatch m;
-    const auto bad = [&](const std::string& why) {
-        return error(what + " '" + printable(text) + "': " + why +
-                     "; give an ISO 8601 time such as 2026-11-27, 2026-11-27T06:00:00Z or 2026-11-27T08:00+02:00");
-    };
-    if (!std::regex_match(text, m, iso)) throw bad("not an ISO 8601 date or time");
-    const auto number = [&](int i) { return m[i].matched ? std::stoi(m[i].str()) : 0; };
-    std::tm parts{};
-    parts.tm_year = number(1) - 1900;
-    parts.tm_mon = number(2) - 1;
-    parts.tm_mday = number(3);
-    parts.tm_hour = number(4);
-    parts.tm_min = number(5);
-    parts.tm_sec = number(6);
-    const int year = number(1), month = number(2), day = number(3);
-    if (year < 1970 || month < 1 || month > 12 || day < 1 || parts.tm_hour > 23 || parts.tm_min > 59 || parts.tm_sec > 59)
-        throw bad("a field is out of range (from 1970 on)");
-    std::time_t t = timegm(&parts);
-    std::tm check{};
-    gmtime_r(&t, &check);
-    if (check.tm_mday != day) throw bad("no such day");
-    if (m[7].matched && m[7].str() != "Z") {
-        std::string offset = m[7].str();
-        offset.erase(std::remove(offset.begin(), offset.end(), ':'), offset.end());
-        const int hours = std::stoi(offset.substr(1, 2)), minutes = std::stoi(offset.substr(3, 2));
-        if (hours > 23 || minutes > 59) throw bad("the UTC offset is out of range");
-        const long seconds = (hours * 60L + minutes) * 60L;
-        t -= offset[0] == '+' ? seconds : -seconds;
-    }
-    return format_utc(t);
-}
-
 added add(const add_request& r) {
     added out;
-    out.time = r.at.empty() ? format_utc(std::time(nullptr)) : utc_time(r.at, r.at_option);
+    out.time = r.at.empty() ? now_utc() : utc_time(r.at, r.at_option);
     if (r.files.empty()) throw error("no logit files to add: give at least one");
     {
         std::vector<std::string> inputs = r.files;
@@ -86,19 +56,19 @@ added add(const add_request& r) {
     const std::string cal_hash = host::sha256_hex(cal_text);
     const unsigned threads = host::thread_count(r.threads);
 
-    std::vector<new_point> points;
+    point_spool points;
     for (const auto& path : r.files) {
         const auto reader = io::open_matrix(path, r.read);
-        if (reader->cols() != cal.k)
-            throw host::file_error(path, error("the logits have " + std::to_string(reader->cols()) +
-                                               " classes but the calibration was fitted on logits with " + std::to_string(cal.k)));
+        out.notes.insert(out.notes.end(), reader->notes().begin(), reader->notes().end());
+        std::vector<std::string> unused;  // the notes of each chunk's size come below
+        host::prediction_options(cal, path, reader->rows(), reader->cols(), r.input, unused);  // the input kind and K, first
         const std::size_t rows = reader->rows();
         const std::size_t step = r.chunk_size > 0 ? r.chunk_size : std::max<std::size_t>(rows, 1);
         const std::string label = r.name.empty() ? path : r.files.size() == 1 ? r.name : r.name + " (" + path + ")";
         for (std::size_t first = 0; first < rows || (first == 0 && r.chunk_size == 0); first += step) {
             const std::size_t end = std::min(rows, first + step);
             // as mano predict scores a file: the calibration's options for this size, one threaded scan
-            const options opts = host::prediction_options(cal, path, end - first, reader->cols(), out.notes);
+            const options opts = host::prediction_options(cal, path, end - first, reader->cols(), r.input, out.notes);
             new_point p;
             p.file = path;
             p.name = r.chunk_size > 0 ? label + "[" + std::to_string(first) + ":" + std::to_string(end) + "]" : label;
@@ -111,43 +81,29 @@ added add(const add_request& r) {
             host::progress bar(p.name, end - first, !r.progress);
             try {
                 const accumulator acc = host::scan(in, first, end, opts, threads, &bar);
-                p.state = acc.to_json();
-                out.predictions.push_back(predict(cal, acc.finalize(), 0.9));
+                p.state = mergeable_state(acc.to_json());
+                const result scored = acc.finalize();
+                if (scored.looks_like_probabilities) out.notes.push_back(probabilities_warning(p.name, r.probabilities_setting));
+                out.predictions.push_back(predict(cal, scored, 0.9));
             } catch (const error& e) {
                 throw host::file_error(path, e);
             }
             p.prediction = out.predictions.back().to_json();
             out.names.push_back(p.name);
-            points.push_back(std::move(p));
+            points.add(p);
+            // what the warnings read is kept, the rest is in the history: memory of a few bytes a point
+            auto& methods = out.predictions.back().methods;
+            for (auto it = methods.begin(); it != methods.end();) it = it->second.extrapolated ? std::next(it) : methods.erase(it);
             if (end == rows) break;
         }
     }
-    if (points.empty()) throw error("no rows to add: every file is empty");
+    if (points.size() == 0) throw error("no rows to add: every file is empty");
     auto s = store::for_writing(r.history);
     out.add = s.append(out.time, cal_hash, cal_text, points, r.inside);
     return out;
 }
 
 namespace {
-
-// The reference period: how many leading points, and what chose them.
-struct reference_period {
-    std::size_t points = 0;
-    std::string chosen_by;
-};
-
-reference_period choose_reference(const report_request& r, const std::vector<stored_point>& points) {
-    if (r.reference > 0) return {r.reference, "the first " + std::to_string(r.reference) + " points"};
-    if (!r.reference_until.empty()) {
-        const std::string until = utc_time(r.reference_until, r.reference_until_option);
-        std::size_t n = 0;
-        while (n < points.size() && points[n].time <= until) ++n;
-        return {n, "the points up to " + until};
-    }
-    std::size_t n = 0;
-    while (n < points.size() && points[n].add_id == points.front().add_id) ++n;
-    return {n, "the first add's points"};
-}
 
 // The recommended method of the calibration, and its line's slope where that is the slope at every
 // score (the identity link): the too-small rule's slope for points whose prediction does not carry
@@ -167,78 +123,204 @@ std::optional<double> recommended_slope(const std::string& calibration_text, std
     return std::nullopt;
 }
 
+error damaged(const std::string& path, const stored_point& p, const std::string& what) {
+    return error(path + ": the history is damaged (point " + std::to_string(p.id) + ": " + what +
+                 "); restore it from a backup or start a new one");
+}
+
+bool is_accuracy(const json& v) {
+    return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0 && v.get<double>() <= 1;
+}
+
+// The point's estimate (nullptr when it has none), checked as far as a report reads it.
+const json* checked_estimate(const std::string& path, const stored_point& p) {
+    const json& pr = p.prediction;
+    if (pr.contains("methods") && !pr.at("methods").is_object()) throw damaged(path, p, "its methods are not an object");
+    const auto it = pr.find("estimate");
+    if (it == pr.end() || it->is_null()) return nullptr;
+    const json& e = *it;
+    if (!e.is_object() || !e.contains("method") || !e.at("method").is_string()) throw damaged(path, p, "its estimate names no method");
+    if (!e.contains("accuracy") || !is_accuracy(e.at("accuracy")))
+        throw damaged(path, p, "its estimated accuracy is not a number in [0, 1]");
+    const json* interval = e.contains("interval") ? &e.at("interval") : nullptr;
+    if (!interval || !interval->is_array() || interval->size() != 2 || !is_accuracy(interval->at(0)) ||
+        !is_accuracy(interval->at(1)) || interval->at(0).get<double>() > interval->at(1).get<double>())
+        throw damaged(path, p, "its estimate's interval is not two numbers in [0, 1], lower first");
+    return &e;
+}
+
+// A number of the noise method's entry: none when absent or null; finite (and >= 0 for a standard
+// error) or the point is damaged.
+std::optional<double> noise_number(const std::string& path, const stored_point& p, const json& m, const char* key, bool positive) {
+    if (!m.is_object() || !m.contains(key) || m.at(key).is_null()) return std::nullopt;
+    const json& v = m.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || (positive && v.get<double>() < 0))
+        throw damaged(path, p, std::string("its ") + key + " is not a finite number" + (positive ? " >= 0" : ""));
+    return v.get<double>();
+}
+
+std::string hex(const std::string& bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (const unsigned char c : bytes) out += {digits[c >> 4], digits[c & 15]};
+    return out;
+}
+
 }  // namespace
 
-report read_report(const report_request& r) {
+void put_text(json& j, const std::string& key, const std::string& text) {
+    // nlohmann's replacing dump marks each byte of a sequence that is not UTF-8 with U+FFFD
+    json shown = json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace));
+    if (shown.get_ref<const std::string&>() != text) j[key + "_bytes"] = hex(text);
+    j[key] = std::move(shown);
+}
+
+struct timeline::state {
+    store history;
+    std::string path, since;
+    std::size_t reference = 0;  // the reference period's points
+    std::string calibration;    // the reference period's
+    std::size_t skipped = 0;    // points before `since`
+    std::vector<std::size_t> alerts;
+    bool latest_alerts = false, latest_changed = false;
+    json summary;
+};
+
+timeline::timeline(const report_request& r) {
     // the times are checked before the history is read
     const std::string since = r.since.empty() ? "" : utc_time(r.since, r.since_option);
-    if (!r.reference_until.empty()) utc_time(r.reference_until, r.reference_until_option);
+    const std::string until = r.reference_until.empty() ? "" : utc_time(r.reference_until, r.reference_until_option);
     const std::string choose_another = r.reference_option + " or " + r.reference_until_option + " TIME";
-    const auto s = store::for_reading(r.history);
+    s_.reset(new state{store::for_reading(r.history), r.history, since, 0, "", 0, {}, false, false, json()});
+    state& st = *s_;
     const std::string& path = r.history;
-    const auto points = s.points();
-    if (points.empty()) throw error(path + ": the history has no points yet; mano monitor add writes them");
-    const reference_period reference = choose_reference(r, points);
-    const std::string& calibration_hash = points.front().calibration;
-    for (std::size_t i = 0; i < reference.points && i < points.size(); ++i)
-        if (points[i].calibration != calibration_hash)
-            throw error(path + ": the reference period (" + reference.chosen_by + ") mixes calibrations (" +
-                        calibration_hash.substr(0, 12) + " and " + points[i].calibration.substr(0, 12) +
-                        "); choose a reference within one calibration with " + choose_another);
-    std::string slope_method;
-    const auto text = s.calibration(calibration_hash);
-    const std::optional<double> slope = text ? recommended_slope(*text, &slope_method) : std::nullopt;
+    const auto total = static_cast<std::size_t>(st.history.count_points(""));
+    if (total == 0) throw error(path + ": the history has no points yet; mano monitor add writes them");
+    std::string chosen_by;
+    if (r.reference > 0) {
+        st.reference = r.reference;
+        chosen_by = "the first " + std::to_string(r.reference) + " points";
+    } else if (!until.empty()) {
+        st.reference = static_cast<std::size_t>(st.history.count_points(until));
+        chosen_by = "the points up to " + until;
+        if (st.reference == 0)
+            throw error(path + ": the reference period (" + chosen_by + ") holds no point: the first is at " +
+                        st.history.first_time() + "; choose another with " + choose_another);
+    } else {
+        st.reference = static_cast<std::size_t>(st.history.first_add_points());
+        chosen_by = "the first add's points";
+    }
+    const auto refused = [&](const error& e) {
+        return error(path + ": " + e.what() + " (reference: " + chosen_by + "); choose another with " + choose_another);
+    };
 
-    std::vector<monitoring::point> core;
-    for (const auto& p : points) {
+    // the first pass: the reference period's line, then the monitored points against it
+    std::optional<monitoring::timeline_check> check;
+    std::string noise_method;
+    std::size_t index = 0;
+    st.history.each_point("", [&](const stored_point& p) {
+        if (index == 0) {
+            st.calibration = p.calibration;
+            const auto text = st.history.calibration(p.calibration);
+            check.emplace(st.reference, 0.0, text ? recommended_slope(*text, &noise_method) : std::nullopt);
+        }
+        const json* estimate = checked_estimate(path, p);
+        if (index < st.reference && p.calibration != st.calibration)
+            throw error(path + ": the reference period (" + chosen_by + ") mixes calibrations (" + st.calibration.substr(0, 12) +
+                        " and " + p.calibration.substr(0, 12) + "); choose a reference within one calibration with " +
+                        choose_another);
         monitoring::point q;
         q.rows = static_cast<std::size_t>(p.n);
-        const json& estimate = p.prediction.value("estimate", json());
-        if (p.calibration == calibration_hash && estimate.is_object()) {
-            q.estimate = estimate.at("accuracy").get<double>();
-            const json& m = p.prediction.value("methods", json::object()).value(slope_method, json());
-            if (m.is_object() && m.contains("se") && m.at("se").is_number()) q.score_se = m.at("se").get<double>();
-            if (m.is_object() && m.contains("slope") && m.at("slope").is_number()) q.slope = m.at("slope").get<double>();
+        if (p.calibration == st.calibration && estimate) {
+            q.estimate = estimate->at("accuracy").get<double>();
+            const json& m = p.prediction.value("methods", json::object()).value(noise_method, json());
+            q.score_se = noise_number(path, p, m, "se", true);
+            q.slope = noise_number(path, p, m, "slope", false);
         }
-        core.push_back(q);
-    }
+        try {
+            check->add(q);
+        } catch (const error& e) {
+            throw refused(e);
+        }
+        if (!since.empty() && p.time < since) ++st.skipped;
+        st.latest_changed = p.calibration != st.calibration;
+        ++index;
+    });
     monitoring::assessment assessment;
     try {
-        assessment = monitoring::assess(core, reference.points, 0, slope);
+        assessment = check->finish();
     } catch (const error& e) {
-        throw error(path + ": " + e.what() + " (reference: " + reference.chosen_by +
-                    "); choose another with " + choose_another);
+        throw refused(e);
     }
+    st.alerts = std::move(assessment.alerts);
+    st.latest_alerts = !st.alerts.empty() && st.alerts.back() + 1 == index;
+    // the alerts are written from st.alerts: as JSON numbers they would take twice the memory
+    json& t = st.summary = assessment.to_json();
+    t.erase("alerts");
+    put_text(t, "history", path);
+    t["reference"] = {{"points", st.reference}, {"chosen_by", chosen_by}, {"calibration", st.calibration}};
+    if (!noise_method.empty()) t["noise_method"] = noise_method;
+    if (!since.empty()) t["since"] = since;
+    t["latest"] = {{"index", index - 1}, {"alert", st.latest_alerts}, {"calibration_changed", st.latest_changed}};
+}
 
-    report t;
-    t.timeline = assessment.to_json();
-    json listed = json::array();
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        const auto& p = points[i];
-        const bool alert = std::find(assessment.alerts.begin(), assessment.alerts.end(), i) != assessment.alerts.end();
-        const bool changed = p.calibration != calibration_hash;
-        if (i + 1 == points.size()) t.latest_alerts = alert, t.latest_changed = changed;
-        if (!since.empty() && p.time < since) continue;
-        json j = {{"index", i}, {"id", p.id}, {"add", p.add_id}, {"time", p.time}, {"name", p.name}, {"file", p.file}};
+timeline::timeline(timeline&&) noexcept = default;
+timeline::~timeline() = default;
+
+const json& timeline::summary() const { return s_->summary; }
+const std::vector<std::size_t>& timeline::alerts() const { return s_->alerts; }
+bool timeline::latest_alerts() const { return s_->latest_alerts; }
+bool timeline::latest_changed() const { return s_->latest_changed; }
+
+void timeline::each_point(const std::function<void(const json&)>& each) const {
+    const state& st = *s_;
+    std::size_t index = st.skipped;
+    st.history.each_point(st.since, [&](const stored_point& p) {
+        const json* estimate = checked_estimate(st.path, p);
+        json j = {{"index", index}, {"id", p.id}, {"add", p.add_id}, {"time", p.time}};
+        put_text(j, "name", p.name);
+        put_text(j, "file", p.file);
         if (p.chunk) j["chunk"] = *p.chunk;
         if (p.first_row) j["first_row"] = *p.first_row;
         j["n"] = p.n;
         j["calibration"] = p.calibration;
-        j["reference"] = i < reference.points;
-        j["estimate"] = p.prediction.value("estimate", json());
+        j["reference"] = index < st.reference;
+        j["estimate"] = estimate ? *estimate : json();
         for (const char* key : {"methods", "shift", "level"})
             if (p.prediction.contains(key)) j[key] = p.prediction.at(key);
-        j["alert"] = alert;
-        j["calibration_changed"] = changed;
-        listed.push_back(j);
+        j["alert"] = std::binary_search(st.alerts.begin(), st.alerts.end(), index);
+        j["calibration_changed"] = p.calibration != st.calibration;
+        ++index;
+        each(j);
+    });
+}
+
+void timeline::write_json(std::ostream& out) const {
+    // the keys in nlohmann's order (sorted), "alerts" and "points" among them written as they come
+    std::vector<std::string> keys = {"alerts", "points"};
+    for (const auto& item : s_->summary.items()) keys.push_back(item.key());
+    std::sort(keys.begin(), keys.end());
+    const auto text = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
+    out << '{';
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        out << (k ? "," : "") << text(json(keys[k])) << ':';
+        if (keys[k] == "alerts") {
+            out << '[';
+            for (std::size_t i = 0; i < s_->alerts.size(); ++i) out << (i ? "," : "") << s_->alerts[i];
+            out << ']';
+        } else if (keys[k] == "points") {
+            out << '[';
+            bool first = true;
+            each_point([&](const json& p) {
+                out << (first ? "" : ",") << text(p);
+                first = false;
+            });
+            out << ']';
+        } else {
+            out << text(s_->summary.at(keys[k]));
+        }
     }
-    t.timeline["history"] = path;
-    t.timeline["points"] = listed;
-    t.timeline["reference"] = {{"points", reference.points}, {"chosen_by", reference.chosen_by}, {"calibration", calibration_hash}};
-    if (!slope_method.empty()) t.timeline["noise_method"] = slope_method;
-    if (!since.empty()) t.timeline["since"] = since;
-    t.timeline["latest"] = {{"index", points.size() - 1}, {"alert", t.latest_alerts}, {"calibration_changed", t.latest_changed}};
-    return t;
+    out << '}';
 }
 
 }  // namespace history

@@ -118,6 +118,34 @@ parallel_for thread_runner(unsigned threads) {
 
 }  // namespace
 
+result scan_rows(io::matrix_reader& reader, const std::vector<std::uint64_t>& rows, const std::vector<std::int64_t>& labels,
+                 const options& opts) {
+    const std::size_t k = reader.cols(), n = rows.size();
+    // each distinct row read once, in file order; then laid out in the order asked
+    std::vector<std::uint64_t> distinct = rows;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const bool wide = reader.type() == dtype::float64;
+    const std::size_t bytes = wide ? sizeof(double) : sizeof(float);
+    std::vector<unsigned char> read(distinct.size() * k * bytes), laid(n * k * bytes);
+    try {
+        io::read_rows(reader, distinct, read.data());
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto at = static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), rows[i]) - distinct.begin());
+            std::copy_n(read.data() + at * k * bytes, k * bytes, laid.data() + i * k * bytes);
+        }
+        accumulator acc(classes_of(opts.input, k), opts);
+        row_inputs in;
+        if (!labels.empty()) in.labels = labels.data();
+        acc.push(wide ? logits_view(reinterpret_cast<const double*>(laid.data()), n, k)
+                      : logits_view(reinterpret_cast<const float*>(laid.data()), n, k),
+                 in);
+        return acc.finalize();
+    } catch (const error& e) {
+        throw file_error(reader.path(), e);
+    }
+}
+
 unsigned thread_count(unsigned requested) {
     if (requested > 0) return requested;
     return std::max(1u, std::thread::hardware_concurrency());
@@ -135,7 +163,7 @@ accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, cons
     if (!random_access(in)) threads = 1;
     threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, rows / min_rows_per_thread)));
     // each accumulator keeps its K x K Gram matrices, plus as many during a push: cap their total
-    const std::size_t k = in.logits->cols();
+    const std::size_t k = classes_of(opts.input, in.logits->cols());
     std::size_t grams = 0;
     for (const auto& m : method_table)
         if (m.gram_matrices && opts.wants(m.id)) grams += m.gram_matrices;
@@ -153,7 +181,7 @@ accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, cons
     std::vector<std::optional<accumulator>> accs(parts);
     run_threads(parts, [&](unsigned t) {
         worker_inputs own(in, parts > 1);
-        accs[t].emplace(in.logits->cols(), opts);
+        accs[t].emplace(k, opts);
         push_range(in, own, borders[t], borders[t + 1], *accs[t], bar);
     });
     accumulator total = std::move(*accs[0]);
@@ -174,7 +202,7 @@ std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::s
         worker_inputs own(in, threads > 1);
         for (std::size_t c = next++; c < chunks; c = next++) {
             const std::size_t a = first + c * chunk_rows, b = std::min(end, a + chunk_rows);
-            accumulator acc(in.logits->cols(), opts);
+            accumulator acc(classes_of(opts.input, in.logits->cols()), opts);
             push_range(in, own, a, b, acc, bar);
             results[c] = acc.finalize();
         }

@@ -49,7 +49,8 @@ struct scan_inputs {
 };
 
 // Rows [first, end) of the inputs into one accumulator: `threads` accumulators over contiguous
-// row ranges (range borders on batch boundaries in batch mode), merged in order.
+// row ranges (range borders on batch boundaries in batch mode), merged in order. The logits file's
+// columns are values of opts.input's kind (K = classes_of(opts.input, columns)).
 accumulator scan(const scan_inputs& in, std::size_t first, std::size_t end, const options& opts, unsigned threads,
                  progress* bar);
 
@@ -58,6 +59,13 @@ std::vector<result> scan_chunks(const scan_inputs& in, std::size_t first, std::s
                                 const options& opts, unsigned threads, progress* bar);
 
 unsigned thread_count(unsigned requested);
+
+// Rows of `reader` in any order, repeats allowed (an audit's rows, a label-shifted copy's), with
+// their labels (one per row, or none), pushed in that order through one accumulator with `opts`
+// and read as a scan reads them (float64 files as double, every other type as float: the same
+// confidences); errors name the file.
+result scan_rows(io::matrix_reader& reader, const std::vector<std::uint64_t>& rows, const std::vector<std::int64_t>& labels,
+                 const options& opts);
 
 // A mano::error whose message already names the file at fault (a row-aligned input such as
 // --features), which file_error passes through instead of naming the logits file.

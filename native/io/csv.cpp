@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "io/csv_columns.hpp"
 #include "io/detail.hpp"
 
 namespace mano {
@@ -205,6 +206,8 @@ struct csv_layout {
     std::vector<std::string> names;
     std::size_t fields = 0;                  // per row
     std::optional<std::size_t> label_index;  // in fields
+    std::vector<bool> skip;                  // per field: not a logit (the label column, a column left out)
+    std::vector<std::string> notes;          // what was left out or taken as labels (csv_columns.hpp)
     std::uint64_t rows = 0;
     struct mark {
         std::uint64_t offset, line;
@@ -322,36 +325,13 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
                            " fields but the header has " + std::to_string(layout->names.size()));
     }
 
-    if (!opts.label_column.empty()) {
-        const std::string& want = opts.label_column;
-        for (std::size_t i = 0; i < layout->names.size() && !layout->label_index; ++i)
-            if (layout->names[i] == want) layout->label_index = i;
-        if (!layout->label_index) {
-            std::size_t index = 0;
-            const auto [end, ec] = std::from_chars(want.data(), want.data() + want.size(), index);
-            if (ec == std::errc() && end == want.data() + want.size()) {
-                if (index >= layout->fields)
-                    fail(path, "label column " + want + " is out of range: the rows have " + std::to_string(layout->fields) +
-                                   " columns (0-based indices 0 to " + std::to_string(layout->fields - 1) + ")");
-                layout->label_index = index;
-            } else if (layout->header) {
-                std::string list;
-                for (std::size_t i = 0; i < layout->names.size() && i < 50; ++i)
-                    list += (i ? ", " : "") + shown(layout->names[i], "name");
-                if (layout->names.size() > 50) list += ", ...";
-                fail(path, "has no column '" + printable(want, 60) + "'; its header has " + list);
-            } else {
-                fail(path, "has no header, so the label column must be a 0-based index, not '" + printable(want, 60) + "'");
-            }
-        }
-    } else if (for_labels) {
-        if (layout->fields != 1)
-            fail(path, "has " + std::to_string(layout->fields) +
-                           " columns; say which one holds the labels (a label column name or 0-based index)");
-        layout->label_index = 0;
-    }
-    if (!for_labels && layout->fields == (layout->label_index ? 1u : 0u))
-        fail(path, "has no logit columns besides the label column");
+    const csv_columns columns = resolve_csv_columns(path, layout->names, layout->fields, opts.label_column,
+                                                    opts.label_column_option, false, for_labels);
+    layout->label_index = columns.label;
+    layout->notes = columns.notes;
+    layout->skip.assign(layout->fields, false);
+    for (const std::size_t j : columns.dropped) layout->skip[j] = true;
+    if (columns.label) layout->skip[*columns.label] = true;
     index_rows(file, data_offset, data_line, *layout);
     return layout;
 }
@@ -361,8 +341,10 @@ public:
     csv_reader(shared_file file, std::shared_ptr<const csv_layout> layout) : file_(std::move(file)), layout_(std::move(layout)) {
         path_ = file_->path();
         rows_ = static_cast<std::size_t>(layout_->rows);
-        cols_ = layout_->fields - (layout_->label_index ? 1 : 0);
+        cols_ = static_cast<std::size_t>(std::count(layout_->skip.begin(), layout_->skip.end(), false));
         type_ = dtype::float64;
+        notes_ = layout_->notes;
+        has_labels_ = layout_->label_index.has_value();
     }
 
     logits_view read(std::size_t first, std::size_t count) override {
@@ -380,7 +362,6 @@ public:
         }
         std::string_view line;
         double* out = buffer_.data();
-        const std::size_t label = layout_->label_index.value_or(layout_->fields);
         while (next_row_ < first + count) {
             if (!scan_->next(line)) fail(path_, "ends before row " + std::to_string(next_row_) + " (did the file change while it was read?)");
             if (is_blank(line)) continue;
@@ -388,7 +369,7 @@ public:
             const std::size_t count = split(line, layout_->delimiter, fields_, layout_->fields);
             if (count != layout_->fields) ragged(count);
             for (std::size_t j = 0; j < fields_.size(); ++j) {
-                if (j == label) continue;
+                if (layout_->skip[j]) continue;
                 if (!parse_number(fields_[j], *out)) not_a_number(j);
                 ++out;
             }

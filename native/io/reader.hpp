@@ -23,8 +23,11 @@ struct read_options {
     // Raw float32 (any file that is not .npy, .npz, .safetensors, .csv or .tsv): its N x K shape.
     std::optional<std::pair<std::size_t, std::size_t>> shape;
     // .csv/.tsv: the label column, by header name or 0-based index; it is left out of the logits
-    // and read by read_labels(). Empty = no label column.
+    // and read by read_labels(). Empty = the one column named label, labels, y or target, if any
+    // (native/io/csv_columns.hpp: the columns that are not classes).
     std::string label_column;
+    // How the caller spells the label column option in a message.
+    std::string label_column_option = "--label-column";
     // .csv/.tsv: whether the first line is a header; unset = detect (a header has a field that is
     // not a number).
     std::optional<bool> header;
@@ -65,6 +68,11 @@ public:
     // Whether read() takes any `first` (false: rows must be read in order from 0, e.g. a deflated
     // .npz member, which can only be inflated from its start).
     virtual bool random_access() const noexcept { return true; }
+    // What the reader left out of the file or took as labels, one line each naming the file (a
+    // CSV's index, id and label columns): a front end shows them as warnings.
+    const std::vector<std::string>& notes() const noexcept { return notes_; }
+    // Whether the file holds a label column (a CSV's), which read_labels() with the same options reads.
+    bool has_labels() const noexcept { return has_labels_; }
 
     // Rows [first, first + count) as a C-order view, native byte order, valid until the next
     // read() on this reader. first + count must not exceed rows().
@@ -79,6 +87,8 @@ protected:
     std::size_t rows_ = 0;
     std::size_t cols_ = 0;
     dtype type_ = dtype::float32;
+    std::vector<std::string> notes_;
+    bool has_labels_ = false;
 };
 
 // Opens a logits (or features) matrix; the format comes from the file's magic bytes, then its

@@ -1,6 +1,8 @@
 """An independent NumPy/SciPy reference of calibrate's lines and predict's intervals (docs/cli.md,
 "mano calibrate and mano predict", "Links"): leave-one-group-out folds on the identity or probit
-link, the link of lower held-out error, jackknife+ intervals. Used by test_workflow.py."""
+link, the link of lower held-out error, jackknife+ intervals; each set with a weight (label-shift
+copies: an original R, a copy 1; frequency weights, as if each set were there w times). Used by
+test_workflow.py."""
 import numpy as np
 from scipy import stats
 
@@ -21,36 +23,41 @@ def fold_keys(names, groups):
     return [f"{n}#{i}" for i, n in enumerate(names)] if len(set(keys)) < 2 else keys
 
 
-def logo_folds(x, y, keys, link="identity"):
-    """[(group, slope, intercept, [indices], [residuals])]: each group's sets predicted by the line
-    of the others (fitted on the link's scale; residuals are accuracies)."""
+def logo_folds(x, y, keys, link="identity", w=None):
+    """[(group, slope, intercept, [indices], [residuals], [weights])]: each group's sets predicted by
+    the line of the others (fitted on the link's scale, weighted; residuals are accuracies)."""
     xl, y = to_link(link, x), np.asarray(y, float)
     yl = to_link(link, y)
+    w = np.ones(len(y)) if w is None else np.asarray(w, float)
     folds = []
     for g in dict.fromkeys(keys):
         out = np.array([k == g for k in keys])
-        a, b = np.polyfit(xl[~out], yl[~out], 1)
+        a, b = np.polyfit(xl[~out], yl[~out], 1, w=np.sqrt(w[~out]))
         idx = np.flatnonzero(out)
-        folds.append((g, a, b, idx, y[idx] - np.clip(from_link(link, a * xl[idx] + b), 0, 1)))
+        folds.append((g, a, b, idx, y[idx] - np.clip(from_link(link, a * xl[idx] + b), 0, 1), w[idx]))
     return folds
 
 
 def logo_mae(folds):
-    return float(np.mean(np.abs(np.concatenate([f[4] for f in folds]))))
+    r = np.concatenate([f[4] for f in folds])
+    w = np.concatenate([f[5] for f in folds]) if all(len(f) > 5 for f in folds) else np.ones(len(r))
+    return float(np.sum(w * np.abs(r)) / np.sum(w))
 
 
-def fit_method(x, y, keys):
+def fit_method(x, y, keys, w=None):
     """The line calibrate keeps: the identity, or the probit link where every score lies in [0, 1]
     and its held-out error is lower (compared at 1e-9)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
+    w = np.ones(len(y)) if w is None else np.asarray(w, float)
     candidates = ["identity"] + (["probit"] if np.all((x >= 0) & (x <= 1)) else [])
     best = None
     for link in candidates:
         xl, yl = to_link(link, x), to_link(link, y)
-        a, b = np.polyfit(xl, yl, 1)
-        folds = logo_folds(x, y, keys, link)
+        a, b = np.polyfit(xl, yl, 1, w=np.sqrt(w))
+        folds = logo_folds(x, y, keys, link, w)
         fit = {"link": link, "slope": a, "intercept": b, "folds": folds, "logo_mae": logo_mae(folds),
-               "rse": np.sqrt(np.sum((yl - (a * xl + b)) ** 2) / (len(y) - 2)), "score_min": xl.min(), "score_max": xl.max()}
+               "rse": np.sqrt(np.sum(w * (yl - (a * xl + b)) ** 2) / (np.sum(w) - 2)), "score_min": xl.min(),
+               "score_max": xl.max()}
         if best is None or round(fit["logo_mae"] * 1e9) < round(best["logo_mae"] * 1e9):
             best = fit
     return best
@@ -81,14 +88,20 @@ def reference_interval(fit, folds, x, se, level):
     yhat = from_link(link, line)
     slope = fit["slope"] * (stats.norm.pdf(line) / stats.norm.pdf(xl) if link == "probit" else 1.0)
     r = np.concatenate([f[4] for f in folds])
+    w = np.concatenate([f[5] if len(f) > 5 else np.ones(len(f[4])) for f in folds])
     at = np.concatenate([np.full(len(f[4]), from_link(link, f[1] * xl + f[2])) for f in folds])
-    m = len(r)
-    hi_rank, lo_rank = int(np.ceil(level * (m + 1) - 1e-9)), int(np.floor((1 - level) * (m + 1) + 1e-9))
+    # weighted jackknife+: the new set weighs the mean weight, so equal weights give the
+    # ceil(level (m + 1))-th upper end and the floor((1 - level)(m + 1))-th lower one
+    total = w.sum() + w.mean()
     t = stats.t.ppf(0.5 + level / 2, fit["n"] - 2)
-    if hi_rank > m or lo_rank < 1:
-        half = stats.t.ppf(0.5 + level / 2, len(folds) - 1) * np.sqrt(np.mean(r ** 2) + (slope * se) ** 2)
+    order_hi, order_lo = np.argsort(at + np.abs(r), kind="stable"), np.argsort(at - np.abs(r), kind="stable")
+    cum_hi, cum_lo = np.cumsum(w[order_hi]), np.cumsum(w[order_lo])
+    reach = np.flatnonzero(cum_hi >= level * total - 1e-9 * total)
+    under = np.flatnonzero(cum_lo <= (1 - level) * total + 1e-9 * total)
+    if len(reach) == 0 or len(under) == 0:
+        half = stats.t.ppf(0.5 + level / 2, len(folds) - 1) * np.sqrt(np.sum(w * r ** 2) / w.sum() + (slope * se) ** 2)
         return within_unit(yhat - half, yhat + half)
-    lo = min(np.sort(at - np.abs(r))[lo_rank - 1], yhat)
-    hi = max(np.sort(at + np.abs(r))[hi_rank - 1], yhat)
+    lo = min((at - np.abs(r))[order_lo][under[-1]], yhat)
+    hi = max((at + np.abs(r))[order_hi][reach[0]], yhat)
     noise = t * abs(slope) * se
     return within_unit(yhat - np.hypot(yhat - lo, noise), yhat + np.hypot(hi - yhat, noise))

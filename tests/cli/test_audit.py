@@ -224,6 +224,30 @@ def check_audit(tmp, cal, theta):
     check(proc.returncode == 2 and "one set" in proc.stderr, f"--audit with two sets: {proc.stderr.strip()}")
 
 
+def check_audit_belongs(tmp, cal):
+    """An audit drawn from one set: refused for a set of another size, a warning for another file."""
+    target = tmp / "target.npy"
+    q, labels = np.load(target), np.load(tmp / "target_labels.npy")
+    output("audit", target, "--budget", 40, "--seed", 5, "-o", tmp / "rows.csv")
+    path, _ = labeled_audit(tmp, tmp / "rows.csv", labels, "belongs.csv")
+    np.save(tmp / "smaller.npy", q[:1000])
+    proc = run("predict", "--calibration", cal, tmp / "smaller.npy", "--audit", path)
+    want = (f"mano: error: {path}, line 1: this audit was drawn from the {len(q)} rows of {target}, but the set has 1000 "
+            "rows: its labels are another set's rows; draw the audit from this set (mano audit)")
+    check(proc.returncode == 2 and proc.stderr.strip() == want, f"an audit of another size is refused: {proc.stderr.strip()!r}")
+    np.save(tmp / "renamed.npy", q)
+    proc = run("predict", "--calibration", cal, tmp / "renamed.npy", "--audit", path, "--json")
+    note = f"{path} was drawn from {target}, not from {tmp / 'renamed.npy'} (both have {len(q)} rows): check that its " \
+           "labels are this set's rows"
+    check(proc.returncode == 0 and f"mano: warning: {note}" in proc.stderr, f"another name is a warning: {proc.stderr.strip()!r}")
+    got = json.loads(proc.stdout)
+    check(got["audit"]["warnings"] == [note], f"... and in the audit's JSON: {got['audit'].get('warnings')}")
+    conforms("Prediction", got, "predict --audit --json with a warning")
+    proc = run("predict", "--calibration", cal, target, "--audit", path, "--json")
+    check(proc.returncode == 0 and "warning" not in proc.stderr and "warnings" not in json.loads(proc.stdout)["audit"],
+          f"the set it was drawn from: no warning ({proc.stderr.strip()!r})")
+
+
 def least_n(width_of, big_n):
     for n in range(2, big_n + 1):
         if width_of(n) <= 0.25:
@@ -312,6 +336,7 @@ def main():
         theta = check_model(tmp, sets, cal)
         check_sample(tmp)
         check_audit(tmp, cal, theta)
+        check_audit_belongs(tmp, cal)
         check_labels_needed(tmp, cal)
         check_bad_files(tmp)
     finish()

@@ -46,7 +46,8 @@ def test_timeline(tmp, rng, cal):
     times = ["2026-11-02", "2026-11-03T10:00+02:00", "2026-11-04T06:00:00.250Z"]
     for i, (day, at) in enumerate(zip(days, times)):
         status, body, err = report(history)
-        check(status == 0 if i > 0 else status == 2, f"report before day {i}: exit {status} ({err.strip()})")
+        # before day 0 every point is in the reference: not enough points yet, exit 0
+        check(status == 0 and (body or {}).get("waiting", False) == (i == 0), f"report before day {i}: exit {status} ({err.strip()})")
         proc = add(history, day, "--calibration", cal, "--at", at, "--name", f"day {i}")
         check(proc.returncode == 0, f"add day {i}: {proc.stderr.strip()}")
     status, body, err = report(history)
@@ -154,12 +155,21 @@ def test_chunks(tmp, rng, cal):
         states.append(tmp / f"state_{first}.json")
         states[-1].write_text(state)
     check(stored[0][0] == f"{logits}[0:300]", f"a chunk's name: {stored[0][0]}")
+    # a point keeps no per-row state: the methods that keep every row (cost keeps_rows) have no
+    # section, the others merge
+    table = json.loads(run("methods", "--json").stdout)["methods"]
+    keeps_rows = {m["name"] for m in table if m["cost"] == "keeps_rows"}
+    sections = [json.loads(pathlib.Path(s).read_text())["methods"] for s in states]
+    check(all(not keeps_rows & set(sec) for sec in sections) and all(len(s[5]) < 20000 for s in stored),
+          f"no per-row state stored: {[sorted(sec) for sec in sections][:1]}, {[len(s[5]) for s in stored]} bytes")
     merged = run("merge", *states, "--json")
     check(merged.returncode == 0, f"merge the chunk states: {merged.stderr.strip()}")
     if merged.returncode == 0:
         a, whole = json.loads(merged.stdout), predict(cal, logits)
-        value = lambda v: v.get("score", v.get("accuracy"))  # noqa: E731  (COT gives an accuracy)
-        worst = max(abs(value(a["methods"][m]) - v["score"]) / max(abs(v["score"]), 1e-300) for m, v in whole["methods"].items())
+        expected = {m for m in whole["methods"] if m not in keeps_rows}
+        check(set(a["methods"]) == expected and expected, f"the merge scores {sorted(a['methods'])}, want {sorted(expected)}")
+        worst = max(abs(a["methods"][m]["score"] - whole["methods"][m]["score"]) / max(abs(whole["methods"][m]["score"]), 1e-300)
+                    for m in expected)
         check(worst < 1e-9 and a["n"] == 1050, f"the merged chunk states score the whole file as mano predict (worst {worst:.2e})")
     # chunks of 1050 / 300 rows: the too-small rule of the core, checked against its definition
     status, body, err = report(history, "--reference", 2)
@@ -194,10 +204,16 @@ def test_bad_options(tmp, rng, cal):
     np.save(tmp / "k7.npy", rng.standard_normal((50, 7)).astype(np.float32))
     proc = run("monitor", "add", history, tmp / "k7.npy", "--calibration", cal)
     check(one_error_line(proc, "k7.npy", "classes") and not history.exists(), f"K mismatch: {proc.stderr.strip()}")
-    # a reference period that leaves nothing to monitor: one line, exit 2
-    add(history, batch, make_batch(tmp / "opt2.npy", rng, 3.0, n=100), "--calibration", cal)
+    # a cron job reporting after its first add of one point: not enough points yet, exit 0, no line
+    # before the reference has 2 estimates
+    add(history, batch, "--calibration", cal)
     proc = run("monitor", "report", history)
-    check(one_error_line(proc, str(history), "no point to monitor", "--reference"), f"all reference: {proc.stderr.strip()}")
+    check(proc.returncode == 0 and "not enough points yet" in proc.stdout and "alert line: none yet" in proc.stdout,
+          f"first add of one point: {proc.returncode} {proc.stdout[-300:]!r} {proc.stderr.strip()!r}")
+    proc = run("monitor", "report", history, "--json")
+    body = json.loads(proc.stdout) if proc.returncode == 0 else {}
+    check(body.get("waiting") is True and body.get("alerts") == [] and "value" not in body.get("threshold", {"value": 0}),
+          f"--json waits: {proc.returncode} {proc.stderr.strip()}")
 
 
 def main():

@@ -39,6 +39,43 @@ TEST_CASE("the audit sampler draws the same rows for a seed everywhere", "[audit
     CHECK(csv.substr(csv.find('\n') + 1) == "row,weight\n3,1\n5,1\n");
 }
 
+TEST_CASE("an audit file belongs to the set it was drawn from: another size is refused, another name warned of",
+          "[audit]") {
+    const auto labeled = [](const std::string& csv) {
+        std::string out;
+        std::size_t at = 0;
+        for (std::size_t line = 0; at < csv.size(); ++line) {
+            const auto end = csv.find('\n', at);
+            out += csv.substr(at, end - at) + (line == 0 ? "" : line == 1 ? ",label" : ",1") + "\n";
+            at = end + 1;
+        }
+        return out;
+    };
+    const std::string drawn = labeled(mano::audit_csv({3, 5}, 2000, 4, 9, "data/day1_logits.npy"));
+    try {
+        mano::parse_audit(drawn, "rows.csv", 4000, 4, "data/day2_logits.npy");
+        FAIL("an audit of a 2000-row set was accepted for a 4000-row set");
+    } catch (const mano::error& e) {
+        CHECK(std::string(e.what()) ==
+              "rows.csv, line 1: this audit was drawn from the 2000 rows of data/day1_logits.npy, but the set has 4000 rows: "
+              "its labels are another set's rows; draw the audit from this set (mano audit)");
+    }
+    const auto other_name = mano::parse_audit(drawn, "rows.csv", 2000, 4, "data/day2_logits.npy");
+    CHECK(other_name.drawn_rows == std::optional<std::uint64_t>(2000));
+    CHECK(other_name.drawn_from == "data/day1_logits.npy");
+    REQUIRE(other_name.warnings.size() == 1);
+    CHECK(other_name.warnings[0] == "rows.csv was drawn from data/day1_logits.npy, not from data/day2_logits.npy (both have "
+                                    "2000 rows): check that its labels are this set's rows");
+    CHECK(other_name.to_json().at("warnings") == other_name.warnings);
+    // the same file in another folder, an array's draw, or no set name: no warning
+    CHECK(mano::parse_audit(drawn, "rows.csv", 2000, 4, "/elsewhere/day1_logits.npy").warnings.empty());
+    CHECK(mano::parse_audit(drawn, "rows.csv", 2000, 4).warnings.empty());
+    const std::string from_array = labeled(mano::audit_csv({3, 5}, 2000, 4, 9, mano::audit_array_source));
+    CHECK(mano::parse_audit(from_array, "rows.csv", 2000, 4, "day2_logits.npy").warnings.empty());
+    // a file without mano's first line is read as before
+    CHECK(mano::parse_audit("row,weight,label\n3,1,1\n", "rows.csv", 4000, 4, "x.npy").warnings.empty());
+}
+
 TEST_CASE("an audit file is read back with its labels, or refused in one line", "[audit]") {
     const auto got = mano::parse_audit("# drawn\nlabel,row,weight,note\n3,7,1,x\n\n0,2,1.0,\"a, b\"\r\n", "a.csv", 10, 4);
     CHECK(got.rows == std::vector<std::uint64_t>{2, 7});
@@ -132,4 +169,14 @@ TEST_CASE("normal quantiles and Wilson intervals", "[audit]") {
     const auto [lo, hi] = mano::wilson_interval(80, 100, 0.9);
     CHECK(lo == Approx(0.7266961911903833).epsilon(1e-12));
     CHECK(hi == Approx(0.8574981763397123).epsilon(1e-12));
+}
+
+TEST_CASE("labels for a width: at least the 2 rows an audit needs, none for a set of one row", "[audit]") {
+    const mano::calibration c;  // no correctness model: the Wilson bound
+    CHECK(!mano::labels_for_width(c, 1, 0.1, 0.9, 0.9).has_value());
+    CHECK(!mano::labels_for_width(c, 0, 0.1, 0.9, 0.9).has_value());
+    const auto two = mano::labels_for_width(c, 2, 0.1, 0.9, 0.9);
+    REQUIRE(two.has_value());
+    CHECK(two->n == 2);
+    CHECK(two->method == std::string("wilson"));
 }

@@ -233,14 +233,27 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
         auto wide = cal;
         wide.opts.methods = {mano::method::confscore, mano::method::cot};
         std::vector<mano::method> left;
-        CHECK(mano::scoring_options(wide, 1000, 10, &left).methods == wide.opts.methods);
+        CHECK(mano::scoring_options(wide, 1000, 10, mano::input_kind::logits, &left).methods == wide.opts.methods);
         CHECK(left.empty());
-        CHECK(mano::scoring_options(wide, 200001, 10, &left).methods == std::vector<mano::method>{mano::method::confscore});
+        CHECK(mano::scoring_options(wide, 200001, 10, mano::input_kind::logits, &left).methods == std::vector<mano::method>{mano::method::confscore});
         CHECK(left == std::vector<mano::method>{mano::method::cot});
         left.clear();
-        CHECK(mano::scoring_options(wide, 0, 10, &left).methods == std::vector<mano::method>{mano::method::confscore});
+        CHECK(mano::scoring_options(wide, 0, 10, mano::input_kind::logits, &left).methods == std::vector<mano::method>{mano::method::confscore});
         CHECK(left == std::vector<mano::method>{mano::method::cot});
-        CHECK_THROWS_WITH(mano::scoring_options(wide, 1000, 11), Catch::Contains("the logits have 11 classes but the calibration"));
+        CHECK_THROWS_WITH(mano::scoring_options(wide, 1000, 11, mano::input_kind::logits), Catch::Contains("the logits have 11 classes but the calibration"));
+    }
+    SECTION("the calibration's input kind: a set read as another is refused, before and after scoring") {
+        CHECK_THROWS_WITH(mano::scoring_options(cal, 1000, 10, mano::input_kind::probabilities),
+                          Catch::Contains("the set is read as input probabilities but the calibration was fitted on input logits"));
+        mano::result r;
+        r.k = 10;
+        r.input = mano::input_kind::probabilities;
+        r[mano::method::confscore] = mano::estimate{0.4};
+        CHECK_THROWS_WITH(mano::predict(cal, r, 0.9), Catch::Contains("fitted on input logits"));
+        auto binary = cal;
+        binary.opts.input = mano::input_kind::binary_logit;
+        CHECK_THROWS_WITH(mano::scoring_options(binary, 1000, 10, mano::input_kind::binary_logit),
+                          Catch::Contains("input binary-logit takes one column per row"));
     }
     SECTION("a result with another K is refused") {
         mano::result r;
@@ -409,4 +422,42 @@ TEST_CASE("results and states carry predicted class counts and both softrun bran
     auto state = a.to_json();
     state["predicted"][1] = state["predicted"][1].get<std::uint64_t>() + 5;
     CHECK_THROWS_WITH(mano::accumulator::from_json(state), Catch::Contains("predicted"));
+}
+
+TEST_CASE("a weighted line is the line of each set repeated as often as its weight") {
+    const std::vector<double> x = {0.2, 0.35, 0.5, 0.55, 0.8}, y = {0.31, 0.42, 0.58, 0.57, 0.83}, w = {3, 1, 2, 1, 4};
+    std::vector<double> xs, ys;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (int r = 0; r < static_cast<int>(w[i]); ++r) xs.push_back(x[i]), ys.push_back(y[i]);
+    const auto weighted = mano::fit_line(x, y, w), repeated = mano::fit_line(xs, ys);
+    CHECK(weighted.slope == Approx(repeated.slope).epsilon(1e-12));
+    CHECK(weighted.intercept == Approx(repeated.intercept).epsilon(1e-12));
+    CHECK(weighted.residual_se == Approx(repeated.residual_se).epsilon(1e-12));
+    CHECK(weighted.n == x.size());
+    CHECK_THROWS_WITH(mano::fit_line(x, y, {1, 1}), Catch::Contains("2 weights for 5 test sets"));
+    CHECK_THROWS_WITH(mano::fit_line(x, y, {1, 0, 1, 1, 1}), Catch::Contains("above 0"));
+}
+
+TEST_CASE("a label-shifted copy draws rows of each class with replacement, the same rows on every platform") {
+    // pinned against tests/reference/copies_reference.py (Python integers: exact anywhere)
+    std::vector<std::int64_t> labels(50);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int64_t>(i % 4);
+    mano::label_shift_copies o;
+    o.seed = 7;
+    o.max_rows = 12;
+    CHECK(mano::label_shift_copy_rows(labels, 4, o, 2, 0) ==
+          std::vector<std::uint64_t>{28, 45, 17, 45, 3, 41, 33, 13, 5, 7, 49, 7});
+    CHECK(mano::label_shift_copy_rows(labels, 4, o, 2, 1) ==
+          std::vector<std::uint64_t>{12, 14, 20, 12, 0, 36, 13, 34, 41, 41, 13, 43});
+    // classes the set lacks get no rows; at most max_rows, at most the set's rows
+    std::vector<std::int64_t> two(50, 0);
+    std::fill(two.begin() + 30, two.end(), 3);
+    o.seed = 0;
+    o.max_rows = 10;
+    CHECK(mano::label_shift_copy_rows(two, 4, o, 0, 5) == std::vector<std::uint64_t>{48, 37, 42, 42, 40, 6, 34, 36, 33, 45});
+    o.max_rows = 1000;
+    CHECK(mano::label_shift_copy_rows(two, 4, o, 0, 0).size() == 50);
+    CHECK_THROWS_WITH(mano::label_shift_copy_rows({0, 5}, 4, o, 0, 0), Catch::Contains("label 5 is outside [0, 4)"));
+    CHECK_THROWS_WITH(mano::label_shift_copies::from_json({{"copies", 101}}, "x"), Catch::Contains("copies"));
+    CHECK_THROWS_WITH(mano::label_shift_copies::from_json({{"alphas", {0.5, -1}}}, "x"), Catch::Contains("alphas"));
 }

@@ -205,8 +205,52 @@ TEST_CASE("the monitoring rules: the reference period's line, the points below i
 
     points[1].estimate.reset();
     CHECK_THROWS_WITH(assess(points, 2, 0, std::nullopt), "a reference period needs at least 2 points with a value (it has 1)");
-    CHECK_THROWS_WITH(assess(points, 6, 0, std::nullopt), Catch::Contains("leaves no point to monitor (6 in all)"));
+    // every point in the reference period: not enough points yet, its line over the 5 estimates
+    const auto waiting = assess(points, 6, 0, std::nullopt);
+    CHECK(waiting.waiting);
+    CHECK(waiting.alerts.empty());
+    CHECK(waiting.line.value == Approx(assess(points, 6, 0, std::nullopt).line.mean - 3 * waiting.line.sd));
+    CHECK_FALSE(assess(points, 5, 0, std::nullopt).waiting);
     CHECK_THROWS_WITH(assess(points, 0, std::nan(""), std::nullopt), "the alert threshold must be a number");
     CHECK_THROWS_WITH(points_from_json({{{"estimate", "x"}}}), Catch::Contains("\"estimate\" must be a number"));
     CHECK(points_from_json({{{"estimate", nullptr}, {"rows", 3}}}).front().rows == 3);
+    // a value no accuracy has is refused, naming the point (a damaged history, a wrong input)
+    CHECK_THROWS_WITH(assess(points_from_json({{{"estimate", 0.9}}, {{"estimate", 1e300}}}), 0, 0.5, std::nullopt),
+                      "point 1: its estimate 1e+300 is not an accuracy in [0, 1]");
+    CHECK_THROWS_WITH(assess(points_from_json({{{"estimate", 0.9}, {"score_se", -1}}}), 0, 0.5, std::nullopt),
+                      "point 0: its score's standard error is negative");
+}
+
+TEST_CASE("the monitoring rules one point at a time: what assess gives, in the same order of errors") {
+    using namespace mano::monitoring;
+    std::vector<point> points;
+    for (const double y : {0.90, 0.92, 0.88, 0.91, 0.70, 0.89, 0.95}) points.push_back({y, 0.03, 400, 1.5});
+    timeline_check check(3, 0, 2.0);
+    std::vector<std::size_t> alerts;
+    for (std::size_t i = 0; i < points.size(); ++i)
+        if (check.add(points[i])) alerts.push_back(i);
+    const auto streamed = check.finish();
+    const auto whole = assess(points, 3, 0, 2.0);
+    CHECK(streamed.to_json() == whole.to_json());
+    CHECK(alerts == whole.alerts);
+    CHECK(alerts == std::vector<std::size_t>{4});
+    // NumPy: the first three's mean 0.9 and sample sd 0.02
+    CHECK(streamed.line.mean == Approx(0.9).epsilon(1e-12));
+    CHECK(streamed.line.sd == Approx(0.02).epsilon(1e-12));
+    timeline_check all_reference(3, 0, std::nullopt);
+    for (std::size_t i = 0; i < 3; ++i) all_reference.add(points[i]);
+    const auto waiting = all_reference.finish();
+    CHECK(waiting.waiting);
+    CHECK(waiting.line.mean == Approx(0.9).epsilon(1e-12));
+    CHECK(waiting.to_json().at("waiting") == true);
+    // a cron job's first report after one point: waiting, and no line yet
+    timeline_check first(1, 0, std::nullopt);
+    first.add(points[0]);
+    const auto lone = first.finish();
+    CHECK(lone.waiting);
+    CHECK(lone.to_json().at("threshold") == nlohmann::json{{"reference", 1}});
+    timeline_check one_value(2, 0, std::nullopt);
+    one_value.add({std::nullopt, std::nullopt, 10, std::nullopt});
+    one_value.add(points[0]);
+    CHECK_THROWS_WITH(one_value.add(points[1]), "a reference period needs at least 2 points with a value (it has 1)");
 }

@@ -132,6 +132,28 @@ def test_predict_audit_is_the_cli_and_the_reference(family, budget, seed):
         assert_same(mano.predict(cal, q, audit=audit)["audit"], want["audit"], rel=1e-9, abs_tol=1e-9)
 
 
+def test_an_audit_belongs_to_its_set(family, tmp_path):
+    """As mano predict --audit: drawn from a set of another size, refused; from a file of another
+    name, a warning (and audit["warnings"], as the CLI's JSON has it); from an array, no name check."""
+    target, cal = family / "target.npy", family / "cal.json"
+    q, y = np.load(target), np.load(family / "target_labels.npy")
+    rows_file = tmp_path / "rows.csv"
+    rows = mano.audit(target, 40, seed=5, path=rows_file)["rows"]
+    path = tmp_path / "belongs.csv"
+    lines = rows_file.read_text().splitlines()
+    path.write_text(lines[0] + "\nrow,weight,label\n" + "".join(f"{r},1,{y[r]}\n" for r in rows))
+    np.save(tmp_path / "smaller.npy", q[:1000])
+    with pytest.raises(mano.InputError, match=f"^{path}, line 1: this audit was drawn from the 1500 rows of {target}, but "
+                                              "the set has 1000 rows"):
+        mano.predict(cal, tmp_path / "smaller.npy", audit=path)
+    np.save(tmp_path / "renamed.npy", q)
+    with pytest.warns(UserWarning, match="was drawn from .*target.npy, not from .*renamed.npy"):
+        got = mano.predict(cal, tmp_path / "renamed.npy", audit=path)
+    want = cli_predict(cal, tmp_path / "renamed.npy", path)
+    assert got["audit"]["warnings"] == want["audit"]["warnings"] and len(want["audit"]["warnings"]) == 1
+    assert "warnings" not in mano.predict(cal, q, audit=path)["audit"]  # an array has no name to compare
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float16])
 def test_predict_audit_other_types_and_npz_as_the_cli(family, tmp_path, dtype):
     cal = family / "cal.json"

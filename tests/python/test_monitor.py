@@ -28,6 +28,9 @@ def test_add_report_against_predict(tmp_path, calibration):
     history = tmp_path / "history.db"
     reference = [EXAMPLE / f"contrast_{i}_logits.npy" for i in (0, 1, 2)]
     mano.monitor.add(history, reference, calibration=calibration, at=datetime.date(2026, 11, 1))
+    # a report after the first add (a cron job's first run): not enough points yet, the line known
+    first = mano.monitor.report(history)
+    assert first["waiting"] is True and first["alerts"] == [] and first["threshold"]["reference"] == 3
     later = EXAMPLE / "blend_5_logits.npy"
     mano.monitor.add(history, later, calibration=str(calibration), at=datetime.datetime(2026, 11, 2, 6, 30), name="day 2")
     timeline = mano.monitor.report(history)

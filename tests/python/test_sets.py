@@ -40,8 +40,16 @@ def test_evaluate_options_equal_cli(kwargs, args):
 def test_calibrate_equals_cli(calibration_file, tmp_path):
     want = json.loads(calibration_file.read_text())
     notes = []
-    got = mano.calibrate(MANIFEST, notes=notes)
+    got = mano.calibrate(MANIFEST, notes=notes, label_shift_copies=0)
     assert_same(got, want)
+    # the label-shifted copies (the default), drawn and scored as the CLI draws and scores them
+    out = tmp_path / "copies.json"
+    cli("calibrate", MANIFEST, "-o", out, "--quiet")
+    copied = mano.calibrate(MANIFEST)
+    assert copied["label_shift_copies"]["sets"] == 6 * len(copied["sets"])
+    assert_same(copied, json.loads(out.read_text()))
+    cli("calibrate", MANIFEST, "-o", out, "--quiet", "--label-shift-copies", "3", "--label-shift-seed", "11")
+    assert_same(mano.calibrate(MANIFEST, label_shift_copies=np.int64(3), label_shift_seed=11), json.loads(out.read_text()))
     assert isinstance(notes, list)
     assert_same(mano.read_calibration(calibration_file), want)
     out = tmp_path / "softrun.json"

@@ -2,7 +2,8 @@
 //   mano_io_dump matrix|labels|tensor PATH [--key K] [--shape N,K] [--label-column C] [--header yes|no]
 //                [--chunk R] [--start S] [--expect-rows N]
 // matrix: rows [S, N) read in chunks of R rows, then rows [0, S) through a clone(), as
-// little-endian float64 on stdout; then stderr gets "N K dtype random|sequential".
+// little-endian float64 on stdout; then stderr gets the reader's notes ("note: ..." each) and
+// "N K dtype random|sequential".
 // labels: int64 little-endian on stdout (--expect-rows: the count the caller needs).
 // tensor: a model-input .npy opened with tensor_reader; stdout gets its shape.
 // A mano::error exits 2 with its message on stderr.
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
             const auto clone = reader->clone();
             if (clone->rows() != reader->rows() || clone->cols() != reader->cols()) throw std::runtime_error("clone() differs");
             dump_rows(*clone, 0, start, chunk);
+            for (const auto& note : reader->notes()) std::cerr << "note: " << note << "\n";
             std::cerr << reader->rows() << " " << reader->cols() << " " << mano::dtype_name(reader->type()) << " "
                       << (reader->random_access() ? "random" : "sequential") << "\n";
         } else {

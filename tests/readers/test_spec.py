@@ -70,7 +70,12 @@ def check_case(case):
             continue
         got = struct.unpack(f"<{len(proc.stdout) // 8}d", proc.stdout)
         header = f"{outcome['rows']} {outcome['cols']} {outcome['dtype']}"
-        ok = stderr.rsplit(" ", 1)[0] == header and len(got) == len(outcome["values"])
+        lines = stderr.splitlines()
+        notes = [line[len("note: "):] for line in lines[:-1] if line.startswith("note: ")]
+        want_notes = case.get("notes", [])
+        check(len(notes) == len(want_notes) == len(lines) - 1 and all(p in n for p, n in zip(want_notes, notes)),
+              f"{what}: notes {notes}, want one holding each of {want_notes}")
+        ok = lines[-1].rsplit(" ", 1)[0] == header and len(got) == len(outcome["values"])
         bad = [i for i, (g, w) in enumerate(zip(got, outcome["values"])) if not same(g, w)]
         check(ok and not bad, f"{what} (chunks of {chunk} rows): got {stderr!r} {list(got)[:8]}, want {header!r} "
                               f"{outcome['values'][:8]}" + (f"; first difference at {bad[0]}" if bad else ""))

@@ -5,13 +5,15 @@ import { predictAudited } from './audit.js';
 import { hideProgress, showError, showProgress } from './page.js';
 import { LEVEL, options, state, worker } from './state.js';
 
+// A CSV's label column is the reader's to find (the one column named label, labels, y or target;
+// native/io/csv_columns.hpp), and what it left out of the logits comes back as the file's notes.
 async function scoreFile(set, how, label) {
   showProgress(label, 0, 1);
-  const { result } = await worker.scoreFile(set.file, how, {
+  const { result, notes, labelColumn } = await worker.scoreFile(set.file, how, {
     labels: set.labels,
-    labelColumn: set.labelColumn,
     onProgress: (done, total) => showProgress(`${label}: ${done.toLocaleString()} of ${total.toLocaleString()} rows`, done, total),
   });
+  Object.assign(set, { notes, labelColumn });
   return result;
 }
 

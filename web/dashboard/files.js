@@ -21,17 +21,6 @@ function setName(fileName) {
 const isLabelsFile = (f) => /\.(npy|safetensors)$/i.test(f.name) && /^labels?$|[_.-]labels?$/i.test(stemOf(f.name));
 const isSource = (name) => /^source/i.test(name);
 
-const LABEL_COLUMNS = ['label', 'labels', 'target', 'y', 'class'];
-// The label column of a CSV, when its header has one of the usual names.
-async function csvLabelColumn(file) {
-  const head = await file.slice(0, 65536).text();
-  const first = head.split(/\r?\n/).find((line) => line.trim() !== '') ?? '';
-  const delimiter = /\.tsv$/i.test(file.name) ? '\t' : ',';
-  const names = first.split(delimiter).map((f) => f.trim().replace(/^"|"$/g, '').toLowerCase());
-  const i = names.findIndex((n) => LABEL_COLUMNS.includes(n));
-  return i >= 0 ? first.split(delimiter)[i].trim().replace(/^"|"$/g, '') : undefined;
-}
-
 const baseName = (p) => String(p).split(/[\\/]/).pop();
 
 // A dropped JSON file: a calibration or a manifest; false when it is neither (said why).
@@ -141,7 +130,6 @@ export async function addFiles(fileList) {
       const set = forget({ name, group, file: f, labels: labelsFiles.get(name) ?? state.waiting?.get(name) });
       labelsFiles.delete(name);
       state.waiting?.delete(name);
-      if (/\.(csv|tsv)$/i.test(f.name)) set.labelColumn = await csvLabelColumn(f);
       const old = state.sets.findIndex((s) => s.name === name);
       if (old >= 0) state.sets.splice(old, 1, set);
       else state.sets.push(set);

@@ -7,6 +7,9 @@
 import initSqlJs from 'sql.js';
 import sqlWasmUrl from 'sql.js/dist/sql-wasm-browser.wasm?url';
 
+// mano's own statements, the ones native/host/history.cpp holds a file to as well
+import schemaSql from '../../src/mano/schema/history.sql?raw';
+
 import { timelineChart } from './charts.js';
 import { $, el, interval, pct, showError } from './page.js';
 import { worker } from './state.js';
@@ -22,7 +25,30 @@ const shortTime = (t) => (t.endsWith('T00:00:00Z') ? t.slice(0, 10) : `${t.slice
 
 export const isHistoryFile = (f) => /\.(db|sqlite3?)$/i.test(f.name);
 
+// The schema's entries as SQLite keeps them, "type name table statement" in one order.
+const schemaOf = (db) => db.exec("SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema ORDER BY type, name")[0]
+  ?.values.map((row) => row.join('\u0000')) ?? [];
+let ownSchema = null;  // what mano's statements give, from a database in memory
+
+const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+const isAccuracy = (x) => typeof x === 'number' && x >= 0 && x <= 1;
+
+// A point as mano writes it, as far as the page reads it; else the message that says what is damaged.
+function damage(time, prediction) {
+  if (typeof time !== 'string' || !UTC_TIME.test(time) || Number(time.slice(0, 4)) < 1) return 'its time is not YYYY-MM-DDTHH:MM:SSZ';
+  const e = prediction?.estimate;
+  if (prediction === null || typeof prediction !== 'object') return 'its prediction is not a JSON object';
+  if (e === undefined || e === null) return null;
+  if (typeof e.method !== 'string') return 'its estimate names no method';
+  if (!isAccuracy(e.accuracy)) return 'its estimated accuracy is not a number in [0, 1]';
+  if (!Array.isArray(e.interval) || e.interval.length !== 2 || !e.interval.every(isAccuracy) || e.interval[0] > e.interval[1])
+    return "its estimate's interval is not two numbers in [0, 1], lower first";
+  return null;
+}
+
 // The points of a history file's bytes, in time order: { id, add, time, name, n, calibration, prediction }.
+// A history is untrusted input (docs/monitor.md): nothing but its schema is read until the schema
+// is exactly mano's (no view, no trigger), and schema functions are off.
 function readHistory(name, bytes) {
   if (bytes.length < 100 || new TextDecoder().decode(bytes.subarray(0, 15)) !== 'SQLite format 3')
     throw new Error(`${name}: not a mano history (not an SQLite database)`);
@@ -42,14 +68,38 @@ function readHistory(name, bytes) {
       st.free();
       return out;
     };
+    db.run('PRAGMA trusted_schema = OFF');
     const version = all('PRAGMA user_version')[0].user_version;
     if (version > SCHEMA_VERSION) throw new Error(`${name}: a mano history of schema version ${version}, newer than this page reads (${SCHEMA_VERSION})`);
-    const meta = all("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'meta'")[0].n === 1
-      ? all("SELECT value FROM meta WHERE key = 'format'") : [];
-    if (version < 1 || meta[0]?.value !== FORMAT) throw new Error(`${name}: an SQLite database that is not a mano history (no meta table naming it "${FORMAT}")`);
-    const points = all('SELECT id, add_id, time, name, n, calibration_sha256, prediction FROM points ORDER BY time, id').map((r) => ({
-      id: r.id, add: r.add_id, time: r.time, name: r.name, n: r.n, calibration: r.calibration_sha256, prediction: JSON.parse(r.prediction),
-    }));
+    const found = schemaOf(db);
+    const notHistory = `${name}: an SQLite database that is not a mano history (no meta table naming it "${FORMAT}")`;
+    if (version < 1 || !found.some((e) => e.startsWith('table\u0000meta\u0000'))) throw new Error(notHistory);
+    if (!ownSchema) {
+      const own = new sqlite.Database();
+      own.run(schemaSql);
+      ownSchema = schemaOf(own);
+      own.close();
+    }
+    const foreign = found.find((e) => !ownSchema.includes(e));
+    if (foreign) {
+      const [type, entry] = foreign.split('\u0000');
+      const known = ownSchema.some((e) => e.startsWith(`${type}\u0000${entry}\u0000`));
+      throw new Error(`${name}: refused: its schema has ${known ? 'another definition of the' : 'a'} ${type} "${entry}" that mano ` +
+        "does not write (a history may hold mano's tables and indexes only, so that nothing in it runs)");
+    }
+    if (found.length !== ownSchema.length) throw new Error(`${name}: the history is damaged (its schema lacks some of mano's tables or indexes)`);
+    if (all("SELECT value FROM meta WHERE key = 'format'")[0]?.value !== FORMAT) throw new Error(notHistory);
+    const points = all('SELECT id, add_id, time, name, n, calibration_sha256, prediction FROM points ORDER BY time, id').map((r) => {
+      let prediction = null;
+      try {
+        prediction = JSON.parse(r.prediction);
+      } catch {
+        // reported below as damage
+      }
+      const why = damage(r.time, prediction) ?? (Number.isSafeInteger(r.n) && r.n >= 0 ? null : 'its row count is not a whole number');
+      if (why) throw new Error(`${name}: the history is damaged (point ${r.id}: ${why})`);
+      return { id: r.id, add: r.add_id, time: r.time, name: r.name, n: r.n, calibration: r.calibration_sha256, prediction };
+    });
     const calibrations = new Map(all('SELECT sha256, calibration FROM calibrations').map((r) => [r.sha256, JSON.parse(r.calibration)]));
     return { name, points, calibrations };
   } catch (e) {
@@ -116,10 +166,15 @@ export async function drawHistory() {
   const status = (i) => (i < count ? 'reference' : changed[i] ? 'other calibration: not compared'
     : corePoints[i].estimate === null ? 'no estimate' : alerts.has(i) ? 'ALERT' : 'ok');
   const latest = points.length - 1;
-  $('history-note').textContent = `${name}: ${points.length} points from ${points[0].time} to ${points[latest].time}; reference: ` +
+  $('history-note').textContent = assessment.waiting
+    // as mano monitor report: every point is in the reference period, none compared yet
+    ? `${name}: ${points.length} point${points.length === 1 ? '' : 's'}, every one in the reference (${chosenBy}); not enough ` +
+      'points yet: the points added after it are compared with its alert line' +
+      (line.value === undefined ? ', once it has 2 estimates.' : ` (${pct(line.value)}).`)
+    : `${name}: ${points.length} points from ${points[0].time} to ${points[latest].time}; reference: ` +
     `${chosenBy} (${count} points), mean ${pct(line.mean)}, standard deviation ${pct(line.sd)}; alert below ${pct(line.value)} ` +
     '(mean − 3 sd).';
-  const items = [{ alert: alerts.size > 0, text: alerts.size ? `${alerts.size} point${alerts.size === 1 ? '' : 's'} below ${pct(line.value)}: ` +
+  const items = assessment.waiting ? [] : [{ alert: alerts.size > 0, text: alerts.size ? `${alerts.size} point${alerts.size === 1 ? '' : 's'} below ${pct(line.value)}: ` +
     [...alerts].map((i) => `${points[i].name} at ${points[i].time} (${pct(corePoints[i].estimate)})`).join(', ')
     : `no point below ${pct(line.value)}` }];
   items.push({ alert: alerts.has(latest), text: `latest point: ${status(latest)}` });
@@ -130,7 +185,7 @@ export async function drawHistory() {
       `moves the estimate by ±${pct(n.half_width)} (90%); about ${n.rows_needed.toLocaleString()} rows per point bring it to ±${pct(n.limit)}` });
   }
   // the core's numbers, for a test or a script to read exactly
-  Object.assign($('history-note').dataset, { threshold: String(line.value), reference: String(count), alerts: JSON.stringify([...alerts]) });
+  Object.assign($('history-note').dataset, { threshold: String(line.value ?? ''), reference: String(count), alerts: JSON.stringify([...alerts]) });
   $('history-alerts').replaceChildren(...items.map((a) => el('li', { className: a.alert ? 'alert' : '', textContent: a.text })));
   $('history-rows').replaceChildren(...points.map((p, i) => {
     const e = p.prediction.estimate;
@@ -143,7 +198,7 @@ export async function drawHistory() {
     lo: changed[i] ? null : p.prediction.estimate?.interval[0] ?? null, hi: changed[i] ? null : p.prediction.estimate?.interval[1] ?? null,
   }));
   timelineChart($('history-timeline'), {
-    points: chartPoints, threshold: line.value, reference: count, withBand: true, unit: 'set',
+    points: chartPoints, threshold: line.value ?? null, reference: count, withBand: true, unit: 'set',
     yLabel: 'estimated accuracy', alt: `${$('history-note').textContent} ${items.map((a) => a.text).join('. ')}`,
   });
 }

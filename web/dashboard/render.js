@@ -157,14 +157,14 @@ function renderTable(all) {
       el('td', { textContent: s.name }), ...all.map((x) => el('td', { className: x === m ? 'selected' : '', textContent: fmt(valueOf(s.result, x)) }))))));
 }
 
-// The pairing table: each set's logits file and its labels, which the user can change; a CSV's
-// label column is shown as it is.
+// The pairing table: each set's logits file (with what the reader left out of a CSV) and its
+// labels, which the user can change; a CSV's label column is shown as it is.
 function renderPairing() {
   const labelNames = [...state.labelFiles.keys()].sort();
   const rows = state.sets.map((s) => {
     let labelsCell;
-    if (s.labelColumn) {
-      labelsCell = `column "${s.labelColumn}" of ${s.file.name}`;
+    if (s.labelColumn !== undefined) {
+      labelsCell = typeof s.labelColumn === 'number' ? `column ${s.labelColumn} of ${s.file.name}` : `column "${s.labelColumn}" of ${s.file.name}`;
     } else {
       const select = el('select', { ariaLabel: `labels of ${s.name}` },
         el('option', { value: '', textContent: 'none (unlabeled)' }),
@@ -177,8 +177,11 @@ function renderPairing() {
       }));
       labelsCell = select;
     }
-    return el('tr', {}, el('td', { textContent: s.name }), el('td', { textContent: s.file.name }), el('td', {}, labelsCell));
+    const notes = (s.notes ?? []).map((n) => el('div', { className: 'note', dataset: { testid: 'file-note' }, textContent: n }));
+    return el('tr', {}, el('td', { textContent: s.name }), el('td', {}, s.file.name, ...notes), el('td', {}, labelsCell));
   });
+  // a file the reader left columns out of: open the table, so that it is seen
+  if (state.sets.some((s) => s.notes?.length)) $('pairing').open = true;
   // a labels file no set uses yet: open the table, so that it is paired by hand
   const used = new Set(state.sets.map((x) => x.labels?.name).filter(Boolean));
   if (labelNames.some((n) => !used.has(n))) $('pairing').open = true;

@@ -14,7 +14,7 @@ export const setMethodOrder = (order) => { METHOD_ORDER = order; };
 
 export const worker = new ManoWorker(new ManoWorkerScript());
 
-// sets: { name, file, labels?, labelColumn?, scan, result, branch?, prediction? }, in the order they
+// sets: { name, file, labels?, labelColumn?, notes?, scan, result, branch?, prediction? }, in the order they
 // came: `scan` is the set scored with per-set softrun (both MaNo branches at once), `result` the
 // set as shown and calibrated: as the calibration scored it (`branch` names that calibration),
 // else the scan. `method` is the one the user picked; until then the calibration's recommended one.

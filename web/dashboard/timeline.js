@@ -93,13 +93,15 @@ export async function drawTimeline() {
     }
     if (state.timeline !== t || state.method !== m) return;  // drawn again meanwhile
     const line = assessment.threshold;
-    threshold = line.value;
-    thresholdText = line.reference > 0
+    threshold = line.value ?? null;
+    thresholdText = assessment.waiting
+      ? `not enough points yet: every point is in the reference period of ${line.reference}; later points are compared with its alert line`
+      : line.reference > 0
       ? `reference: the first ${line.reference} points, mean ${pct(line.mean)}, standard deviation ${pct(line.sd)}; ` +
         `alert below ${pct(line.value)} (mean − 3 sd)`
       : `alert below ${pct(line.value)} (the value given)`;
     const below = assessment.alerts.map((i) => points[i]);
-    alerts.push({ alert: below.length > 0,
+    if (!assessment.waiting) alerts.push({ alert: below.length > 0,
       text: below.length ? `${below.length} ${unit}${below.length === 1 ? '' : 's'} below ${pct(threshold)}: ` +
         `${below.slice(0, 8).map((p) => `${p.label} (${pct(p.y)})`).join(', ')}${below.length > 8 ? ', …' : ''}`
         : `no ${unit} below ${pct(threshold)}` });

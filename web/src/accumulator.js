@@ -3,7 +3,7 @@
 import { InputError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { describeValue } from './text.js';
-import { bytesOf, checkShape, coreOptions, dtypeOf, int32Labels, wholeNumber, withDefaultMethods } from './options.js';
+import { bytesOf, checkShape, coreOptions, dtypeOf, int32Labels, wholeNumber, withDefaultMethods, withProbabilitiesWarning } from './options.js';
 
 // Inputs cross into the WebAssembly heap in chunks of at most this many bytes (at least one row),
 // through one scratch area that stops growing once it holds a chunk.
@@ -109,9 +109,10 @@ export class Accumulator {
     return this;
   }
 
-  // The JSON result of docs/cli.md, "JSON result" (plus "accuracy" when labels were pushed).
+  // The JSON result of docs/cli.md, "JSON result" (plus "accuracy" when labels were pushed), with a
+  // non-enumerable `warnings` when its rows all looked like probabilities (give { input }).
   result() {
-    return JSON.parse(call(() => this.#live().result()));
+    return withProbabilitiesWarning(JSON.parse(call(() => this.#live().result())));
   }
 
   // The serializable state: merge it elsewhere, or restore it with accumulatorFromJSON().
@@ -128,7 +129,7 @@ export class Accumulator {
   }
 }
 
-// An accumulator of rows with `cols` classes. Without options.methods it computes the defaults
+// An accumulator of rows of `cols` values (classes; one for a binary options.input). Without options.methods it computes the defaults
 // for rows not known yet: every default method its inputs allow except COT, which keeps every row
 // (name it to have it), so that a stream's memory stays bounded.
 export function accumulator(cols, options = {}) {

@@ -6,7 +6,9 @@ import { InputError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
 import { Accumulator } from './accumulator.js';
-import { coreOptions, dtypeOf, withDefaultMethods } from './options.js';
+import { UNNAMED } from './loaders.js';
+import { classesOf, coreOptions, dtypeOf, withDefaultMethods } from './options.js';
+import { shownValue } from './text.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -27,35 +29,39 @@ function randomSeed() {
 // The rows to label of a set (its row count, or { rows, cols?, name? } such as a Matrix), drawn
 // as `mano audit FILE --budget N --seed S` draws them: { rows (ascending), n_rows, seed }, and
 // when the set's cols are known `csv`, the file mano audit writes (`source` names the logits in
-// its comment line, as the CLI names FILE; default the set's name).
-export function audit(set, budget, { seed, source } = {}) {
+// its comment line, as the CLI names FILE; default the set's name; `input` what the values are,
+// as score() takes it: a binary column's file names the classes 0 and 1).
+export function audit(set, budget, { seed, source, input } = {}) {
   ready();
   const described = set !== null && typeof set === 'object';
   const nRows = described ? set.rows : set;
   if (!Number.isSafeInteger(nRows) || nRows < 1)
-    throw new InputError(`audit: the set must be its number of rows (>= 1) or { rows, cols } (got ${described ? `rows ${nRows}` : set})`);
+    throw new InputError(`audit: the set must be its number of rows (>= 1) or { rows, cols } (got ${described ? `rows ${shownValue(nRows)}` : shownValue(set)})`);
   if (!Number.isSafeInteger(budget) || budget < 1)
-    throw new InputError(`audit: the budget must be a whole number of rows to label, from 1 to the set's ${nRows} (got ${budget})`);
+    throw new InputError(`audit: the budget must be a whole number of rows to label, from 1 to the set's ${nRows} (got ${shownValue(budget)})`);
   if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
-    throw new InputError(`audit: the seed must be a whole number from 0 to 2^53 - 1 (got ${seed})`);
+    throw new InputError(`audit: the seed must be a whole number from 0 to 2^53 - 1 (got ${shownValue(seed)})`);
   const drawSeed = seed ?? randomSeed();
   const out = JSON.parse(call(() => ready().auditSample(nRows, budget, drawSeed)));
   const cols = described ? set.cols : undefined;
   if (cols !== undefined) {
-    if (!Number.isSafeInteger(cols) || cols < 2) throw new InputError(`audit: the set's cols must be its classes, >= 2 (got ${cols})`);
-    out.csv = call(() => ready().auditFile(nRows, cols, budget, drawSeed, String(source ?? set.name ?? 'logits')));
+    if (!Number.isSafeInteger(cols) || cols < 1) throw new InputError(`audit: the set's cols must be its columns, >= 1 (got ${shownValue(cols)})`);
+    const classes = classesOf(input, cols);
+    out.csv = call(() => ready().auditFile(nRows, classes, budget, drawSeed, String(source ?? set.name ?? 'logits')));
   }
   return out;
 }
 
-// The labeled audit as { rows: ascending, labels: Int32Array } for a set of nRows x cols logits:
-// the text of the labeled CSV (read by the core, its messages naming `name`), or { rows, labels }.
-export function auditLabels(given, nRows, cols, name = 'options.audit') {
+// The labeled audit as { rows: ascending, labels: Int32Array, warnings } for a set of nRows x cols
+// logits read from the file `setName` ('' when it has no name): the text of the labeled CSV (read
+// by the core, its messages naming `name`: a draw from a set of another size is refused, one from
+// a file of another name is a warning), or { rows, labels }.
+export function auditLabels(given, nRows, cols, name = 'options.audit', setName = '') {
   if (typeof given === 'string') {
     if (given.length > AUDIT_MAX_BYTES)
       throw new InputError(`${name}: over the ${AUDIT_MAX_BYTES >> 20} MiB an audit file may have; an audit lists at most ${AUDIT_MAX_ROWS} rows`);
-    const parsed = JSON.parse(call(() => ready().parseAudit(given, String(name), nRows, cols)));
-    return { rows: parsed.rows, labels: Int32Array.from(parsed.labels) };
+    const parsed = JSON.parse(call(() => ready().parseAudit(given, String(name), nRows, cols, String(setName ?? ''))));
+    return { rows: parsed.rows, labels: Int32Array.from(parsed.labels), warnings: parsed.warnings ?? [] };
   }
   const { rows, labels } = given ?? {};
   const isList = (x) => Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView));
@@ -66,15 +72,19 @@ export function auditLabels(given, nRows, cols, name = 'options.audit') {
   const seen = new Map();
   const pairs = Array.from(rows, (r, i) => {
     const row = Number(r), label = Number(labels[i]);
-    if (!Number.isSafeInteger(row) || row < 0 || row >= nRows)
+    if (!Number.isSafeInteger(row))
+      throw new InputError(`${name}: rows[${i}] is ${shownValue(r)}, not a whole number; give the rows mano audit drew`);
+    if (row < 0 || row >= nRows)
       throw new InputError(`${name}: rows[${i}] is ${r}, outside the set's rows 0 to ${nRows - 1}; give the rows mano audit drew`);
     if (seen.has(row)) throw new InputError(`${name}: row ${row} is listed twice (rows[${seen.get(row)}] and rows[${i}]); label each row once`);
     seen.set(row, i);
-    if (!Number.isInteger(label) || label < 0 || label >= cols)
+    if (!Number.isInteger(label))
+      throw new InputError(`${name}: labels[${i}] is ${shownValue(labels[i])}, not a whole number; give row ${row}'s true class, 0 to ${cols - 1}`);
+    if (label < 0 || label >= cols)
       throw new InputError(`${name}: labels[${i}] is ${labels[i]}, outside the classes 0 to ${cols - 1}; give row ${row}'s true class`);
     return [row, label];
   }).sort((a, b) => a[0] - b[0]);
-  return { rows: pairs.map((p) => p[0]), labels: Int32Array.from(pairs, (p) => p[1]) };
+  return { rows: pairs.map((p) => p[0]), labels: Int32Array.from(pairs, (p) => p[1]), warnings: [] };
 }
 
 // Runs of consecutive audited rows, at most 4096 rows each: one read each, as the CLI reads them.
@@ -105,8 +115,11 @@ export async function auditedLogitsRead(source, rows) {
   return out;
 }
 
+// The file a Matrix or MatrixSource was read from ('' when it was given without a name).
+const setNameOf = (m) => (typeof m.name === 'string' && m.name !== UNNAMED ? m.name : '');
+
 function checkLevel(level) {
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
 }
 
 // The set the audit is of: `logits` must be the rows `result` was scored from.
@@ -114,18 +127,17 @@ export function checkAuditedSet(result, logits) {
   if (logits === null || typeof logits !== 'object' || !Number.isSafeInteger(logits.rows) || !Number.isSafeInteger(logits.cols))
     throw new InputError('options.audit needs options.logits, the logits the result was scored from ({ data, rows, cols, dtype? }, ' +
       'a Matrix of readMatrix): the audited rows are scored from them');
-  if (logits.rows !== result?.n || logits.cols !== result?.k)
+  if (logits.rows !== result?.n || (logits.cols >= 1 && classesOf(result?.input, logits.cols)) !== result?.k)
     throw new InputError(`options.logits has ${logits.rows} x ${logits.cols} logits but the result is of ${result?.n} rows of ` +
       `${result?.k} classes: give the logits the result was scored from`);
 }
 
-// The prediction with its audit, from the audited rows' logits (in the order of labels.rows):
-// scored with their labels and the calibration's scoring options for the whole set (its
-// correctness histogram included), as `mano predict --audit` scores them.
-export function auditedPrediction(calibration, result, level, labels, rowsLogits, dtype) {
+// The prediction with its audit, from the audited rows' logits (in the order of labels.rows, `cols`
+// values each): scored with their labels and the calibration's scoring options for the whole set
+// (its correctness histogram included), as `mano predict --audit` scores them.
+export function auditedPrediction(calibration, result, level, labels, rowsLogits, dtype, cols) {
   checkLevel(level);
-  const cols = result.k;
-  const options = coreOptions(withDefaultMethods({ calibration }, cols, result.n), cols);
+  const options = coreOptions(withDefaultMethods({ calibration, input: result.input }, cols, result.n), cols);
   const acc = new Accumulator(call(() => ready().makeAccumulator(cols, options)), cols);
   let audited;
   try {
@@ -135,7 +147,7 @@ export function auditedPrediction(calibration, result, level, labels, rowsLogits
     acc.dispose();
   }
   return JSON.parse(call(() => ready().predictAudited(jsonForCore(calibration, 'calibration'), JSON.stringify(result),
-    JSON.stringify(audited), level)));
+    JSON.stringify(audited), level, JSON.stringify(labels.warnings))));
 }
 
 // predict(calibration, result, { level, audit, auditName, logits }) with an audit, synchronously
@@ -144,16 +156,16 @@ export function predictWithAudit(calibration, result, { level = 0.9, audit: give
   checkLevel(level);
   checkAuditedSet(result, logits);
   const dtype = dtypeOf(logits.data, logits.dtype, 'options.logits.data');
-  const labels = auditLabels(given, result.n, result.k, auditName);
-  return auditedPrediction(calibration, result, level, labels, auditedLogits(logits, labels.rows), dtype);
+  const labels = auditLabels(given, result.n, result.k, auditName, setNameOf(logits));
+  return auditedPrediction(calibration, result, level, labels, auditedLogits(logits, labels.rows), dtype, logits.cols);
 }
 
 export async function predictWithAuditRead(calibration, result, { level = 0.9, audit: given, auditName }, source) {
   ready();
   checkLevel(level);
   checkAuditedSet(result, source);
-  const labels = auditLabels(given, result.n, result.k, auditName);
+  const labels = auditLabels(given, result.n, result.k, auditName, setNameOf(source));
   const rowsLogits = await auditedLogitsRead(source, labels.rows);
   return auditedPrediction(calibration, result, level, labels, rowsLogits,
-    dtypeOf(rowsLogits, source.dtype === 'int32' ? undefined : source.dtype, `${source.name ?? 'logits'}`));
+    dtypeOf(rowsLogits, source.dtype === 'int32' ? undefined : source.dtype, `${source.name ?? 'logits'}`), source.cols);
 }

@@ -72,7 +72,7 @@ export class ManoWorker {
   }
 
   // A File/Blob (.npy, .safetensors, .csv/.tsv), streamed in the worker; { labels, chunkResults,
-  // format, key, labelColumn, header, onProgress, signal } -> { name, result }.
+  // format, key, labelColumn, header, onProgress, signal } -> { name, result, notes, labelColumn? }.
   scoreFile(file, options = {}, { onProgress, signal, ...rest } = {}) {
     return this.#call('scoreFile', { file, options, ...rest }, { onProgress, signal });
   }

@@ -1,6 +1,9 @@
 // CSV and TSV text (readCsv in loaders.js): the options, the number syntax the native reader
 // reads (std::from_chars), the first-line rule (data, or a header) and the streaming parser.
+// Which columns are classes (pandas' index, id and label columns, the label column option) is the
+// core's rule, the native reader's too (native/io/csv_columns.hpp).
 import { InputError } from './errors.js';
+import { callCore, readerCore } from './core.js';
 import { formatError, printable, shownField } from './text.js';
 
 const INT32_MAX = 2147483647;
@@ -97,6 +100,8 @@ export class CsvParser {
     this.firstLine = 0;
     this.hasHeader = false;
     this.labelIndex = -1;
+    this.skip = null; // per field: not a logit (the label column, a column left out)
+    this.notes = [];
     this.cols = 0;
     this.rows = 0;
     this.data = new Float64Array(1024);
@@ -210,6 +215,7 @@ export class CsvParser {
     for (let j = 0; j < fields.length; j++) {
       const field = fields[j];
       const value = parseNumber(field);
+      if (this.skip[j] && j !== labelIndex) continue;
       if (j === labelIndex) {
         if (!Number.isInteger(value)) {
           throw formatError(`${name}: line ${line}, column ${j + 1}: ${shownField(field)} is not an integer class label`);
@@ -230,33 +236,23 @@ export class CsvParser {
     this.rows++;
   }
 
+  // The label column, the columns left out and the notes saying so, from the core.
   resolveLabelColumn(headerNames) {
     const { name, labelColumn } = this;
-    let index = labelColumn;
-    // A name that is not in the header but spells a number is a 0-based index (as natively).
-    if (typeof labelColumn === 'string') {
-      index = headerNames ? headerNames.indexOf(labelColumn) : -1;
-      if (index < 0 && /^[0-9]+$/.test(labelColumn)) index = Number(labelColumn);
-      else if (index < 0 && !headerNames) {
-        throw formatError(
-          `${name}: has no header row, so no column is named '${labelColumn}' (without a header a label column is a 0-based index)`,
-        );
-      } else if (index < 0) {
-        throw formatError(
-          `${name}: has no column named '${labelColumn}' (its columns are ${headerNames.map((h) => shownField(h, 'name')).join(', ')})`,
-        );
-      }
+    const core = readerCore();
+    const option = labelColumn === undefined ? '' : String(labelColumn);
+    const names = headerNames === null ? '' : headerNames.map((h) => `${h}\0`).join('');
+    const columns = JSON.parse(callCore(core, () => core.csvColumns(name, names, this.fieldCount, option, 'labelColumn',
+      typeof labelColumn === 'number')));
+    this.skip = new Array(this.fieldCount).fill(false);
+    for (const j of columns.dropped) this.skip[j] = true;
+    if (columns.label !== null) {
+      this.labelIndex = columns.label;
+      this.labelName = headerNames === null ? columns.label : headerNames[columns.label];
+      this.skip[columns.label] = true;
     }
-    if (index !== undefined) {
-      if (index >= this.fieldCount) {
-        throw formatError(
-          `${name}: has no column ${labelColumn} (its ${this.fieldCount} columns are numbered from 0)`,
-        );
-      }
-      this.labelIndex = index;
-    }
-    this.cols = this.fieldCount - (this.labelIndex >= 0 ? 1 : 0);
-    if (this.cols === 0) throw formatError(`${name}: has no columns of logits besides the labels`);
+    this.notes = columns.notes;
+    this.cols = this.fieldCount - columns.dropped.length - (columns.label !== null ? 1 : 0);
   }
 
   end() {
@@ -276,7 +272,8 @@ export class CsvParser {
       dtype: 'float64',
       data: this.data.slice(0, this.rows * this.cols),
     };
-    if (this.labelIndex >= 0) matrix.labels = this.labels.slice(0, this.rows);
+    if (this.labelIndex >= 0) Object.assign(matrix, { labels: this.labels.slice(0, this.rows), labelColumn: this.labelName });
+    if (this.notes.length > 0) matrix.notes = this.notes;
     return matrix;
   }
 }

@@ -60,11 +60,21 @@ export interface Options {
   /** Collect the correctness histogram (result.correctness) that audits and calibrate's correctness model read. */
   correctnessHistogram?: boolean;
   /**
+   * What the values are (default 'logits'): 'probabilities' (a softmax, taken through the log,
+   * zeros floored at 1.2e-38), 'binary-logit' (one column, class 1's logit z: the classes [0, z]) or
+   * 'binary-probability' (one column, class 1's probability p: [1 - p, p]). Logits whose rows all
+   * look like probabilities give the result a non-enumerable `warnings`.
+   */
+  input?: InputKind;
+  /**
    * Score exactly as this calibration's sets were scored (its options, fitted source model
-   * included), so that predict(calibration, result) reads the result on its scale. Give no other option.
+   * included), so that predict(calibration, result) reads the result on its scale. Give no other
+   * option but `input`, which must be the calibration's.
    */
   calibration?: Calibration;
 }
+
+export type InputKind = 'logits' | 'probabilities' | 'binary-logit' | 'binary-probability';
 
 /** Row-aligned companions of the logits. */
 export interface PushExtras {
@@ -159,6 +169,13 @@ export interface CalibrateOptions extends Omit<Options, 'normalization'> {
    * taylorOrder (default [2]; the CLI's --taylor-orders).
    */
   taylorOrders?: number[];
+  /**
+   * calibrate() with sets given as logits: label-shifted copies of each set added to the fit
+   * (Dirichlet class mixes; the CLI's --label-shift-copies, default 6, 0 for none), drawn from
+   * labelShiftSeed (default 0).
+   */
+  labelShiftCopies?: number;
+  labelShiftSeed?: number;
 }
 
 export interface Matrix {
@@ -167,8 +184,12 @@ export interface Matrix {
   cols: number;
   dtype: Dtype | 'int32';
   data: Float32Array | Float64Array | Uint16Array | Int32Array;
-  /** A CSV label column. */
+  /** A CSV label column: the label column option's, or the one column named label, labels, y or target. */
   labels?: Int32Array;
+  /** That column: its header name, or its 0-based index in a CSV without a header. */
+  labelColumn?: string | number;
+  /** A CSV's columns left out of the logits (pandas' index, id columns) or taken as labels, one line each. */
+  notes?: string[];
 }
 
 export interface MatrixSource {
@@ -279,6 +300,8 @@ export interface AuditOptions {
   seed?: number;
   /** The logits' name in the CSV's comment line, as `mano audit FILE` writes FILE (default set.name, else 'logits'). */
   source?: string;
+  /** What the set's values are, as Options.input (a binary column's CSV names the classes 0 and 1). */
+  input?: InputKind;
 }
 /** The rows to label of a set, drawn as `mano audit --budget --seed` draws them. */
 export function audit(set: number | { rows: number; cols?: number; name?: string }, budget: number, options?: AuditOptions): AuditDraw;
@@ -319,7 +342,7 @@ export interface MonitorAssessment {
 }
 /** The monitoring rules of the core over a timeline of estimates (the dashboard's alerts). */
 export function monitor(points: readonly TimelinePoint[], options?: MonitorOptions): MonitorAssessment;
-export function defaultMethods(cols: number, rows?: number, inputs?: readonly MethodInput[]): MethodName[];
+export function defaultMethods(cols: number, rows?: number, inputs?: readonly MethodInput[], input?: InputKind): MethodName[];
 /** The estimator table, in its order (the order of results and columns). */
 export function methods(): MethodInfo[];
 export function version(): string;
@@ -379,7 +402,8 @@ export class ManoWorker {
   /** Transfers data's buffer to the worker unless { transfer: false }. */
   score(data: LogitsArray, shape: Shape, options?: Options,
     how?: { onProgress?: (done: number, total: number) => void; transfer?: boolean; chunkRows?: number; signal?: AbortSignalLike }): Promise<Result>;
-  scoreFile(file: BlobLike, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result }>;
+  /** notes: what the reader left out of a CSV or took as its labels (labelColumn), one line each. */
+  scoreFile(file: BlobLike, options?: Options, how?: ScoreFileOptions): Promise<{ name: string; result: Result; notes: string[]; labelColumn?: string | number }>;
   read(file: BlobLike, options?: CsvOptions & { key?: string }): Promise<Matrix>;
   evaluate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Promise<Evaluation>;
   calibrate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Promise<Calibration>;

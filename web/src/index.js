@@ -8,7 +8,7 @@ export { openMatrix, openNpy, openSafetensors, readCsv, readMatrix, readNpy, rea
 export { ManoWorker } from './client.js';
 
 import { accumulator, accumulatorFromJSON, score, scoreStream } from './accumulator.js';
-import { wholeNumber } from './options.js';
+import { inputName, wholeNumber } from './options.js';
 import { calibrate, evaluate, monitor, predict, predictScores } from './workflow.js';
 import { audit } from './audit.js';
 
@@ -167,14 +167,14 @@ function ready() {
 
 const call = (fn) => callCore(core, fn);
 
-// The methods computed when none are named, for `rows` rows of `cols` classes and the inputs
-// given besides the logits (names as in methods()' `needs`: 'source', 'second', 'features',
-// 'source_features').
-export function defaultMethods(cols, rows = 0, inputs = []) {
+// The methods computed when none are named, for `rows` rows of `cols` classes (values of the
+// input kind `input`: one for a binary column) and the inputs given besides the logits (names as
+// in methods()' `needs`: 'source', 'second', 'features', 'source_features').
+export function defaultMethods(cols, rows = 0, inputs = [], input = undefined) {
   ready();
   if (!Array.isArray(inputs)) throw new InputError('defaultMethods: inputs must be an array of input names');
   return JSON.parse(call(() => core.defaultMethods(wholeNumber(cols, 'cols'), wholeNumber(rows, 'rows'),
-    JSON.stringify(inputs))));
+    JSON.stringify(inputs), inputName(input))));
 }
 
 // The estimator table: for each method its name, what it returns ('score' or 'accuracy'), the

@@ -1,6 +1,7 @@
 // Readers for the files logits and labels come in: NumPy .npy, .safetensors and CSV/TSV text.
 //
-// A Matrix is { name, rows, cols, dtype, data, labels? }: data is row-major in host byte order,
+// A Matrix is { name, rows, cols, dtype, data, labels?, labelColumn?, notes? } (a CSV's label column
+// and its columns left out, src/csv.js): data is row-major in host byte order,
 // a Float32Array/Float64Array for float32/float64, a Uint16Array of the raw bit patterns for
 // float16/bfloat16, an Int32Array for integer arrays (dtype 'int32').
 // A MatrixSource is { name, rows, cols, dtype, read(first, count) } for reading a big file a
@@ -122,13 +123,16 @@ function isArrayBuffer(x) {
   );
 }
 
+// The name of an input given without one (bytes, a Blob without a name, no opts.name).
+export const UNNAMED = 'input';
+
 function displayName(input, opts) {
   if (opts.name !== undefined) {
     if (typeof opts.name !== 'string') throw new InputError('opts.name must be a string');
     return opts.name;
   }
   if (isBlob(input) && typeof input.name === 'string' && input.name !== '') return input.name;
-  return 'input';
+  return UNNAMED;
 }
 
 // { size, read(a, b) -> Promise<Uint8Array> }; read returns a copy the caller owns, starting at

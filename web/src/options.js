@@ -4,13 +4,14 @@
 import { InputError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
+import { shownValue } from './text.js';
 
 const call = (fn) => callCore(ready(), fn);
 
 const OPTION_KEYS = {
   p: 'p', eta: 'eta', taylorOrder: 'taylor_order', normalization: 'normalization', batchSize: 'batch_size',
   criterion: 'criterion', methods: 'methods', temperature: 'temperature', labelMarginal: 'label_marginal',
-  correctnessHistogram: 'correctness_histogram',
+  correctnessHistogram: 'correctness_histogram', input: 'input',
 };
 const EXTRA_OPTION_KEYS = ['source', 'sourceFeatures', 'calibration'];
 
@@ -51,7 +52,7 @@ export function int32Labels(labels, rows, what) {
 }
 
 export function wholeNumber(value, what) {
-  if (!Number.isSafeInteger(value) || value < 0) throw new InputError(`${what} must be a whole number >= 0 (got ${value})`);
+  if (!Number.isSafeInteger(value) || value < 0) throw new InputError(`${what} must be a whole number >= 0 (got ${shownValue(value)})`);
   return value;
 }
 
@@ -112,14 +113,15 @@ export function coreOptions(options, cols) {
 // where the row count is unknown or too large for them (src/mano/prediction/prediction.hpp, scoring_options).
 export const calibrationRows = Symbol('calibrationRows');
 export function calibrationOptions(options, cols) {
-  const others = Object.keys(options).filter((k) => k !== 'calibration' && options[k] !== undefined);
+  const others = Object.keys(options).filter((k) => k !== 'calibration' && k !== 'input' && options[k] !== undefined);
   if (others.length)
-    throw new InputError(`options.calibration scores as the calibration's sets were scored: give no other option (got ${others.join(', ')})`);
+    throw new InputError(`options.calibration scores as the calibration's sets were scored: give no other option but input (got ${others.join(', ')})`);
   const cal = options.calibration;
   // the core checks the rest (calibration_file.cpp), as it does the CLI's --calibration
   if (cal === null || typeof cal !== 'object')
     throw new InputError("options.calibration must be a calibration: what calibrate() returns or `mano calibrate` writes (format 'mano-calibration')");
-  const scoring = JSON.parse(call(() => ready().scoringOptions(jsonForCore(cal, 'calibration'), options[calibrationRows] ?? 0, cols)));
+  const scoring = JSON.parse(call(() => ready().scoringOptions(jsonForCore(cal, 'calibration'), options[calibrationRows] ?? 0, cols,
+    inputName(options.input))));
   return JSON.stringify(scoring.options);
 }
 
@@ -134,7 +136,27 @@ export function withDefaultMethods(options, cols, rows, extras = {}) {
   if (extras.second) inputs.push('second');
   if (extras.features) inputs.push('features');
   if (options.sourceFeatures) inputs.push('source_features');
-  return { ...options, methods: JSON.parse(call(() => ready().defaultMethods(cols, rows ?? 0, JSON.stringify(inputs)))) };
+  return { ...options, methods: JSON.parse(call(() => ready().defaultMethods(cols, rows ?? 0, JSON.stringify(inputs), inputName(options.input)))) };
+}
+
+// options.input, what the values are: 'logits' (undefined), 'probabilities', 'binary-logit' or
+// 'binary-probability' (src/mano/scan/input_kind.hpp; the core checks the name).
+export function inputName(input) {
+  if (input === undefined) return 'logits';
+  if (typeof input !== 'string')
+    throw new InputError(`options.input must be 'logits', 'probabilities', 'binary-logit' or 'binary-probability' (got ${shownValue(input)})`);
+  return input;
+}
+
+// The classes of rows of `cols` values of an input kind (2 for a binary column), and back.
+export const classesOf = (input, cols) => call(() => ready().classesOf(inputName(input), cols));
+export const columnsOf = (input, classes) => call(() => ready().columnsOf(inputName(input), classes));
+
+// A result whose rows all looked like probabilities gets a non-enumerable `warnings` naming { input }.
+export function withProbabilitiesWarning(result, where = 'logits') {
+  if (!result.looks_like_probabilities) return result;
+  const warning = ready().probabilitiesWarning(where, "{ input: 'probabilities' }");
+  return Object.defineProperty(result, 'warnings', { value: [warning], enumerable: false, configurable: true });
 }
 
 export function checkShape(data, shape) {

@@ -10,6 +10,8 @@ export interface Audit {
   method: 'ppi' | 'wilson';
   /** The labels-only Wilson interval of the same rows, for comparison. */
   wilson: Interval;
+  /** What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name. */
+  warnings?: string[];
 }
 
 /** When the estimate's interval is wider than `width`: how many uniformly audited labels would bring the audited interval to `width` (ppi: from the calibration's correctness model; wilson: labels alone, at the estimate interval's point nearest 0.5). At most the set's rows. */
@@ -30,6 +32,8 @@ export interface AuditSample {
 export interface AuditLabels {
   rows: number[];
   labels: number[];
+  /** What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name. */
+  warnings?: string[];
 }
 
 /** One group of calibration sets left out: the line fitted on the others, and the left-out sets' residuals. */
@@ -39,6 +43,8 @@ export interface CalibrationFold {
   intercept: number;
   /** True accuracy - the fold line's (clipped) estimate, one per left-out set. */
   residuals: number[];
+  /** Each left-out set's weight in the fit (label-shift copies: an original weighs R, a copy 1); absent when every set weighs 1. */
+  weights?: number[];
 }
 
 /** accuracy ~ slope * score + intercept for one method. */
@@ -95,6 +101,7 @@ export interface Calibration {
   /** The calibration sets' names. */
   sets: string[];
   normalization?: NormalizationChoice;
+  label_shift_copies?: LabelShiftCopies;
   /** The method with the lowest leave-one-group-out error: it backs Prediction.estimate outside the label-shift regime. */
   recommended?: MethodName;
   /** Methods by leave-one-group-out error, best first. */
@@ -124,6 +131,15 @@ export interface CorrectnessModel {
   residual_variance: number;
   /** Var(c - f) of each calibration set, in the order of "sets". */
   set_residual_variances: number[];
+}
+
+/** The label-shifted copies calibrate added to the fit (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many were fitted besides the calibration sets. */
+export interface LabelShiftCopies {
+  copies: number;
+  seed: number;
+  max_rows: number;
+  alphas: number[];
+  sets: number;
 }
 
 /** One calibrated method's estimate for a set. */
@@ -300,6 +316,10 @@ export interface Result {
   /** `mano score --chunk-size` or `--rows`: the first row read. */
   first_row?: number;
   correctness?: CorrectnessHistogram;
+  /** What the rows held when not logits (the option input; src/mano/scan/input_kind.hpp): a calibration predicts only results of its own input kind. */
+  input?: 'probabilities' | 'binary-logit' | 'binary-probability';
+  /** Read as logits, every row lay in [0, 1] and summed to 1: probabilities, most likely, which want the input probabilities (every front end warns, naming its option). */
+  looks_like_probabilities?: true;
 }
 
 /** The rows of a set by confidence bin (of the row's maximum softmax probability at the options' temperature) and predicted class, when the options ask for it ("correctness_histogram": true): what audits and the calibration's correctness model read (docs/audit.md). */

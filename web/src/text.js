@@ -77,3 +77,12 @@ export function describeValue(x) {
 export function formatError(message) {
   return new FormatError(printable(message));
 }
+
+// A value as a message quotes it: numbers as they are, text in quotes (so that the seed '7' does
+// not read as the number 7), anything else by its type (describeValue).
+export function shownValue(x) {
+  if (typeof x === 'number' || typeof x === 'boolean' || x === undefined || x === null) return String(x);
+  if (typeof x === 'bigint') return `${x}n`;
+  if (typeof x === 'string') return `'${printable(x, 40)}'`;
+  return `a value of type ${describeValue(x)}`;
+}

@@ -6,10 +6,10 @@
 // replies { id, type: 'cancelled' } instead of a result. A cancel gets no reply of its own.
 import {
   audit, calibrate, evaluate, init, methods, monitor, openMatrix, openNpy, openSafetensors, predict, predictScores, readCsv, readMatrix,
-  scoreStream,
+  score, scoreStream,
 } from './index.js';
-import { calibrateScored, evaluateScored, scoreFamilyAsync } from './workflow.js';
-import { predictWithAuditRead } from './audit.js';
+import { calibrateScored, copyRows, evaluateScored, scoreFamilyAsync } from './workflow.js';
+import { auditedLogitsRead, predictWithAuditRead } from './audit.js';
 import { InputError, ManoError } from './errors.js';
 
 const OPENERS = { npy: openNpy, safetensors: openSafetensors, csv: readCsv };
@@ -46,16 +46,18 @@ const ops = Object.assign(Object.create(null), {
       options, { chunkRows, onProgress: progress, signal });
   },
   // args: { file, labels?: Blob | Int32Array, options, format?, key?, labelColumn?, header?, chunkResults? }
+  // -> { name, result, notes (a CSV's columns left out or taken as labels), labelColumn? }
   scoreFile: async ({ file, labels, options, chunkResults, ...how }, progress, signal) => {
     const source = await openFile(file, how);
     const labelArray = await labelsFor(source, labels);
     const result = await scoreStream(source, options, { labels: labelArray, chunkResults, onProgress: progress, signal });
-    return { name: source.name, result };
+    return { name: source.name, result, notes: source.notes ?? [], ...(source.labelColumn === undefined ? {} : { labelColumn: source.labelColumn }) };
   },
   // args: { sets: [{ name, group?, file, labels?, format?, key?, labelColumn?, header? }], options }:
   // the labeled files scored by the core's family workflow as `mano calibrate` scores a
-  // manifest's sets, then evaluated and calibrated -> { sets: [{ name, group?, result }] (on the
-  // branch chosen for all of them), evaluation, calibration, notes (the calibration's), warnings }.
+  // manifest's sets (their label-shifted copies too: options.labelShiftCopies), then evaluated and
+  // calibrated -> { sets: [{ name, group?, result }] (on the branch chosen for all of them),
+  // evaluation, calibration, notes (the calibration's), warnings }.
   calibrateFiles: async ({ sets, options }, progress, signal) => {
     if (!Array.isArray(sets) || sets.length === 0) throw new InputError('calibrateFiles: args.sets must be a non-empty array');
     const opened = [];
@@ -66,17 +68,28 @@ const ops = Object.assign(Object.create(null), {
     }
     const rows = opened.reduce((sum, o) => sum + o.source.rows, 0);
     let done = 0;
-    const { scored, warnings } = await scoreFamilyAsync(sets, options ?? {}, opened[0].source.cols, async (i, opts, pass) => {
-      const { source, labels } = opened[i];
+    const labelsOf = (i) => opened[i].labels ?? opened[i].source.labels;
+    const { scored, warnings } = await scoreFamilyAsync(sets, options ?? {}, opened[0].source.cols, async (i, opts, pass, copied) => {
+      const { source } = opened[i];
+      if (pass === 'copy') {
+        // a label-shifted copy: only its rows are read, each distinct one once
+        const distinct = [...new Set(copied)].sort((a, b) => a - b);
+        const read = await auditedLogitsRead(source, distinct);
+        const at = new Map(distinct.map((r, j) => [r, j]));
+        const copy = copyRows(read, source.cols, labelsOf(i), copied, (r) => at.get(r));
+        return score(copy.data, { rows: copied.length, cols: source.cols, dtype: source.dtype, labels: copy.labels }, opts);
+      }
       const result = await scoreStream(source, opts, {
-        labels: pass === 'variant' ? undefined : labels, signal, onProgress: (at) => progress(done + at, rows),
+        labels: pass === 'variant' ? undefined : labelsOf(i), signal, onProgress: (at) => progress(done + at, rows),
       });
       done = (done + source.rows) % rows;
       return result;
-    });
+    }, labelsOf, true);
     const parsed = JSON.parse(scored);
     const calibration = calibrateScored(scored, warnings);
-    return { sets: parsed.sets, evaluation: evaluateScored(scored), calibration, notes: calibration.notes, warnings };
+    // the sets themselves; their label-shifted copies are in the calibration's fit only
+    const own = parsed.sets.filter((s) => s.copy_of === undefined).map(({ weight, ...s }) => s);
+    return { sets: own, evaluation: evaluateScored(scored), calibration, notes: calibration.notes, warnings };
   },
   read: ({ file, ...opts }) => readMatrix(file, opts),
   evaluate: ({ sets, options }) => {

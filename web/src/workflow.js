@@ -3,9 +3,10 @@
 import { InputError, ManoError } from './errors.js';
 import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
+import { shownValue } from './text.js';
 import { Accumulator } from './accumulator.js';
 import { predictWithAudit } from './audit.js';
-import { checkShape, coreOptions, wholeNumber, withDefaultMethods } from './options.js';
+import { checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -23,7 +24,7 @@ const CALIBRATION_NORMALIZATIONS = ['family', 'softrun', 'softmax', 'taylor'];
 function familyNormalization(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options))
     throw new InputError('options must be an object');
-  const { normalization = 'family', taylorOrders, ...rest } = options;
+  const { normalization = 'family', taylorOrders, labelShiftCopies, labelShiftSeed, ...rest } = options;
   if (!CALIBRATION_NORMALIZATIONS.includes(normalization)) {
     throw new InputError(`normalization '${normalization}' is not one of ${CALIBRATION_NORMALIZATIONS.join(', ')} ` +
       "('family': one branch chosen for all the sets; 'softrun': each set's own criterion)");
@@ -31,7 +32,7 @@ function familyNormalization(options) {
   const family = normalization === 'family';
   if (family && rest.criterion !== undefined && rest.criterion !== null)
     throw new InputError("a fixed criterion fixes the softrun branch; pass it with normalization 'softrun', not 'family'");
-  return { family, taylorOrders, rest: { ...rest, normalization: family ? 'softrun' : normalization } };
+  return { family, taylorOrders, labelShiftCopies, labelShiftSeed, rest: { ...rest, normalization: family ? 'softrun' : normalization } };
 }
 
 // Sets given with their logits ({ name, group?, logits, shape: { rows, cols, dtype? }, labels }),
@@ -50,35 +51,58 @@ function withLogits(sets) {
   return true;
 }
 
-function familyOf(options) {
-  const { family, taylorOrders = [2], rest } = familyNormalization(options);
+// The family options of the core; `calibrating`: calibrate's label-shifted copies of each set
+// (options.labelShiftCopies, default 6, 0 for none; options.labelShiftSeed, default 0), which
+// evaluate() does not take.
+function familyOf(options, calibrating) {
+  const { family, taylorOrders = [2], labelShiftCopies, labelShiftSeed, rest } = familyNormalization(options);
   if (!Array.isArray(taylorOrders) || taylorOrders.some((o) => !Number.isInteger(o) || o < 1 || o > 170))
     throw new InputError(`taylorOrders must be an array of whole numbers from 1 to 170 (got ${JSON.stringify(taylorOrders)})`);
-  return { familyJson: JSON.stringify({ family, taylor_orders: taylorOrders }), rest };
+  const json = { family, taylor_orders: taylorOrders };
+  if (calibrating) {
+    json.label_shift_copies = {};
+    if (labelShiftCopies !== undefined) json.label_shift_copies.copies = wholeNumber(labelShiftCopies, 'labelShiftCopies');
+    if (labelShiftSeed !== undefined) json.label_shift_copies.seed = wholeNumber(labelShiftSeed, 'labelShiftSeed');
+  } else if (labelShiftCopies !== undefined || labelShiftSeed !== undefined) {
+    throw new InputError('labelShiftCopies and labelShiftSeed are calibrate()\'s: evaluate() reports on the sets as they are');
+  }
+  return { familyJson: JSON.stringify(json), rest };
 }
 
 const setNames = (sets) => JSON.stringify(sets.map((s) => (s.group === undefined ? { name: s.name } : { name: s.name, group: String(s.group) })));
 
 // The requests of a FamilyRun (the core's family_scoring: which set to score with which pass),
-// each { index, pass: 'first' | 'variant' | 'rescore', keys: the option keys the pass sets, in the
-// core's names }. Each is answered (answer(), refuse()) before the next is asked for.
+// each { index, pass: 'first' | 'variant' | 'rescore' | 'copy', keys: the option keys the pass
+// sets, in the core's names, wantsLabels: whether the set's labels go back with its result,
+// rows: a copy's rows of the set (in order, repeats included) }. Each is answered (answer(),
+// refuse()) before the next is asked for.
 function* familyRequests(run) {
   for (let r = JSON.parse(call(() => run.next())); r !== null; r = JSON.parse(call(() => run.next()))) {
-    const { pass, ...keys } = r.pass;
-    yield { index: r.index, pass, keys };
+    const { pass, labels: wantsLabels = false, rows, copy, ...keys } = r.pass;
+    yield { index: r.index, pass, keys, wantsLabels, rows };
   }
 }
 
-// A set scored: its result, and the options it was scored with (the core's JSON).
-const answer = (run, result, usedJson) => call(() => run.give(JSON.stringify(result), usedJson));
+// A set scored: its result, the options it was scored with (the core's JSON), and its labels
+// when the request wanted them.
+const answer = (run, result, usedJson, labels) =>
+  call(() => run.give(JSON.stringify(result), usedJson, labels ? JSON.stringify(Array.from(labels)) : ''));
+
+// The rows of a copy (`rows` of the set, repeats included) and their labels, in order, from
+// `data` (cols per row) where row r of the set is row `where(r)` (default r itself).
+export function copyRows(data, cols, labels, rows, where = (r) => r) {
+  const out = new data.constructor(rows.length * cols);
+  rows.forEach((r, i) => out.set(data.subarray(where(r) * cols, (where(r) + 1) * cols), i * cols));
+  return { data: out, labels: Int32Array.from(rows, (r) => labels[r]) };
+}
 // The scorer failed with a ManoError: an InputError again, unless the pass is a variant.
 function refuse(run, e) {
   if (!(e instanceof ManoError)) throw e;
   call(() => run.fail(e.message));
 }
 
-function startFamily(sets, options) {
-  const { familyJson, rest } = familyOf(options);
+function startFamily(sets, options, calibrating) {
+  const { familyJson, rest } = familyOf(options, calibrating);
   return { run: call(() => ready().familyRun(setNames(sets), familyJson)), rest };
 }
 
@@ -88,26 +112,31 @@ function finishFamily(run) {
 }
 
 // Sets given with their logits, scored synchronously; the source set is fitted once.
-function scoredFamily(sets, options) {
-  const { run, rest } = startFamily(sets, options);
+function scoredFamily(sets, options, calibrating = false) {
+  const { run, rest } = startFamily(sets, options, calibrating);
   try {
     const cols = sets[0].shape.cols;
     const prepared = JSON.parse(coreOptions(rest, cols));
     const inputs = [];
     if (prepared.source) inputs.push('source');
     if (prepared.source_features) inputs.push('source_features');
-    for (const { index, pass, keys } of familyRequests(run)) {
+    for (const { index, pass, keys, wantsLabels, rows: copied } of familyRequests(run)) {
       const s = sets[index];
       let result, json;
       try {
         const { rows } = checkShape(s.logits, s.shape);
         const opts = { ...prepared, ...keys };
         if (rest.methods === undefined && keys.methods === undefined)
-          opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs))));
+          opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs), inputName(rest.input))));
         json = JSON.stringify(opts);
         const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, json)), s.shape.cols);
         try {
-          acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
+          if (pass === 'copy') {
+            const copy = copyRows(s.logits, s.shape.cols, s.labels, copied);
+            acc.push(copy.data, { ...s.shape, rows: copied.length, labels: copy.labels });
+          } else {
+            acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
+          }
           result = acc.result();
         } finally {
           acc.dispose();
@@ -116,7 +145,7 @@ function scoredFamily(sets, options) {
         refuse(run, e);
         continue;
       }
-      answer(run, result, json);
+      answer(run, result, json, wantsLabels ? s.labels : undefined);
     }
     return finishFamily(run);
   } finally {
@@ -130,31 +159,34 @@ const PASS_OPTION_KEYS = {
 };
 
 // The family workflow over sets whose rows are read asynchronously (Files in the Worker), one
-// awaited read at a time: `scoreSet(index, options, pass)` answers each request with a promise
-// of that set's result scored with these options (the package's, as score() takes them); the
-// rows' labels are not needed on a 'variant' pass. sets: [{ name, group? }], `cols` their
-// classes. -> { scored (the core's JSON text), warnings }.
-export async function scoreFamilyAsync(sets, options, cols, scoreSet) {
+// awaited read at a time: `scoreSet(index, options, pass, rows)` answers each request with a
+// promise of that set's result scored with these options (the package's, as score() takes them):
+// all its rows, or on a 'copy' pass the `rows` given (in order, repeats included) with their
+// labels; the rows' labels are not needed on a 'variant' pass. `labelsOf(index)` gives a set's
+// labels (an Int32Array) when the core asks for them. sets: [{ name, group? }], `cols` their
+// classes; `calibrating`: calibrate's label-shifted copies too. -> { scored (the core's JSON
+// text), warnings }.
+export async function scoreFamilyAsync(sets, options, cols, scoreSet, labelsOf, calibrating = false) {
   ready();
   if (!Array.isArray(sets) || sets.some((s) => !s || typeof s.name !== 'string'))
     throw new InputError('sets must be an array of { name, group?, ... }');
-  const { run, rest } = startFamily(sets, options);
+  const { run, rest } = startFamily(sets, options, calibrating);
   try {
     // the options each set was scored with, as the core writes them: the source set fitted once
     const prepared = JSON.parse(coreOptions(rest, cols));
-    for (const { index, pass, keys } of familyRequests(run)) {
+    for (const { index, pass, keys, wantsLabels, rows } of familyRequests(run)) {
       const opts = { ...rest };
       for (const [key, value] of Object.entries(keys)) opts[PASS_OPTION_KEYS[key]] = value;
       let result;
       try {
-        result = await scoreSet(index, opts, pass);
+        result = await scoreSet(index, opts, pass, rows);
       } catch (e) {
         refuse(run, e);
         continue;
       }
       const used = { ...prepared, ...keys };
       if (keys.methods === undefined) used.methods = withDefaultMethods(opts, cols, result.n).methods ?? prepared.methods;
-      answer(run, result, JSON.stringify(used));
+      answer(run, result, JSON.stringify(used), wantsLabels ? labelsOf(index) : undefined);
     }
     return finishFamily(run);
   } finally {
@@ -198,14 +230,16 @@ export function evaluate(sets, options = {}) {
 export function calibrate(sets, options = {}) {
   ready();
   if (withLogits(sets)) {
-    const { scored, warnings } = scoredFamily(sets, options);
+    const { scored, warnings } = scoredFamily(sets, options, true);
     return calibrateScored(scored, warnings);
   }
   const probe = sets?.[0]?.result?.k;
-  const { family, taylorOrders, rest } = familyNormalization(options);
+  const { family, taylorOrders, labelShiftCopies, rest } = familyNormalization(options);
+  if (labelShiftCopies !== undefined && labelShiftCopies !== 0)
+    throw new InputError('labelShiftCopies draws rows of each set: give the sets with their logits, not as results');
   if (taylorOrders !== undefined)
     throw new InputError('taylorOrders scores MaNo again at other orders: give the sets with their logits, not as results');
-  const prepared = coreOptions(rest, wholeNumber(probe, 'sets[0].result.k'));
+  const prepared = coreOptions(rest, columnsOf(rest.input, wholeNumber(probe, 'sets[0].result.k')));
   const json = JSON.stringify({ ...JSON.parse(prepared), family });
   const { calibration, notes } = JSON.parse(call(() => ready().calibrate(setsJson(sets), json)));
   return withNotes(calibration, notes);
@@ -221,7 +255,7 @@ export function calibrate(sets, options = {}) {
 export function monitor(points, { reference = 0, threshold, slope } = {}) {
   ready();
   if (!Array.isArray(points)) throw new InputError('points must be an array of { estimate, se?, slope?, rows? }');
-  if (!Number.isSafeInteger(reference) || reference < 0) throw new InputError(`reference must be a whole number of points >= 0 (got ${reference})`);
+  if (!Number.isSafeInteger(reference) || reference < 0) throw new InputError(`reference must be a whole number of points >= 0 (got ${shownValue(reference)})`);
   if (reference === 0 && typeof threshold !== 'number') throw new InputError('give a reference period (reference > 0) or a threshold');
   const corePoints = points.map((p, i) => {
     if (!p || typeof p !== 'object') throw new InputError(`point ${i} must be { estimate, se?, slope?, rows? }`);
@@ -239,7 +273,7 @@ export function predict(calibration, result, options = {}) {
   const { level = 0.9, audit, logits } = options;
   if (audit !== undefined) return predictWithAudit(calibration, result, options);
   if (logits !== undefined) throw new InputError('options.logits is read for options.audit: give the labeled audit too, or leave logits out');
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
   return JSON.parse(call(() => ready().predict(jsonForCore(calibration, 'calibration'), JSON.stringify(result), level)));
 }
 
@@ -247,7 +281,7 @@ export function predict(calibration, result, options = {}) {
 // from the calibration's own uncertainty: [{ accuracy, interval: [lo, hi], extrapolated }].
 export function predictScores(calibration, method, scores, { level = 0.9 } = {}) {
   ready();
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${level})`);
+  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
   if (!Array.isArray(scores) && !ArrayBuffer.isView(scores)) throw new InputError('scores must be an array of numbers');
   return JSON.parse(call(() => ready().predictScores(jsonForCore(calibration, 'calibration'), String(method),
     JSON.stringify(Array.from(scores, Number)), level)));

@@ -69,7 +69,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.deepEqual(compareDeep(got.estimate, want.estimate, 1e-6, 'estimate'), []);
     assert.deepEqual(compareDeep(got.methods, want.methods, 1e-6, 'methods'), []);
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal, p: 3 }),
-      (e) => e instanceof mano.InputError && /give no other option \(got p\)/.test(e.message));
+      (e) => e instanceof mano.InputError && /give no other option but input \(got p\)/.test(e.message));
     assert.throws(() => mano.score(m.data.subarray(0, 20 * 5), { rows: 20, cols: 5 }, { calibration: cal }),
       (e) => e instanceof mano.InputError && e.message === 'the logits have 5 classes but the calibration was fitted on logits with 10');
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: { format: 'other' } }),
@@ -92,7 +92,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
 
   test('calibrate (normalization family) and predict equal mano calibrate / mano predict', () => {
     const calFile = path.join(tmp, 'cal.json');
-    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--quiet']);
+    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--quiet', '--label-shift-copies', '0']);
     const nativeCal = JSON.parse(fs.readFileSync(calFile, 'utf8'));
     assert.equal(nativeCal.normalization.by, 'leave-one-group-out');
     const contrast = scans.filter((s) => s.group === 'contrast');
@@ -183,7 +183,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
 
   test("normalization 'softrun' keeps each set's own branch, as mano calibrate --normalization softrun", () => {
     const calFile = path.join(tmp, 'per_set.json');
-    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--normalization', 'softrun', '--quiet']);
+    execFileSync(nativeMano, ['calibrate', manifestFile, '-o', calFile, '--group', 'contrast', '--normalization', 'softrun', '--quiet', '--label-shift-copies', '0']);
     const nativeCal = JSON.parse(fs.readFileSync(calFile, 'utf8'));
     const contrast = scans.filter((s) => s.group === 'contrast');
     const calibration = mano.calibrate(contrast, { source, normalization: 'softrun' });

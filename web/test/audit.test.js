@@ -66,8 +66,11 @@ describe('audit(): the rows mano audit draws', () => {
     bad(() => mano.audit(m, 2001), /^a budget of 2001 rows is more than the set's 2000 rows; label them all, or give a budget up to 2000$/);
     bad(() => mano.audit(m, 10, { seed: -1 }), /^audit: the seed must be a whole number from 0 to 2\^53 - 1 \(got -1\)$/);
     bad(() => mano.audit(m, 10, { seed: 2 ** 53 }), /seed must be a whole number/);
+    // text is quoted, so the seed '7' does not read as the number 7
+    bad(() => mano.audit(m, 10, { seed: '7' }), /^audit: the seed must be a whole number from 0 to 2\^53 - 1 \(got '7'\)$/);
+    bad(() => mano.audit(m, '20'), /budget must be a whole number .*\(got '20'\)$/);
     bad(() => mano.audit(0, 1), /the set must be its number of rows/);
-    bad(() => mano.audit({ rows: 10, cols: 1 }, 1), /cols must be its classes, >= 2 \(got 1\)/);
+    bad(() => mano.audit({ rows: 10, cols: 1 }, 1), /logits need at least 2 columns \(classes\); got 1 \(a binary classifier/);
   });
 });
 
@@ -114,6 +117,14 @@ describe('predict with an audit: mano predict --audit', () => {
     assert.deepEqual(mano.predict(cal, result, { audit: text, logits: m }).labels_for_width, want.labels_for_width);
   });
 
+  test('a set of one row gets no labels advice: an audit needs 2 labeled rows', async () => {
+    const x = await mano.readNpy(fs.readFileSync(path.join(example, 'contrast_0_logits.npy')));
+    const row = Float32Array.from(x.data.subarray(10, 20), (v) => v * 0.2);
+    const one = mano.predict(cal, mano.score(row, { rows: 1, cols: 10 }, { calibration: cal }));
+    assert.ok(one.estimate.interval[1] - one.estimate.interval[0] > 0.25, 'an interval wider than 0.25');
+    assert.equal(one.labels_for_width, undefined);
+  });
+
   test('without a correctness model the audit is the labels\' Wilson interval, as the CLI\'s', () => {
     const plain = { ...cal, options: { ...cal.options } };
     delete plain.correctness;
@@ -143,6 +154,26 @@ describe('predict with an audit: mano predict --audit', () => {
     assert.equal(drawn.at(-1).value.csv, cliAudit(30, 7));
   });
 
+  test('an audit belongs to its set: another size is refused, another file name warned of, as mano predict --audit', () => {
+    const text = labeled(cliAudit(30, 7), labels);
+    const small = { data: m.data.subarray(0, 1000 * 10), rows: 1000, cols: 10, name: 'contrast_3_logits.npy' };
+    assert.throws(() => mano.predict(cal, mano.score(small.data, small, { calibration: cal }), { audit: text, logits: small, auditName: 'rows.csv' }),
+      (e) => e instanceof mano.InputError && e.message === `rows.csv, line 1: this audit was drawn from the 2000 rows of ${logitsFile}, ` +
+        'but the set has 1000 rows: its labels are another set\'s rows; draw the audit from this set (mano audit)', 'another size');
+    const renamed = { ...m, name: 'other_logits.npy' };
+    const got = mano.predict(cal, result, { audit: text, logits: renamed, auditName: 'rows.csv' });
+    const note = `rows.csv was drawn from ${logitsFile}, not from other_logits.npy (both have 2000 rows): check that its labels are this set's rows`;
+    assert.deepEqual(got.audit.warnings, [note]);
+    // the CLI says the same of a file of that name
+    const auditFile = path.join(tmp, 'rows.csv');
+    fs.writeFileSync(auditFile, text);
+    const other = path.join(tmp, 'other_logits.npy');
+    fs.copyFileSync(path.join(root, logitsFile), other);
+    const want = runNative(['predict', '--calibration', calFile, '--json', '--quiet', other, '--audit', auditFile]);
+    assert.deepEqual(want.audit.warnings, [note.replace('rows.csv', auditFile).replace('other_logits.npy', other)]);
+    assert.equal(mano.predict(cal, result, { audit: text, logits: m }).audit.warnings, undefined);
+  });
+
   test('every bad audit is one InputError naming what to fix', () => {
     const good = labeled(cliAudit(30, 7), labels);
     const lines = good.split('\n');
@@ -161,6 +192,8 @@ describe('predict with an audit: mano predict --audit', () => {
     bad({ rows: [5, 5], labels: [0, 1] }, /^rows\.csv: row 5 is listed twice \(rows\[0\] and rows\[1\]\); label each row once$/);
     bad({ rows: [5, 6], labels: [0, 10] }, /^rows\.csv: labels\[1\] is 10, outside the classes 0 to 9; give row 6's true class$/);
     bad({ rows: [5, 6], labels: [0] }, /of one length \(got 2 rows and 1 labels\)/);
+    bad({ rows: [5, 6], labels: [0, 6.5] }, /^rows\.csv: labels\[1\] is 6\.5, not a whole number; give row 6's true class, 0 to 9$/);
+    bad({ rows: [5, 6.5], labels: [0, 1] }, /^rows\.csv: rows\[1\] is 6\.5, not a whole number; give the rows mano audit drew$/);
     bad(good, /options\.audit needs options\.logits/, { logits: undefined });
     bad(good, /options\.logits has 20 x 10 logits but the result is of 2000 rows of 10 classes/,
       { logits: { data: m.data.subarray(0, 200), rows: 20, cols: 10 } });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CHROMIUM, compareDeep, foreignRequests, haveChromium, labeledAudit as labeled, nativeMano, npyLabels, runNative,
+  CHROMIUM, compareDeep, foreignRequests, haveChromium, labeledAudit as labeled, nativeMano, npyLabels, runNative, writeNpy,
 } from './support.js';
 import { blend, contrast, example, file, openWithExample, ready, site } from './dashboard_support.js';
 
@@ -49,10 +49,20 @@ describe('dashboard audit mode (chromium)', { skip }, () => {
   });
 
   test('a set wider than 0.25 says how many labels would bring it to ±0.125, as mano predict does', async () => {
-    const want = runNative(['predict', '--calibration', calFile, '--json', '--quiet', file('blend_2_logits.npy')]);
-    assert.ok(want.labels_for_width, 'the example\'s blend_2 interval is wider than 0.25');
-    const card = page.locator('[data-testid="estimate-card"][data-name="blend_2"] [data-testid="labels-needed"]');
-    assert.equal(await card.textContent(), `${want.labels_for_width.n} labels would bring it to ±0.125 (Audit, below)`);
+    // a small batch: 100 rows of blend_3, whose interval is wider than 0.25
+    const small = path.join(tmp, 'small_logits.npy');
+    const bytes = fs.readFileSync(file('blend_3_logits.npy'));
+    const start = bytes.byteOffset + 10 + bytes.readUInt16LE(8);  // a version 1 .npy header
+    writeNpy(small, new Float32Array(bytes.buffer.slice(start, start + 100 * 10 * 4)), [100, 10]);
+    await page.setInputFiles('[data-testid="file-input"]', small);
+    await ready(page);
+    const want = runNative(['predict', '--calibration', calFile, '--json', '--quiet', small]);
+    assert.ok(want.labels_for_width, `100 rows of blend_3 give an interval wider than 0.25: ${JSON.stringify(want.estimate)}`);
+    // it is the seventh unlabeled set: past the headline's six cards, the Audit panel says it
+    await page.selectOption('[data-testid="audit-set"]', 'small');
+    const note = await page.locator('[data-testid="audit-note"]').textContent();
+    assert.ok(note.includes(`${want.labels_for_width.n} labels would bring it to ±0.125`), note);
+    assert.equal(await page.locator('[data-testid="audit-budget"]').inputValue(), String(want.labels_for_width.n));
     assert.equal(await page.locator('[data-testid="audit-panel"]').isVisible(), true);
   });
 

@@ -135,13 +135,14 @@ describe('readCsv', () => {
     }
     await bad('', {}, 'is empty');
     await bad('\n \r\n\n', {}, 'has no rows (only blank lines)');
-    await bad('a,b\n1,2\n', { labelColumn: 'label' }, "no column named 'label'", "'a', 'b'");
-    await bad('1,2\n', { labelColumn: 'label' }, 'no header row');
-    await bad('1,2\n', { labelColumn: 2 }, 'no column 2');
+    // the label column's messages are the native reader's (native/io/csv_columns.cpp)
+    await bad('a,b\n1,2\n', { labelColumn: 'label' }, "has no column 'label'; its header has 'a', 'b'");
+    await bad('1,2\n', { labelColumn: 'label' }, 'has no header, so the label column must be a 0-based index');
+    await bad('1,2\n', { labelColumn: 2 }, 'label column 2 is out of range: the rows have 2 columns');
     await bad('a,b,label\n1,2,0\n1,2,1.5\n', { labelColumn: 2 }, 'line 3, column 3', "'1.5' is not an integer class label");
     await bad('a,b,label\n1,2,2147483648\n', { labelColumn: 2 }, 'line 2, column 3', 'does not fit in int32');
     await bad('a,b,label\n1,2,nan\n', { labelColumn: 2 }, 'line 2, column 3');
-    await bad('label\n1\n', { labelColumn: 0 }, 'no columns of logits');
+    await bad('label\n1\n', { labelColumn: 0 }, 'has no logit columns besides the label column');
     await bad('a,b\n1,"2\n3,4\n', {}, 'line 2', 'never closed');
     await bad('a,b\n1,"2"x\n', {}, 'line 2, column 2', 'closing quote');
     await rejectsFormat(readCsv(new Uint8Array([0x61, 0xff, 0x0a, 0x31, 0x0a]), { name: 'u.csv' }), 'u.csv', 'UTF-8');

@@ -104,6 +104,24 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
     assert.deepEqual(got.statuses, want.points.map(cliStatus));
   });
 
+  test('the first add alone: not enough points yet, as mano monitor report says (exit 0)', async () => {
+    const first = path.join(tmp, 'first.db');
+    execFileSync(nativeMano, ['monitor', 'add', first, file('contrast_0_logits.npy'), '--chunk-size', '500', '--at', '2026-11-01',
+      '--calibration', path.join(tmp, 'cal.json'), '--quiet'], { stdio: 'ignore' });
+    const [status, want] = report(first);
+    assert.equal(status, 0);
+    assert.equal(want.waiting, true);
+    await page.fill('[data-testid="history-reference"]', '');  // the default reference: the first add's points
+    await page.setInputFiles('[data-testid="file-input"]', first);
+    await page.waitForFunction(() => /not enough points yet/.test(document.querySelector('[data-testid="history-note"]').textContent));
+    const got = await shown();
+    assert.ok(Math.abs(got.threshold - want.threshold.value) < 1e-12);
+    assert.deepEqual(got.alerts, []);
+    await page.fill('[data-testid="history-reference"]', '5');
+    await page.setInputFiles('[data-testid="file-input"]', history);
+    await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
+  });
+
   test('a file that is not a history: one message naming it; the page stays usable', async () => {
     const bad = path.join(tmp, 'notes.db');
     fs.writeFileSync(bad, 'time,accuracy\n2026-11-01,0.9\n'.repeat(20));
@@ -113,9 +131,46 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
   });
 
+  // A history is untrusted input (docs/monitor.md): a copy of the good one with SQL run on it by
+  // Python's sqlite3, then opened in the page.
+  function planted(label, ...statements) {
+    const copy = path.join(tmp, `${label}.db`);
+    fs.copyFileSync(history, copy);
+    execFileSync('/usr/bin/python3', ['-c', 'import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n' +
+      'for s in sys.argv[2:]:\n    db.execute(s)\ndb.commit()\ndb.close()', copy, ...statements]);
+    return copy;
+  }
+  const recursive = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c';
+
+  test('a planted view or trigger, or a damaged point: one message naming the file, nothing run; the page stays usable', async () => {
+    const cases = [
+      [planted('view', `CREATE VIEW forever AS ${recursive}`), /view\.db: refused: its schema has a view "forever" that mano does not write/],
+      [planted('points_view', 'ALTER TABLE points RENAME TO kept', `CREATE VIEW points AS SELECT * FROM kept, (${recursive})`),
+        /points_view\.db: refused: its schema has/],
+      [planted('trigger', 'CREATE TRIGGER eat AFTER INSERT ON points BEGIN DELETE FROM points WHERE id < NEW.id; END'),
+        /trigger\.db: refused: its schema has a trigger "eat"/],
+      [planted('huge', "UPDATE points SET prediction = json_set(prediction, '$.estimate.accuracy', 1e300) WHERE id = 5"),
+        /huge\.db: the history is damaged \(point 5: its estimated accuracy is not a number in \[0, 1\]\)/],
+      [planted('text', "UPDATE points SET prediction = json_set(prediction, '$.estimate.accuracy', '0.5') WHERE id = 5"),
+        /text\.db: the history is damaged \(point 5: its estimated accuracy/],
+      [planted('time', "UPDATE points SET time = '10000-01-01T00:30:00Z' WHERE id = 5"),
+        /time\.db: the history is damaged \(point 5: its time is not YYYY-MM-DDTHH:MM:SSZ\)/],
+    ];
+    for (const [bad, message] of cases) {
+      const cli = spawnSync(nativeMano, ['monitor', 'report', bad], { encoding: 'utf8' });
+      assert.equal(cli.status, 2, `the CLI refuses ${bad} too: ${cli.stderr}`);
+      await page.setInputFiles('[data-testid="file-input"]', bad);
+      await page.waitForFunction((source) => new RegExp(source).test(document.querySelector('[data-testid="errors"]').textContent),
+        message.source, { timeout: 30_000 });
+    }
+    await page.setInputFiles('[data-testid="file-input"]', history);
+    await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
+  });
+
   test('axe-core finds no serious or critical accessibility violation with the history shown', async () => {
     // the error list's items (a role="alert" list) are the page's own matter: dismissed first
-    for (const close of await page.locator('[data-testid="errors"] li button').all()) await close.click();
+    const close = page.locator('[data-testid="errors"] li button');
+    while (await close.count()) await close.first().click();
     await page.evaluate(fs.readFileSync(path.join(root, 'node_modules/axe-core/axe.min.js'), 'utf8'));
     const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
     const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');

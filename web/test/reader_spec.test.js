@@ -49,7 +49,7 @@ function options(opts = {}) {
 
 async function labels(input, opts) {
   const m = await readMatrix(input, opts);
-  if (opts.labelColumn !== undefined) return Array.from(m.labels);
+  if (m.labels !== undefined) return Array.from(m.labels); // a CSV's label column, given or named as labels
   if (m.dtype !== 'int32') throw new Error(`labels must be integers (got ${m.dtype})`);
   if (m.cols !== 1) throw new Error(`labels must be one column (got ${m.cols})`);
   return Array.from(m.data);
@@ -105,7 +105,12 @@ describe('reader spec', () => {
         } else if (c.kind === 'labels') {
           assert.deepEqual(await read, outcome.values, kind);
         } else {
-          checkMatrix(await read, outcome, name);
+          const m = await read;
+          checkMatrix(m, outcome, name);
+          const notes = m.notes ?? [];
+          const want = c.notes ?? [];
+          assert.equal(notes.length, want.length, `${kind}: notes ${JSON.stringify(notes)}, want ${JSON.stringify(want)}`);
+          want.forEach((phrase, i) => assert.ok(notes[i].includes(phrase), `${kind}: note "${notes[i]}" should hold "${phrase}"`));
         }
       }
     });

@@ -151,15 +151,22 @@ describe('monitor: the core\'s monitoring rules', () => {
     assert.equal(mano.monitor(own, { reference: 4, slope: 1 }).noise.rows_needed, 866);
     assert.equal(mano.monitor(own, { reference: 4 }).noise.rows_needed, 866);
     assert.deepEqual(mano.monitor(points, { threshold: 0.895 }).alerts, [2, 4, 5]);
+    // every point in the reference period: not enough points yet, no alert; one point: no line yet
+    const waiting = mano.monitor(points, { reference: 6 });
+    assert.equal(waiting.waiting, true);
+    assert.deepEqual(waiting.alerts, []);
+    assert.deepEqual(mano.monitor(points.slice(0, 1), { reference: 1 }).threshold, { reference: 1 });
   });
 
   test('bad timelines and options are InputErrors', () => {
     const refused = (fn, pattern) => assert.throws(fn, (e) => e instanceof mano.InputError && pattern.test(e.message));
     refused(() => mano.monitor(points), /give a reference period/);
-    refused(() => mano.monitor(points, { reference: 6 }), /leaves no point to monitor/);
     refused(() => mano.monitor(points, { reference: 1.5 }), /whole number/);
     refused(() => mano.monitor([{ estimate: 'x' }], { threshold: 0.5 }), /"estimate" must be a number/);
     refused(() => mano.monitor([{ estimate: 0.9, slope: 'x' }, { estimate: 0.9 }], { threshold: 0.5 }), /"slope" must be a number/);
+    // no accuracy is 1e300: the point is named (a damaged history's, as the dashboard reads one)
+    refused(() => mano.monitor([{ estimate: 0.9 }, { estimate: 1e300 }], { threshold: 0.5 }),
+      /^point 1: its estimate 1e\+300 is not an accuracy in \[0, 1\]$/);
     refused(() => mano.monitor('points', { threshold: 0.5 }), /must be an array/);
     refused(() => mano.monitor(points, { threshold: Number.NaN }), /must be a number/);
   });

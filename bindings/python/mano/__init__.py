@@ -20,7 +20,6 @@ import json
 import os
 from typing import Sequence, Union
 
-import numpy as np
 
 from . import _core
 from ._audit import audit
@@ -28,6 +27,7 @@ from ._core import InputError
 from ._files import read, read_calibration, read_labels, read_manifest
 from ._scoring import Accumulator, score
 from ._sets import calibrate, evaluate, predict, predict_scores
+from ._whole import whole
 from . import monitor  # noqa: F401 - light: mano.monitor.add/report after import mano
 from .frame import frame
 from .plot import plot
@@ -54,10 +54,8 @@ def methods() -> list:
 
 def default_methods(k: int, n: int = 0, inputs: Sequence[str] = ()) -> list:
     """The methods computed when none are named, for n rows (0: not known) of k classes."""
-    for name, value, low in (("k", k, 1), ("n", n, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value < 2**63:
-            raise InputError(f"{name} must be a whole number >= {low}, got {value!r}")
-    return json.loads(_core.default_methods(int(k), int(n), json.dumps(list(inputs))))
+    k, n = whole(k, "k", 1), whole(n, "n")
+    return json.loads(_core.default_methods(k, n, json.dumps(list(inputs))))
 
 
 def architectures() -> list:

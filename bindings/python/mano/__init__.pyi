@@ -14,6 +14,8 @@ ArrayLike = npt.ArrayLike
 Methods = Union[None, str, Iterable[str]]
 Normalization = Literal["softrun", "softmax", "taylor"]
 Source = Union[tuple[Union[ArrayLike, PathLike], Union[ArrayLike, PathLike]], Mapping[str, Any]]
+# what the values are (src/mano/scan/input_kind.hpp): logits, a softmax, or a binary classifier's one column
+InputKind = Literal["logits", "probabilities", "binary-logit", "binary-probability"]
 
 class InputError(ValueError):
     """Bad input (logits, labels, options, files, states): the message says what and where."""
@@ -47,7 +49,7 @@ def score(logits: Union[ArrayLike, PathLike], methods: Methods = None, *, labels
           criterion: Optional[float] = None, temperature: Union[None, float, Literal["fit"]] = None,
           label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
           architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None,
-          correctness_histogram: bool = False) -> Result: ...
+          correctness_histogram: bool = False, input: Optional[InputKind] = None) -> Result: ...
 
 class Accumulator:
     def __init__(self, k: int, methods: Methods = None, *, source: Optional[Source] = None,
@@ -56,7 +58,7 @@ class Accumulator:
                  normalization: Optional[Normalization] = None, batch_size: Optional[int] = None,
                  criterion: Optional[float] = None, temperature: Union[None, float, Literal["fit"]] = None,
                  label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
-                 architecture: Optional[str] = None) -> None: ...
+                 architecture: Optional[str] = None, input: Optional[InputKind] = None) -> None: ...
     @classmethod
     def from_state(cls, state: Union[Mapping[str, Any], str, bytes, PathLike]) -> Accumulator: ...
     def push(self, logits: ArrayLike, labels: Optional[ArrayLike] = None, second: Optional[ArrayLike] = None,
@@ -89,7 +91,8 @@ def evaluate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[s
              batch_size: Optional[int] = None, criterion: Optional[float] = None,
              temperature: Union[None, float, Literal["fit"]] = None,
              label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
-             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False) -> dict[str, Any]: ...
+             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
+             input: Optional[InputKind] = None) -> dict[str, Any]: ...
 def calibrate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[str]] = None,
               normalization: Optional[Literal["family", "softrun", "softmax", "taylor"]] = "family",
               taylor_orders: Sequence[int] = (2,), source: Optional[Source] = None, source_features: Union[None, ArrayLike, PathLike] = None,
@@ -98,12 +101,13 @@ def calibrate(sets: Sets, methods: Methods = None, *, groups: Optional[Sequence[
               temperature: Union[None, float, Literal["fit"]] = None,
               label_marginal: Union[None, Literal["uniform", "source"], Sequence[float]] = None,
               architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
-              notes: Optional[list[str]] = None) -> Calibration: ...
+              label_shift_copies: Optional[int] = None, label_shift_seed: Optional[int] = None,
+              notes: Optional[list[str]] = None, input: Optional[InputKind] = None) -> Calibration: ...
 def predict(calibration: Union[Mapping[str, Any], PathLike], x: Any, *, level: float = 0.9,
             labels: Union[None, ArrayLike, PathLike] = None, groups: Optional[Sequence[str]] = None, threads: int = 0,
-            allow_outside_paths: bool = False, audit: Optional[AuditGiven] = None) -> Any: ...
+            allow_outside_paths: bool = False, audit: Optional[AuditGiven] = None, input: Optional[InputKind] = None) -> Any: ...
 def audit(x: Union[ArrayLike, PathLike, int], budget: int, *, seed: Optional[int] = None,
-          path: Optional[PathLike] = None) -> AuditSample: ...
+          path: Optional[PathLike] = None, input: Optional[InputKind] = None) -> AuditSample: ...
 def predict_scores(calibration: Union[Mapping[str, Any], PathLike], method: str, scores: Iterable[float], *,
                    level: float = 0.9) -> list[dict[str, Any]]: ...
 def methods() -> list[MethodInfo]: ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import warnings
 from typing import Any, Mapping, Optional, Union
 
 import numpy as np
@@ -15,22 +16,15 @@ import numpy as np
 from . import _core
 from ._core import InputError
 from ._files import write_file
-from ._scoring import _array, _is_path
+from ._scoring import _array, _input_name, _is_path, _rows_of
+from ._whole import whole
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-ARRAY_SOURCE = "an array"  # what the file's comment line names as the logits when they were an array
 
 
-def _whole(name: str, value: Any, low: int, high: Optional[int], hint: str = "") -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low or \
-            (value > (2**63 - 1 if high is None else high)):
-        bounds = f">= {low}" if high is None else f"from {low} to {high}"
-        raise InputError(f"{name} must be a whole number {bounds}{hint}, got {value!r}")
-    return int(value)
-
-
-def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[PathLike] = None) -> dict:
+def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[PathLike] = None,
+          input: Optional[str] = None) -> dict:
     """The rows of a set to label by hand: ``budget`` of its rows drawn uniformly without
     replacement, ascending; the same rows as ``mano audit --seed`` draws, on every platform.
 
@@ -38,22 +32,28 @@ def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[Pat
     number from 0 to 2**53 - 1; None draws one (returned, and recorded in the file). path: also
     write the CSV ``mano audit -o`` writes (a comment line recording the draw, then ``row,weight``),
     atomically and never over the logits file; add a column ``label`` with each row's true class
-    and give it to :func:`mano.predict` as ``audit=``. Returns {"rows", "n_rows", "seed"}.
+    and give it to :func:`mano.predict` as ``audit=``. input: what the logits' values are, as
+    :func:`mano.score` takes it (a binary column's file names the classes 0 and 1). Returns
+    {"rows", "n_rows", "seed"}.
     """
     if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
-        rows, k, source = _whole("x (the number of rows)", x, 0, None), None, None
+        rows, k, source = whole(x, "x (the number of rows)"), None, None
     elif _is_path(x):
         source = os.fspath(x)
-        rows, k = _core.matrix_shape(source, "", None, "", None)
+        rows, k, notes = _core.matrix_shape(source, "", None, "", None)
+        for note in notes:  # a CSV's columns that are not classes
+            warnings.warn(note, stacklevel=2)
+        k = _core.classes_of(_input_name(input), k)
     else:
-        logits = _array(x, "x")
+        logits = _rows_of(_array(x, "x"), input)
         if logits.ndim != 2:
             raise InputError(f"x: the logits must be N x K (2-D), got shape {logits.shape}; or give a file or a number of rows")
         (rows, k), source = logits.shape, None
-    n = _whole("budget", budget, 1, _core.audit_max_rows, " (how many rows to label)")
+        k = _core.classes_of(_input_name(input), k)
+    n = whole(budget, "budget", 1, _core.audit_max_rows, " (how many rows to label)")
     if seed is None:
         seed = secrets.randbits(53)
-    s = _whole("seed", seed, 0, _core.audit_max_seed, " (2**53 - 1, the largest every front end carries exactly)")
+    s = whole(seed, "seed", 0, _core.audit_max_seed, " (2**53 - 1, the largest every front end carries exactly)")
     if path is not None and k is None:
         raise InputError("path: the file names the classes to label (0 to K - 1); give x as the logits (an array or a "
                          "file), not a number of rows")
@@ -62,22 +62,25 @@ def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[Pat
     except InputError as e:
         raise InputError(f"{source}: {e}" if source else str(e)) from None
     if path is not None:
-        write_file(path, _core.audit_file(rows, k, n, s, source or ARRAY_SOURCE), [source] if source else [], "path")
+        write_file(path, _core.audit_file(rows, k, n, s, source or _core.audit_array_source), [source] if source else [], "path")
     return drawn
 
 
 def _whole_numbers(name: str, values: Any) -> np.ndarray:
     a = _array(values, f"audit {name}")
+    if a.ndim == 1 and a.size == 0:  # [] is float64 to NumPy: no rows, said as such below
+        return a.astype(np.int64)
     if a.ndim != 1 or a.dtype.kind not in "iu":
         what = f"shape {a.shape}" if a.ndim != 1 else f"dtype {a.dtype}"
         raise InputError(f"audit: {name} must be a 1-D list of whole numbers, got {what}")
     return a.astype(np.int64) if a.dtype != np.uint64 else a
 
 
-def labeled_rows(given: Any, n_rows: int, k: int) -> dict:
-    """{"rows": ascending, "labels"} of an audit of a set of n_rows x k logits: a labeled audit
-    file (read by the core, with its rules and messages), {"rows": ..., "labels": ...} or
-    (rows, labels)."""
+def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
+    """{"rows": ascending, "labels", "warnings"?} of an audit of a set of n_rows x k logits (read
+    from the file `set_name`, "" for an array): a labeled audit file (read by the core, with its
+    rules and messages: a draw from a set of another size is refused, one from a file of another
+    name is a warning), {"rows": ..., "labels": ...} or (rows, labels)."""
     if _is_path(given):
         name = os.fspath(given)
         try:
@@ -94,7 +97,7 @@ def labeled_rows(given: Any, n_rows: int, k: int) -> dict:
                 text = f.read()
         except OSError as e:
             raise InputError(f"{name}: cannot read this audit file ({e.strerror})") from None
-        return json.loads(_core.parse_audit(text, name, n_rows, k))
+        return json.loads(_core.parse_audit(text, name, n_rows, k, set_name))
     if isinstance(given, Mapping):
         if "rows" not in given or "labels" not in given:
             raise InputError(f"audit: a dict of labeled rows needs the keys 'rows' and 'labels' (it has "
@@ -108,6 +111,9 @@ def labeled_rows(given: Any, n_rows: int, k: int) -> dict:
     rows, labels = _whole_numbers("rows", rows), _whole_numbers("labels", labels)
     if len(rows) != len(labels):
         raise InputError(f"audit: {len(rows)} rows but {len(labels)} labels; give one label per audited row")
+    if len(rows) < 2:
+        raise InputError(f"audit: {len(rows)} labeled row{'' if len(rows) == 1 else 's'}; an audit needs at least 2 "
+                         "(label the rows mano.audit drew)")
     if len(rows) > _core.audit_max_rows:
         raise InputError(f"audit: {len(rows)} rows, more than the {_core.audit_max_rows} an audit may have")
     for i in np.flatnonzero((rows < 0) | (rows >= n_rows))[:1]:
@@ -129,7 +135,7 @@ def score_audited(logits: Any, marks: Mapping, options_json: str) -> dict:
     if _is_path(logits):
         rows = _core.read_rows(os.fspath(logits), marks["rows"])
     else:
-        rows = np.asarray(logits)[np.asarray(marks["rows"], dtype=np.int64)]
+        rows = _rows_of(np.asarray(logits), json.loads(options_json).get("input"))[np.asarray(marks["rows"], dtype=np.int64)]
         rows = rows.astype(np.float64 if rows.dtype.kind == "f" and rows.dtype.itemsize == 8 else np.float32)
     labels = np.asarray(marks["labels"], dtype=np.int64)
     return json.loads(_core.score(rows, options_json, labels, None, None, 1))

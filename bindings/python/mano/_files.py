@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _core
 from ._core import InputError
+from ._whole import whole
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -26,16 +28,18 @@ def read(path: PathLike, *, key: Optional[str] = None, shape: Optional[Sequence[
                                      for d in dims):
             raise InputError(f"shape must be (N, K), two whole numbers >= 0, got {shape!r}")
         shape = (int(dims[0]), int(dims[1]))
-    return _core.read_matrix(os.fspath(path), key or "", shape, "" if label_column is None else str(label_column),
-                             header)
+    array, notes = _core.read_matrix(os.fspath(path), key or "", shape,
+                                     "" if label_column is None else str(label_column), header)
+    for note in notes:  # a CSV's columns that are not classes: left out, or its labels
+        warnings.warn(note, stacklevel=2)
+    return array
 
 
 def read_labels(path: PathLike, *, key: Optional[str] = None, label_column: Union[None, str, int] = None,
                 header: Optional[bool] = None, rows: Optional[int] = None) -> np.ndarray:
     """Integer class labels from a file (int64); ``rows``: how many the caller needs."""
-    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, (int, np.integer))
-                             or not 0 <= rows < 2**63):
-        raise InputError(f"rows must be a whole number >= 0, got {rows!r}")
+    if rows is not None:
+        rows = whole(rows, "rows")
     return _core.read_labels(os.fspath(path), key or "", "" if label_column is None else str(label_column), header, rows)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from typing import Any, Iterable, Mapping, Optional, Union
 
 import numpy as np
@@ -13,6 +14,7 @@ from . import _core
 from ._core import InputError
 from ._files import read, read_labels
 from ._shown import shown
+from ._whole import whole
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -25,6 +27,10 @@ def _array(x: Any, what: str) -> np.ndarray:
     """x as a NumPy array without a copy where NumPy allows it (arrays, buffers, CPU tensors).
     The core copies numbers in the other byte order (e.g. '>f4') into native ones."""
     if not isinstance(x, np.ndarray):
+        if type(x).__module__ == "torch" and str(getattr(x, "dtype", "")) == "torch.bfloat16":
+            # NumPy has no bfloat16 ("unsupported ScalarType BFloat16"): float32 holds every
+            # bfloat16 exactly, as the native readers widen a bfloat16 file
+            x = x.detach().float()
         try:
             x = np.asarray(x)
         except Exception as e:  # noqa: BLE001 - whatever NumPy refuses, say what it was
@@ -36,6 +42,27 @@ def _logits(x: Any, what: str = "logits", **read_options: Any) -> np.ndarray:
     if _is_path(x):
         return read(x, **read_options)
     return _array(x, what)
+
+
+def _input_name(input: Any) -> str:
+    """input= as the core takes it: logits (None), probabilities, binary-logit or binary-probability
+    (the core checks the name)."""
+    if input is None:
+        return "logits"
+    if not isinstance(input, str):
+        raise InputError(f"input must be 'logits', 'probabilities', 'binary-logit' or 'binary-probability' (got {input!r})")
+    return input
+
+
+def _rows_of(x: np.ndarray, input: Any) -> np.ndarray:
+    """A binary classifier's outputs as one column: a 1-D array of N values is N x 1."""
+    return x.reshape(-1, 1) if x.ndim == 1 and _core.columns_of(_input_name(input), 2) == 1 else x
+
+
+def _warn_probabilities(result: Mapping, where: str, stacklevel: int) -> None:
+    """Rows that all looked like probabilities, scored as logits: say so, naming input=."""
+    if result.get("looks_like_probabilities"):
+        warnings.warn(_core.probabilities_warning(where, "input='probabilities'"), stacklevel=stacklevel + 1)
 
 
 def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
@@ -53,10 +80,12 @@ def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
 def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = None, p: Any = None, eta: Any = None,
              taylor_order: Any = None, normalization: Any = None, batch_size: Any = None, criterion: Any = None,
              temperature: Any = None, label_marginal: Any = None, architecture: Any = None,
-             correctness_histogram: bool = False) -> str:
+             correctness_histogram: bool = False, input: Any = None) -> str:
     """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
     temperature, the source model of ATC/DoC/COTT, the source feature moments."""
     partial: dict = {"methods": _methods_list(methods)}
+    if input is not None:
+        partial["input"] = _input_name(input)
     if not isinstance(correctness_histogram, (bool, np.bool_)):
         raise InputError(f"correctness_histogram must be True or False (got {correctness_histogram!r})")
     if correctness_histogram:
@@ -96,7 +125,7 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
                 raise InputError("source must be (logits, labels) or {'logits': ..., 'labels': ...}") from None
         if src_logits is None or src_labels is None:
             raise InputError("source needs both its logits and its labels")
-        src_logits = _logits(src_logits, "source logits")
+        src_logits = _rows_of(_logits(src_logits, "source logits"), input)
         src_labels = _labels(src_labels, "source labels")
     feats = None if source_features is None else _logits(source_features, "source features")
     try:
@@ -123,9 +152,7 @@ def _labels(x: Any, what: str = "labels") -> Optional[np.ndarray]:
 
 
 def _threads(threads: Any) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 0 <= threads < 2**32:
-        raise InputError(f"threads must be a whole number >= 0 (0 = every core), got {threads!r}")
-    return int(threads)
+    return whole(threads, "threads", 0, 2**32 - 1, bounds=">= 0 (0 = every core)")
 
 
 def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, labels: Any = None, second: Any = None,
@@ -134,7 +161,7 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
           batch_size: Optional[int] = None, criterion: Optional[float] = None,
           temperature: Union[None, float, str] = None, label_marginal: Any = None,
           architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None,
-          correctness_histogram: bool = False) -> dict:
+          correctness_histogram: bool = False, input: Optional[str] = None) -> dict:
     """Scores N x K logits (float16/32/64, any layout; or a file path mano reads) as ``mano score``
     does: every method that applies by default for this shape and these inputs, or ``methods``.
 
@@ -143,27 +170,45 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
     source logits ``(logits, labels)`` for ATC, DoC, COTT, temperature 'fit' and label_marginal
     'source'; source_features: the source's features (Frechet). threads: 0 = every core.
     correctness_histogram: also give the rows by confidence bin and predicted class (docs/audit.md).
+    input: what the values are: 'logits' (default), 'probabilities' (a softmax, taken through the
+    log, zeros floored at 1.2e-38), 'binary-logit' (one column, class 1's logit z: the classes
+    [0, z]) or 'binary-probability' (one column, class 1's probability p: [1 - p, p]); a binary
+    column may be a 1-D array. Logits whose rows all look like probabilities are a warning.
     Returns the CLI's JSON result as a dict: {"n", "k", "methods": {name: {...}}, ...}.
     """
     opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta, taylor_order=taylor_order,
                     normalization=normalization, batch_size=batch_size, criterion=criterion, temperature=temperature,
                     label_marginal=label_marginal, architecture=architecture,
-                    correctness_histogram=correctness_histogram)
+                    correctness_histogram=correctness_histogram, input=input)
     if _is_path(logits) and second is None and features is None and (labels is None or _is_path(labels)):
         # the CLI's own path: the native reader streams the file (no copy of it in memory)
-        acc = _core.scan_file(os.fspath(logits), opts, key or "", None, "", None,
-                              "" if labels is None else os.fspath(labels), _threads(threads))
-        return shown(json.loads(acc.result()))
-    return shown(_score(_logits(logits, key=key), opts, labels, second, features, _threads(threads)))
+        result = json.loads(_scan_file(logits, opts, key, labels, _threads(threads)).result())
+    else:
+        result = _score(_rows_of(_logits(logits, key=key), input), opts, labels,
+                        None if second is None else _rows_of(_logits(second, "second"), input), features, _threads(threads))
+    _warn_probabilities(result, os.fspath(logits) if _is_path(logits) else "logits", 2)
+    return shown(result)
+
+
+def _scan_file(path: PathLike, options_json: str, key: Optional[str], labels: Any, threads: int) -> "_core.Accumulator":
+    """A logits file streamed by the native reader (labels from their file, or a CSV's label
+    column); what the reader left out of a CSV or took as its labels is a warning."""
+    acc, notes = _core.scan_file(os.fspath(path), options_json, key or "", None, "", None,
+                                 "" if labels is None else os.fspath(labels), threads)
+    for note in notes:
+        warnings.warn(note, stacklevel=3)
+    return acc
 
 
 def _score_any(logits: Any, options_json: str, labels: Any, threads: int) -> dict:
-    """Logits given as an array or a file (streamed by the native reader), with prepared options."""
+    """Logits given as an array or a file (streamed by the native reader), with prepared options;
+    rows that look like probabilities are a warning."""
     if _is_path(logits) and (labels is None or _is_path(labels)):
-        acc = _core.scan_file(os.fspath(logits), options_json, "", None, "", None,
-                              "" if labels is None else os.fspath(labels), threads)
-        return json.loads(acc.result())
-    return _score(_logits(logits), options_json, labels, threads=threads)
+        result = json.loads(_scan_file(logits, options_json, None, labels, threads).result())
+    else:
+        result = _score(_rows_of(_logits(logits), json.loads(options_json).get("input")), options_json, labels, threads=threads)
+    _warn_probabilities(result, os.fspath(logits) if _is_path(logits) else "logits", 3)
+    return result
 
 
 def _score(logits: np.ndarray, options_json: str, labels: Any = None, second: Any = None, features: Any = None,
@@ -180,7 +225,8 @@ class Accumulator:
     state twice is refused rather than counted twice.
 
     ``methods`` and the options are those of :func:`score`; with no methods, the defaults for K
-    classes (COT, which keeps every row, only when asked for by name).
+    classes (COT, which keeps every row, only when asked for by name). With a binary ``input``, K
+    is 2 and a pushed row is one value.
     """
 
     # Threads may share one: the core releases the GIL while it works, and each call on an
@@ -192,13 +238,12 @@ class Accumulator:
                  taylor_order: Optional[int] = None, normalization: Optional[str] = None,
                  batch_size: Optional[int] = None, criterion: Optional[float] = None,
                  temperature: Union[None, float, str] = None, label_marginal: Any = None,
-                 architecture: Optional[str] = None) -> None:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < 2**63:
-            raise InputError(f"k (the number of classes) must be a whole number >= 1, got {k!r}")
+                 architecture: Optional[str] = None, input: Optional[str] = None) -> None:
+        k = whole(k, "k (the number of classes)", 1)
         opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta,
                         taylor_order=taylor_order, normalization=normalization, batch_size=batch_size,
                         criterion=criterion, temperature=temperature, label_marginal=label_marginal,
-                        architecture=architecture)
+                        architecture=architecture, input=input)
         self._acc = _core.Accumulator(int(k), opts)
 
     @classmethod
@@ -226,9 +271,11 @@ class Accumulator:
         return cls._wrap(_core.Accumulator.from_state(text))
 
     def push(self, logits: Any, labels: Any = None, second: Any = None, features: Any = None) -> "Accumulator":
-        """Adds rows (an M x K array); all or nothing: on an error nothing is added."""
-        arrays = (_array(logits, "logits"), None if labels is None else _array(labels, "labels"),
-                  None if second is None else _array(second, "second"),
+        """Adds rows (an M x K array; M x 1 or M values for a binary input); all or nothing: on an
+        error nothing is added."""
+        input = self.options.get("input")
+        arrays = (_rows_of(_array(logits, "logits"), input), None if labels is None else _array(labels, "labels"),
+                  None if second is None else _rows_of(_array(second, "second"), input),
                   None if features is None else _array(features, "features"))
         self._acc.push(*arrays)
         return self
@@ -241,7 +288,9 @@ class Accumulator:
         return self
 
     def result(self) -> dict:
-        return shown(json.loads(self._acc.result()))
+        result = json.loads(self._acc.result())
+        _warn_probabilities(result, "logits", 2)
+        return shown(result)
 
     def state(self) -> dict:
         return json.loads(self._acc.state())

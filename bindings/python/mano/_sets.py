@@ -15,8 +15,8 @@ from ._core import InputError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-from ._files import read_calibration, read_manifest
-from ._scoring import _is_path, _logits, _prepare, _score_any, _threads
+from ._files import read_calibration, read_labels, read_manifest
+from ._scoring import _input_name, _is_path, _labels, _logits, _prepare, _rows_of, _score, _score_any, _threads
 from ._shown import shown
 
 
@@ -60,7 +60,7 @@ def _sets(sets: Any, groups: Optional[Sequence[str]], allow_outside_paths: bool,
 
 
 _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", "batch_size", "criterion",
-            "temperature", "label_marginal", "architecture")
+            "temperature", "label_marginal", "architecture", "input")
 
 
 def _taylor_orders(orders: Any) -> tuple:
@@ -75,13 +75,31 @@ def _taylor_orders(orders: Any) -> tuple:
     return tuple(int(o) for o in values)
 
 
+# The keys of a pass (src/mano/workflow/family.hpp pass::to_json) that are not options.
+_PASS_ONLY = ("pass", "labels", "rows", "copy")
+
+
+def _copy_rows(logits: Any, rows: np.ndarray) -> np.ndarray:
+    """Rows of a set's logits (an array, or a file: only those rows are read), in the order
+    given, repeats included, as a scan reads them (float64 as float64, other types as float32)."""
+    if _is_path(logits):
+        distinct, at = np.unique(rows, return_inverse=True)
+        return _core.read_rows(os.fspath(logits), distinct.tolist())[at]
+    picked = _logits(logits)[rows]
+    if picked.ndim == 1:  # a binary classifier's one column (input='binary-...')
+        picked = picked.reshape(-1, 1)
+    return picked.astype(np.float64 if picked.dtype == np.float64 else np.float32)
+
+
 def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
-            kwargs: dict, taylor_orders: tuple = (2,)) -> str:
+            kwargs: dict, taylor_orders: tuple = (2,), copies: Optional[dict] = None) -> str:
     """Scores every set as ``mano eval`` and ``mano calibrate`` do, by the core's family workflow
     (src/mano/workflow/family.hpp): with normalization 'family', a first pass with softrun, MaNo alone at
     the other Taylor orders, one branch chosen for all the sets and every set scored again on it.
     This function only reads the sets; the source set (a manifest's, or source=) is fitted once.
-    Returns the scored family as JSON for _core.evaluate_family and _core.calibrate_family."""
+    With ``copies`` (calibrate's {"copies", "seed"}), each set's label-shifted copies are scored
+    too (src/mano/calibration/label_shift_copies.hpp). Returns the scored family as JSON for
+    _core.evaluate_family and _core.calibrate_family."""
     source, items = _sets(sets, groups, allow_outside_paths, True)
     if source is not None:
         if kwargs.get("source") is not None:
@@ -92,27 +110,49 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
         raise InputError("criterion fixes the softrun branch; give it with normalization='softrun', not 'family'")
     options = json.loads(_prepare(**kwargs, normalization="softrun" if family else normalization))
 
+    loaded = {}  # a set's labels as an array, once a pass needs them (copies are drawn by class)
+
+    def labels_of(s: dict) -> np.ndarray:
+        if s["name"] not in loaded:
+            given = s["labels"]
+            loaded[s["name"]] = np.asarray(read_labels(given) if _is_path(given) else _labels(given), dtype=np.int64)
+        return loaded[s["name"]]
+
     def score(index: int, pass_json: str):
         s, step = items[index], json.loads(pass_json)
         given = "logits" not in s
         if given and step["pass"] != "first":
             return None  # a result cannot be scored again
-        scoring = json.dumps(dict(options, **{k: v for k, v in step.items() if k != "pass"}))
-        if given:
-            result = s["result"]
-        else:
-            try:
+        scoring = json.dumps(dict(options, **{k: v for k, v in step.items() if k not in _PASS_ONLY}))
+        try:
+            if given:
+                result = s["result"]
+            elif step["pass"] == "copy":  # a label-shifted copy: the drawn rows, in order, with their labels
+                rows = np.asarray(step["rows"], dtype=np.int64)
+                result = _score(_copy_rows(s["logits"], rows), scoring, labels_of(s)[rows], threads=threads)
+            else:
                 result = _score_any(s["logits"], scoring, s.get("labels") if step["pass"] != "variant" else None, threads)
-            except InputError as e:
-                raise InputError(f"{e} (set \"{s['name']}\")") from None
-        used = _core.resolve_options(scoring, int(result["n"]), int(result["k"]), False, False)
-        return json.dumps(result), used
+        except InputError as e:
+            raise InputError(f"{e} (set \"{s['name']}\")") from None
+        columns = _core.columns_of(options.get("input", "logits"), int(result["k"]))
+        used = _core.resolve_options(scoring, int(result["n"]), columns, False, False)
+        labels = json.dumps(labels_of(s).tolist()) if step.get("labels") and not given else ""
+        return json.dumps(result), used, labels
 
     names = json.dumps([{"name": s["name"], "group": s.get("group", "")} for s in items])
-    scored, warnings_ = _core.score_family(names, json.dumps({"family": family, "taylor_orders": list(taylor_orders)}), score)
+    family_json = {"family": family, "taylor_orders": list(taylor_orders)}
+    if copies is not None:
+        family_json["label_shift_copies"] = copies
+    scored, warnings_ = _core.score_family(names, json.dumps(family_json), score)
     for w in warnings_:
         warnings.warn(w, stacklevel=3)
     return scored
+
+
+def _whole(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise InputError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    return int(value)
 
 
 def _scoring_kwargs(values: dict) -> dict:
@@ -124,7 +164,8 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
              source_features: Any = None, p: Optional[float] = None, eta: Optional[float] = None, taylor_order: Optional[int] = None,
              batch_size: Optional[int] = None, criterion: Optional[float] = None,
              temperature: Union[None, float, str] = None, label_marginal: Any = None,
-             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False) -> dict:
+             architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
+             input: Optional[str] = None) -> dict:
     """The paper's protocol over labeled shifted sets (``mano eval --json``): per method R², Pearson,
     Spearman, Kendall and the leave-one-out error of a linear fit, over all sets and per group.
 
@@ -133,6 +174,7 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
     made with labels. normalization 'family' (the default) chooses MaNo's branch once for all
     sets, among softmax and the Taylor orders taylor_order and ``taylor_orders`` (the CLI's
     --taylor-orders); 'softrun', 'softmax' or 'taylor' score each set as :func:`score` does.
+    input: what the sets' values are, as :func:`score` takes it.
     """
     scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
                      _taylor_orders(taylor_orders))
@@ -148,13 +190,22 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
               batch_size: Optional[int] = None, criterion: Optional[float] = None,
               temperature: Union[None, float, str] = None, label_marginal: Any = None,
               architecture: Optional[str] = None, threads: int = 0, allow_outside_paths: bool = False,
-              notes: Optional[list] = None) -> dict:
+              label_shift_copies: Optional[int] = None, label_shift_seed: Optional[int] = None,
+              notes: Optional[list] = None, input: Optional[str] = None) -> dict:
     """Fits accuracy ~ a * score + b per method on labeled shifted sets (``mano calibrate``), with
     the recommended method and the shift reference. The dict is the file the CLI writes (save it
     with ``json.dump``; :func:`predict` and ``mano predict`` read it). Sets as in :func:`evaluate`.
-    Why a method was left out is appended to ``notes`` when a list is given."""
+    label_shift_copies: label-shifted copies of each set given with its logits, added to the fit
+    (``--label-shift-copies``; default 6, 0 for none), drawn from ``label_shift_seed`` (default 0).
+    Why a method was left out is appended to ``notes`` when a list is given. The calibration
+    records ``input`` (what the sets' values are): :func:`predict` refuses a set of another."""
+    copies = {}
+    if label_shift_copies is not None:
+        copies["copies"] = _whole("label_shift_copies", label_shift_copies, 0, _core.label_shift_max_copies)
+    if label_shift_seed is not None:
+        copies["seed"] = _whole("label_shift_seed", label_shift_seed, 0, _core.label_shift_max_seed)
     scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
-                     _taylor_orders(taylor_orders))
+                     _taylor_orders(taylor_orders), copies)
     out = json.loads(_core.calibrate_family(scored))
     if notes is not None:
         notes.extend(out["notes"])
@@ -163,7 +214,7 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
 
 def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9, labels: Any = None,
             groups: Optional[Sequence[str]] = None, threads: int = 0, allow_outside_paths: bool = False,
-            audit: Any = None) -> Any:
+            audit: Any = None, input: Optional[str] = None) -> Any:
     """Estimated accuracy with a prediction interval (``mano predict``), for every calibrated
     method and the calibration's recommended estimate.
 
@@ -177,6 +228,9 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     the set's accuracy from those rows, by PPI with the calibration's correctness model (else
     labels alone, Wilson). It needs the set's logits (not a result), and one set: sets with
     exactly one (after ``groups``).
+
+    input: what the logits' values are, as :func:`score` takes it: the calibration's input kind
+    (it is recorded in the calibration; a set read as another is refused).
     """
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
     cal_text = json.dumps(cal)
@@ -191,14 +245,14 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
         # the calibration's options for this size, checked (and K with them) before any row is
         # scored: a file's shape comes from its header alone
         if _is_path(logits):
-            rows, cols = _core.matrix_shape(os.fspath(logits), "", None, "", None)
+            rows, cols, _ = _core.matrix_shape(os.fspath(logits), "", None, "", None)  # the scan warns of its notes
         else:
-            logits = _logits(logits)
+            logits = _rows_of(_logits(logits), input)
             rows, cols = logits.shape if logits.ndim == 2 else (0, 0)
         try:
-            scoring = json.loads(_core.scoring_options(cal_text, rows, cols))
+            scoring = json.loads(_core.scoring_options(cal_text, rows, cols, _input_name(input)))
         except InputError as e:
-            if _is_path(logits) and str(e).startswith("the logits have"):
+            if _is_path(logits):
                 raise InputError(f"{os.fspath(logits)}: {e}") from None
             raise
         for name in scoring["left_out"]:
@@ -206,7 +260,9 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
                           f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
                           f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
                           stacklevel=4)
-        marks = None if audit is None else _audit.labeled_rows(audit, rows, cols)  # checked before any row is scored
+        # checked before any row is scored
+        classes = _core.classes_of(_input_name(input), cols)
+        marks = None if audit is None else _audit.labeled_rows(audit, rows, classes, os.fspath(logits) if _is_path(logits) else "")
         options = json.dumps(scoring["options"])
         return _score_any(logits, options, lab, _threads(threads)), options, logits, marks
 
@@ -216,8 +272,11 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
             return one(result)
         # the audited rows scored again with their labels and the set's options, as the CLI does
         audited = _audit.score_audited(logits, marks, options)
+        for note in marks.get("warnings", []):
+            warnings.warn(note, stacklevel=4)
         try:
-            return shown(json.loads(_core.predict_audited(cal_text, json.dumps(result), json.dumps(audited), float(level))))
+            return shown(json.loads(_core.predict_audited(cal_text, json.dumps(result), json.dumps(audited), float(level),
+                                                          json.dumps(marks.get("warnings", [])))))
         except InputError as e:
             where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
             given = f" (audit file {os.fspath(audit)})" if _is_path(audit) else ""

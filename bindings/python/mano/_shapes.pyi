@@ -13,6 +13,8 @@ class Audit(TypedDict, total=False):
     method: Required[Literal["ppi", "wilson"]]
     wilson: Required[Interval]
     """The labels-only Wilson interval of the same rows, for comparison."""
+    warnings: list[str]
+    """What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name."""
 
 
 class LabelsForWidth(TypedDict, total=False):
@@ -33,6 +35,8 @@ class AuditLabels(TypedDict, total=False):
     """The bindings' parse_audit: a labeled audit file's rows, ascending, and their labels."""
     rows: Required[list[int]]
     labels: Required[list[int]]
+    warnings: list[str]
+    """What reading the labeled audit file warned of, e.g. that it was drawn from a file of another name."""
 
 
 class CalibrationFold(TypedDict, total=False):
@@ -42,6 +46,8 @@ class CalibrationFold(TypedDict, total=False):
     intercept: Required[float]
     residuals: Required[list[float]]
     """True accuracy - the fold line's (clipped) estimate, one per left-out set."""
+    weights: list[float]
+    """Each left-out set's weight in the fit (label-shift copies: an original weighs R, a copy 1); absent when every set weighs 1."""
 
 
 class MethodCalibration(TypedDict, total=False):
@@ -98,6 +104,7 @@ class Calibration(TypedDict, total=False):
     sets: Required[list[str]]
     """The calibration sets' names."""
     normalization: NormalizationChoice
+    label_shift_copies: LabelShiftCopies
     recommended: MethodName
     """The method with the lowest leave-one-group-out error: it backs Prediction.estimate outside the label-shift regime."""
     ranking: list[RankedMethod]
@@ -125,6 +132,15 @@ class CorrectnessModel(TypedDict, total=False):
     """The mean over the calibration sets of Var(c - f) over a set's rows (c = 1 when correct): what "labels needed" assumes."""
     set_residual_variances: Required[list[float]]
     """Var(c - f) of each calibration set, in the order of "sets"."""
+
+
+class LabelShiftCopies(TypedDict, total=False):
+    """The label-shifted copies calibrate added to the fit (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many were fitted besides the calibration sets."""
+    copies: Required[int]
+    seed: Required[int]
+    max_rows: Required[int]
+    alphas: Required[list[float]]
+    sets: Required[int]
 
 
 class MethodPrediction(TypedDict, total=False):
@@ -299,6 +315,10 @@ class Result(TypedDict, total=False):
     first_row: int
     """`mano score --chunk-size` or `--rows`: the first row read."""
     correctness: CorrectnessHistogram
+    input: Literal["probabilities", "binary-logit", "binary-probability"]
+    """What the rows held when not logits (the option input; src/mano/scan/input_kind.hpp): a calibration predicts only results of its own input kind."""
+    looks_like_probabilities: Literal[true]
+    """Read as logits, every row lay in [0, 1] and summed to 1: probabilities, most likely, which want the input probabilities (every front end warns, naming its option)."""
 
 
 class CorrectnessHistogram(TypedDict, total=False):

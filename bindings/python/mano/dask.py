@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any, Iterable, List, Optional, Union
 
 import numpy as np
@@ -31,7 +32,8 @@ import numpy as np
 import mano
 from . import _core
 from ._core import InputError
-from ._scoring import _prepare
+from ._scoring import _input_name, _prepare
+from ._whole import whole
 
 __all__ = ["score", "accumulate", "predict", "PartitionError"]
 
@@ -50,19 +52,24 @@ def _state_of(acc: Any, partition: int) -> str:
     return acc.state()
 
 
+def _accumulator(k: int, options_json: str) -> "_core.Accumulator":
+    """An accumulator of rows of k values (a binary input's one column: 2 classes)."""
+    return _core.Accumulator(_core.classes_of(json.loads(options_json).get("input", "logits"), k), options_json)
+
+
 def _state_of_block(block: Any, k: int, options_json: str, first_row: int, labels: Any = None,
                     partition: int = 0) -> Optional[str]:
     """One partition's accumulator state (JSON text); None for an empty partition."""
     block = np.asarray(block)
     if block.ndim == 2 and block.shape[0] == 0:
         return None
-    acc = _core.Accumulator(k, options_json)
+    acc = _accumulator(k, options_json)
     acc.push(block, None if labels is None else np.asarray(labels), None, None, first_row)
     return _state_of(acc, partition)
 
 
 def _state_of_file(path: str, options_json: str, labels: Optional[str], key: str, partition: int) -> Optional[str]:
-    acc = _core.scan_file(path, options_json, key, None, "", None, labels or "", 1)
+    acc, _ = _core.scan_file(path, options_json, key, None, "", None, labels or "", 1)  # notes: _inputs warned of them
     return None if acc.rows == 0 else _state_of(acc, partition)
 
 
@@ -127,15 +134,17 @@ def _inputs(data: Any, labels: Any, key: Optional[str], column: Optional[str]):
             raise InputError("files: the list is empty")
         paths = [os.fspath(p) for p in data]
         shapes = [_core.matrix_shape(p, key or "", None, "", None) for p in paths]
-        ks = {c for _, c in shapes}
+        for note in (n for _, _, notes in shapes for n in notes):  # a CSV's columns that are not classes
+            warnings.warn(note, stacklevel=4)
+        ks = {c for _, c, _ in shapes}
         if len(ks) != 1:
-            detail = ", ".join(f"{p}: {c}" for p, (_, c) in zip(paths, shapes))
+            detail = ", ".join(f"{p}: {c}" for p, (_, c, _) in zip(paths, shapes))
             raise InputError(f"files: the files have different class counts ({detail})")
         if labels is not None:
             if not (isinstance(labels, (list, tuple)) and len(labels) == len(paths)):
                 raise InputError(f"labels: give one label file per logits file ({len(paths)})")
             labels = [os.fspath(p) for p in labels]
-        return "files", sum(r for r, _ in shapes), ks.pop(), list(zip(paths, labels or [None] * len(paths)))
+        return "files", sum(r for r, _, _ in shapes), ks.pop(), list(zip(paths, labels or [None] * len(paths)))
     if isinstance(data, da.Array):
         if data.ndim != 2:
             raise InputError(f"logits: expected a 2-D dask array (rows x classes), got {data.ndim} dimensions")
@@ -185,8 +194,7 @@ def _merged(kind: str, k: int, parts: list, options_json: str, key: Optional[str
     result an earlier one left on the cluster."""
     from dask import delayed
 
-    if not isinstance(split_every, int) or split_every < 2:
-        raise InputError(f"split_every must be a whole number >= 2, got {split_every!r}")
+    split_every = whole(split_every, "split_every", 2)
     if kind == "files":
         states = [delayed(_state_of_file, pure=False)(p, options_json, lab, key or "", i)
                   for i, (p, lab) in enumerate(parts)]
@@ -210,7 +218,7 @@ def accumulate(data: Any, methods: Union[None, str, Iterable[str]] = None, *, cl
     options_json = _core.resolve_options(_prepare(methods, **options), rows, k, False, False)
     final = _merged(kind, k, parts, options_json, key, client, split_every)
     if final is None:
-        return mano.Accumulator._wrap(_core.Accumulator(k, options_json))
+        return mano.Accumulator._wrap(_accumulator(k, options_json))
     return mano.Accumulator._wrap(_core.Accumulator.from_state(final))
 
 
@@ -222,12 +230,13 @@ def score(data: Any, methods: Union[None, str, Iterable[str]] = None, *, client:
 
 
 def predict(calibration: Any, data: Any, *, client: Any = None, labels: Any = None, column: Optional[str] = None,
-            key: Optional[str] = None, level: float = 0.9, split_every: int = 8) -> dict:
-    """:func:`mano.predict` of the whole set: scored on Dask with the calibration's options."""
+            key: Optional[str] = None, level: float = 0.9, split_every: int = 8, input: Optional[str] = None) -> dict:
+    """:func:`mano.predict` of the whole set: scored on Dask with the calibration's options
+    (``input``: the calibration's input kind, as :func:`mano.predict` takes it)."""
     cal = mano.read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else dict(calibration)
     kind, rows, k, parts = _inputs(data, labels, key, column)
     # the calibration's options for the whole set's size (checked, K included, before any work)
-    options_json = json.dumps(json.loads(_core.scoring_options(json.dumps(cal), rows, k))["options"])
+    options_json = json.dumps(json.loads(_core.scoring_options(json.dumps(cal), rows, k, _input_name(input)))["options"])
     final = _merged(kind, k, parts, options_json, key, client, split_every)
-    acc = _core.Accumulator(k, options_json) if final is None else _core.Accumulator.from_state(final)
+    acc = _accumulator(k, options_json) if final is None else _core.Accumulator.from_state(final)
     return mano.predict(cal, json.loads(acc.result()), level=level)

@@ -21,6 +21,8 @@ from typing import Any, Optional, Sequence, Union
 
 from . import _core
 from ._core import InputError
+from ._scoring import _input_name
+from ._whole import whole
 
 __all__ = ["add", "report"]
 
@@ -48,28 +50,25 @@ def _time(value: Any, what: str) -> str:
     raise InputError(f"{what} must be an ISO 8601 text, a datetime or a date (got {value!r})")
 
 
-def _whole(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{what} must be a whole number >= 1 (got {value!r})")
-    return value
-
-
 def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration: PathLike, at: Any = None,
-        name: Optional[str] = None, chunk_size: Optional[int] = None, threads: Optional[int] = None) -> dict:
+        name: Optional[str] = None, chunk_size: Optional[int] = None, threads: Optional[int] = None,
+        input: Optional[str] = None) -> dict:
     """Scores each file (or each chunk of ``chunk_size`` rows) as ``mano predict`` does and appends
     one point per file or chunk to the history ``db`` (created when absent), in one transaction.
     ``at``: the batch's time (ISO 8601 text, datetime, date; default now). Returns ``{"add": its
     id, "time": UTC, "names": the points' names}``; methods left out for a file's size are
-    warnings. Raises mano.InputError for a bad file, option or history, naming it."""
-    if isinstance(files, (str, os.PathLike)):
+    warnings. ``input``: what the files' values are, as :func:`mano.score` takes it (the
+    calibration's kind: another is refused). Raises mano.InputError for a bad file, option or history, naming it."""
+    if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
-    files = [os.fspath(f) for f in files]
+    files = [os.fsencode(f) for f in files]
     if not files:
         raise InputError("files: give at least one logits file")
     added = json.loads(_native("monitor_add")(
-        os.fspath(db), files, os.fspath(calibration), "" if at is None else _time(at, "at"),
-        "" if name is None else str(name), 0 if chunk_size is None else _whole(chunk_size, "chunk_size"),
-        0 if threads is None else _whole(threads, "threads")))
+        os.fsencode(db), files, os.fsencode(calibration), "" if at is None else _time(at, "at"),
+        "" if name is None else str(name).encode("utf-8", "surrogateescape"),
+        0 if chunk_size is None else whole(chunk_size, "chunk_size", 1),
+        0 if threads is None else whole(threads, "threads", 1), _input_name(input)))
     for note in added.pop("notes"):
         warnings.warn(note, stacklevel=2)
     return added
@@ -79,11 +78,13 @@ def report(db: PathLike, *, reference: Optional[int] = None, reference_until: An
     """The history's timeline as ``mano monitor report --json`` gives it: ``points`` (each with its
     ``estimate``, ``alert``, ``reference`` and ``calibration_changed``), ``threshold`` (the
     reference period's mean - 3 sd), ``alerts``, ``noise`` (the too-small warning, when it applies)
-    and ``latest`` (``latest["alert"]``: what makes the command exit 3). The reference period is
+    and ``latest`` (``latest["alert"]``: what makes the command exit 3); ``waiting`` is True while
+    every point is in the reference period (not enough points yet; ``threshold`` has no
+    ``value`` before the period has 2 estimates). The reference period is
     the first add's points, or the first ``reference`` points, or those up to ``reference_until``."""
     if reference is not None and reference_until is not None:
         raise InputError("give reference or reference_until, not both")
     return json.loads(_native("monitor_report")(
-        os.fspath(db), 0 if reference is None else _whole(reference, "reference"),
+        os.fsencode(db), 0 if reference is None else whole(reference, "reference", 1),
         "" if reference_until is None else _time(reference_until, "reference_until"),
         "" if since is None else _time(since, "since")))

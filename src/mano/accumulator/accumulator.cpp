@@ -57,8 +57,10 @@ std::string describe(double x) {
 accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_unique<impl>(k, opts)) {
     options& o = impl_->opts;
     o.validate();
-    if (k < 2)
-        throw error("logits need at least 2 columns (classes); got " + std::to_string(k));
+    if (k < 2) classes_of(input_kind::logits, k);  // refused, naming the binary inputs for one column
+    if (impl_->columns == 1 && k != 2)
+        throw error(std::string("input ") + input_kind_name(o.input) + " is a binary classifier's: 2 classes, not " +
+                    std::to_string(k));
     if (k > max_classes)
         throw error(std::to_string(k) + " classes are more than the " + std::to_string(max_classes) +
                     " an accumulator takes (each method keeps numbers per class)");
@@ -114,6 +116,7 @@ void accumulator::set_parallel(parallel_for run) { impl_->parallel = run ? std::
 
 std::size_t accumulator::rows() const noexcept { return impl_->core.n; }
 std::size_t accumulator::cols() const noexcept { return impl_->k; }
+std::size_t accumulator::columns() const noexcept { return impl_->columns; }
 const options& accumulator::opts() const noexcept { return impl_->opts; }
 const std::string& accumulator::architecture() const noexcept { return impl_->arch; }
 
@@ -129,21 +132,28 @@ void check_finite_row(const double* row, std::size_t k, std::size_t index, Args.
 }
 
 // How push hands one call's rows to the kernel: the rows per kernel call (the block plan) and the
-// buffers a block is read into and scored in, sized once for the call.
+// buffers a block is read into and scored in, sized once for the call. Rows of another input kind
+// than logits (probabilities, a binary column) are turned into K logits here, in the block.
 class block_reader {
 public:
-    block_reader(const logits_view& rows, const row_inputs& extra, const detail::block_needs& needs, bool scaled)
-        : rows_(rows), extra_(extra), needs_(needs), scaled_(scaled), k_(rows.cols()),
+    block_reader(const logits_view& rows, const row_inputs& extra, const detail::block_needs& needs, bool scaled,
+                 input_kind kind, std::size_t k)
+        : rows_(rows), extra_(extra), needs_(needs), scaled_(scaled), kind_(kind), columns_(rows.cols()), k_(k),
           // The kernel takes float rows (float32 in place when contiguous, float16/bfloat16
-          // widened exactly) or, for float64 logits, double rows.
-          as_double_(rows.type() == dtype::float64),
-          in_place_(rows.row_stride() == k_ && (rows.type() == dtype::float32 || as_double_)) {
+          // widened exactly) or, for float64 logits and converted rows, double rows.
+          as_double_(rows.type() == dtype::float64 || kind != input_kind::logits),
+          in_place_(kind == input_kind::logits && rows.row_stride() == k_ &&
+                    (rows.type() == dtype::float32 || rows.type() == dtype::float64)) {
         plan();
         allocate();
     }
     std::size_t block_rows() const { return block_rows_; }
     const detail::row_stats* stats() const { return stats_.data(); }
     const double* second_rows() const { return second_rows_.data(); }
+    // Of the last block read, as logits: how many leading rows lie in [0, 1] and sum to 1.
+    std::size_t probability_rows(std::size_t count) const {
+        return detail::leading_probability_rows(block_f_, block_d_, count, k_);
+    }
 
     // Rows [first, first + count) through the kernel (on q, and on q / T when scaled): the block
     // every component adds. `first_row` numbers the block's first row for messages.
@@ -156,6 +166,7 @@ public:
             block_d = static_cast<const double*>(rows_.data()) + first * k_;
         } else if (as_double_) {
             widen_rows(rows_, first, count, double_block_.data());
+            detail::to_logits(kind_, double_block_.data(), count, columns_, first_row);
             block_d = double_block_.data();
         } else if (in_place_) {
             block_f = static_cast<const float*>(rows_.data()) + first * k_;
@@ -163,6 +174,8 @@ public:
             float_rows(rows_, first, count, float_block_.data());
             block_f = float_block_.data();
         }
+        block_f_ = block_f;
+        block_d_ = block_d;
         kernel(block_f, block_d, count, k_, params, scratch_.data(), stats_.data(), outputs_);
         detail::block b;
         b.count = count;
@@ -189,6 +202,7 @@ public:
         }
         if (extra_.second) {
             widen_rows(*extra_.second, first, count, second_rows_.data());
+            detail::to_logits(kind_, second_rows_.data(), count, columns_, first_row);
             b.second = second_rows_.data();
         }
         if (extra_.features) {
@@ -242,9 +256,12 @@ private:
     const row_inputs& extra_;
     const detail::block_needs& needs_;
     const bool scaled_;
-    const std::size_t k_;
+    const input_kind kind_;
+    const std::size_t columns_, k_;
     const bool as_double_, in_place_;
     std::size_t block_rows_ = 0;
+    const float* block_f_ = nullptr;
+    const double* block_d_ = nullptr;
     std::vector<float> float_block_, scratch_;
     std::vector<double> double_block_, scaled_rows_, second_rows_, feature_rows_;
     std::vector<detail::row_stats> stats_, base_stats_;
@@ -255,9 +272,12 @@ private:
 }  // namespace
 
 void accumulator::impl::check_push(const logits_view& rows, const row_inputs& extra) const {
-    if (rows.cols() != k)
+    if (rows.cols() != columns && opts.input == input_kind::logits)
         throw error("logits have " + std::to_string(rows.cols()) + " columns but this accumulator was created for " +
                     std::to_string(k));
+    if (rows.cols() != columns)
+        throw error("the rows have " + std::to_string(rows.cols()) + " columns but this accumulator takes " +
+                    std::to_string(columns) + " (input " + input_kind_name(opts.input) + ", " + std::to_string(k) + " classes)");
     const logits_view* second = extra.second;
     if (second && (second->rows() != rows.rows() || second->cols() != rows.cols()))
         throw error("the second model's logits have " + std::to_string(second->rows()) + " x " +
@@ -285,10 +305,10 @@ void accumulator::impl::add_row_sums(const detail::block& b, const logits_view& 
     for (std::size_t r = 0; r < b.count; ++r) {
         const auto& st = b.stats[r];
         const std::size_t row = b.first_row + r;  // for messages
-        if (st.bad_col >= 0) {
-            std::vector<double> bad(k);
+        if (st.bad_col >= 0) {  // (rows of another input kind were checked as they were turned into logits)
+            std::vector<double> bad(rows.cols());
             widen_rows(rows, first + r, 1, bad.data());
-            check_finite_row(bad.data(), k, row);
+            check_finite_row(bad.data(), rows.cols(), row);
         }
         if (st.bad_col == -2)
             throw error("row " + std::to_string(row) + ": logits are too large to subtract from the row maximum (the difference overflows "
@@ -325,7 +345,7 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
     impl& a = *impl_;
     a.check_push(rows, extra);
     if (rows.rows() == 0) return;
-    block_reader reader(rows, extra, a.needs, a.scaled());
+    block_reader reader(rows, extra, a.needs, a.scaled(), a.opts.input, a.k);
     const impl::sums saved = a.core;  // the driver's sums are small: copied
     for (auto& c : a.components) c->begin(rows.rows());
     try {
@@ -334,6 +354,8 @@ void accumulator::push(const logits_view& rows, const row_inputs& extra) {
             const detail::block b = reader.read(first, count, extra.first_row.value_or(saved.n) + first, a.kernel, a.params,
                                                 a.baseline_params, a.opts.temperature);
             a.add_row_sums(b, rows, first, extra);
+            if (a.opts.input == input_kind::logits && a.core.probability_rows == a.core.n)
+                a.core.probability_rows += reader.probability_rows(count);
             for (auto& c : a.components) c->add(b);
             a.core.n += count;
         }
@@ -371,6 +393,8 @@ result accumulator::finalize() const {
                                         a.parallel};
     for (const auto& c : a.components) c->finalize(context, r);
     if (core.labeled_rows == core.n) r.accuracy = static_cast<double>(core.correct) / n;
+    r.input = o.input;
+    r.looks_like_probabilities = o.input == input_kind::logits && core.probability_rows == core.n;
     r.predicted = core.predicted;
     r.confidence = core.max_prob.sum / n;
     if (core.correctness) {
@@ -383,8 +407,9 @@ result accumulator::finalize() const {
 result score(const logits_view& logits, const options& opts) {
     // The row count is known here: the defaults for this set's size (COT up to its limit).
     options o = opts;
-    if (o.methods.empty()) o.methods = default_methods(logits.cols(), logits.rows());
-    accumulator acc(logits.cols(), o);
+    const std::size_t k = classes_of(o.input, logits.cols());
+    if (o.methods.empty()) o.methods = default_methods(k, logits.rows());
+    accumulator acc(k, o);
     acc.push(logits);
     return acc.finalize();
 }

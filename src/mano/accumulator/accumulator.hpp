@@ -28,7 +28,8 @@ struct row_inputs {
     std::optional<std::size_t> first_row;
 };
 
-// Streaming estimators over target logits: push row chunks in order, merge partial states
+// Streaming estimators over target logits (or rows of options::input's kind, turned into logits a
+// block at a time as push reads them): push row chunks in order, merge partial states
 // (threads, shards, workers), serialize the state to JSON, and finalize into a result. Memory is
 // O(K) per method, O(K^2) for the nuclear norms, and O(NK) only for the methods that keep every
 // row (COT, COTT, MLLS: 4 bytes a logit).
@@ -72,7 +73,9 @@ public:
     void set_parallel(parallel_for run);
 
     std::size_t rows() const noexcept;
-    std::size_t cols() const noexcept;
+    std::size_t cols() const noexcept;  // K, the classes
+    // The values of a pushed row: K, or 1 for a binary input (options::input, input_kind.hpp).
+    std::size_t columns() const noexcept;
     const options& opts() const noexcept;
     const std::string& architecture() const noexcept;
 

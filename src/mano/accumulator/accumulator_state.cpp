@@ -143,6 +143,7 @@ void accumulator::merge_state(const accumulator& other, bool as_shard) {
     require_same(mine.temperature == theirs_opts.temperature, "temperature");
     require_same(mine.label_marginal == theirs_opts.label_marginal, "label marginal");
     require_same(mine.correctness_histogram == theirs_opts.correctness_histogram, "correctness_histogram");
+    require_same(mine.input == theirs_opts.input, "input kinds");
     const auto same_json = [](const auto& x, const auto& y) { return (!x && !y) || (x && y && x->to_json() == y->to_json()); };
     require_same(same_json(mine.source, theirs_opts.source), "source models");
     require_same(same_json(mine.source_features, theirs_opts.source_features), "source features");
@@ -194,6 +195,7 @@ void accumulator::merge_state(const accumulator& other, bool as_shard) {
     core.labeled_rows += o.labeled_rows;
     core.second_rows += o.second_rows;
     core.feature_rows += o.feature_rows;
+    core.probability_rows += o.probability_rows;
     core.shards = std::move(shards);
     core.own_rows = own_rows;
 }
@@ -265,6 +267,8 @@ nlohmann::json accumulator::impl::state_json() const {
         {"methods", sections},
         {"shards", shard_names(core.shards)},
     };
+    // present only when some, so that states of logits read and hash as before
+    if (core.probability_rows > 0) j["probability_rows"] = core.probability_rows;
     // present only when the options ask for it, so that states without it read as before
     if (core.correctness) {
         auto h = *core.correctness;
@@ -279,7 +283,8 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
     try {
         detail::check_state_header(j, "mano-accumulator", what, state_version, "emit it again with this mano");
         detail::check_known_keys(j, {"format", "version", "k", "options", "n", "phi_sum", "taylor_overflow_row", "max_prob",
-                                     "predicted", "labels", "second_rows", "feature_rows", "methods", "shards", "correctness"},
+                                     "predicted", "labels", "second_rows", "feature_rows", "methods", "shards", "correctness",
+                                     "probability_rows"},
                                  what);
         const options o = options::from_json(j.at("options"));
         const std::size_t k = detail::count_of(j, "k", what);
@@ -296,6 +301,8 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.labeled_rows = detail::count_of(j.at("labels"), "rows", what);
         s.second_rows = detail::count_of(j, "second_rows", what);
         s.feature_rows = detail::count_of(j, "feature_rows", what);
+        // absent in states written before it (and when no row looked like probabilities): 0
+        if (j.contains("probability_rows")) s.probability_rows = detail::count_of(j, "probability_rows", what);
         const auto& predicted_json = j.at("predicted");
         if (!predicted_json.is_array() || predicted_json.size() != s.predicted.size())
             throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
@@ -332,7 +339,7 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         const double least_phi = n * std::log(static_cast<double>(k)) * (1 - 1e-6);
         const bool sane = std::isfinite(s.phi_sum) && s.phi_sum >= least_phi && s.correct <= s.labeled_rows &&
                           s.labeled_rows <= s.n && (s.second_rows == 0 || s.second_rows == s.n) &&
-                          (s.feature_rows == 0 || s.feature_rows == s.n) &&
+                          (s.feature_rows == 0 || s.feature_rows == s.n) && s.probability_rows <= s.n &&
                           s.taylor_overflow_row < static_cast<std::int64_t>(s.n);
         if (!sane) throw error("accumulator state: inconsistent sums or row counts");
         if (o.correctness_histogram != j.contains("correctness"))

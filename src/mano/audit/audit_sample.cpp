@@ -54,7 +54,11 @@ std::string audit_csv(const std::vector<std::uint64_t>& rows, std::uint64_t n_ro
     return out;
 }
 
-nlohmann::json audit_labels::to_json() const { return {{"rows", rows}, {"labels", labels}}; }
+nlohmann::json audit_labels::to_json() const {
+    nlohmann::json j = {{"rows", rows}, {"labels", labels}};
+    if (!warnings.empty()) j["warnings"] = warnings;
+    return j;
+}
 
 namespace {
 
@@ -140,9 +144,30 @@ std::optional<std::int64_t> whole(std::string_view s, bool sign) {
     return negative ? -v : v;
 }
 
+// The last component of a path ("/" or "\\" separated).
+std::string_view base_name(std::string_view path) {
+    const auto slash = path.find_last_of("/\\");
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// What audit_csv's first line says of the draw: its N and SOURCE into `out`; nothing when the
+// line is not audit_csv's.
+void read_draw(std::string_view line, audit_labels& out) {
+    constexpr std::string_view lead = "# mano audit: ", of_the = " of the ", rows_of = " rows of ",
+                               drawn = " drawn uniformly without replacement with seed ";
+    if (line.substr(0, lead.size()) != lead) return;
+    const auto a = line.find(of_the), b = line.find(rows_of), c = line.rfind(drawn);
+    if (a == std::string_view::npos || b == std::string_view::npos || c == std::string_view::npos || !(a < b && b < c)) return;
+    const auto n = whole(line.substr(a + of_the.size(), b - a - of_the.size()), false);
+    if (!n) return;
+    out.drawn_rows = static_cast<std::uint64_t>(*n);
+    out.drawn_from = std::string(line.substr(b + rows_of.size(), c - b - rows_of.size()));
+}
+
 }  // namespace
 
-audit_labels parse_audit(std::string_view text, const std::string& file_name, std::uint64_t n_rows, std::size_t k) {
+audit_labels parse_audit(std::string_view text, const std::string& file_name, std::uint64_t n_rows, std::size_t k,
+                         const std::string& set_name) {
     const std::string file = printable(file_name, 512);
     if (text.size() > audit_max_bytes)
         throw error(file + ": " + std::to_string(text.size()) + " bytes, over the " + std::to_string(audit_max_bytes >> 20) +
@@ -154,6 +179,7 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
     std::vector<std::string> header;
     std::size_t column_row = 0, column_weight = 0, column_label = 0;  // 1-based; 0 = none
     std::vector<std::tuple<std::uint64_t, std::size_t, std::int64_t>> entries;  // row, line, label
+    audit_labels out;
     std::size_t line_number = 0;
     for (std::size_t at = 0; at < text.size();) {
         const std::size_t end = std::min(text.find('\n', at), text.size());
@@ -166,6 +192,13 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
                         std::to_string(audit_max_line_bytes) + " a line of an audit file may have");
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         const std::string_view content = trim(line);
+        if (line_number == 1) {
+            read_draw(content, out);
+            if (out.drawn_rows && *out.drawn_rows != n_rows)
+                throw error(where.at() + "this audit was drawn from the " + std::to_string(*out.drawn_rows) + " rows of " +
+                            printable(out.drawn_from, 200) + ", but the set has " + std::to_string(n_rows) +
+                            " rows: its labels are another set's rows; draw the audit from this set (mano audit)");
+        }
         if (content.empty() || content.front() == '#') continue;
         auto fields = split(line, where);
         if (header.empty()) {
@@ -233,11 +266,15 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
             throw error(place{file, std::get<1>(entries[i])}.at(column_row, "row") + "row " +
                         std::to_string(std::get<0>(entries[i])) + " is listed twice (also on line " +
                         std::to_string(std::get<1>(entries[i - 1])) + "); list each audited row once");
-    audit_labels out;
     for (const auto& [row, line, label] : entries) {
         out.rows.push_back(row);
         out.labels.push_back(label);
     }
+    const std::string set = printable(set_name, 1024);
+    if (out.drawn_rows && !set_name.empty() && out.drawn_from != audit_array_source &&
+        base_name(out.drawn_from) != base_name(set))
+        out.warnings.push_back(file + " was drawn from " + printable(out.drawn_from, 200) + ", not from " + set +
+                               " (both have " + std::to_string(n_rows) + " rows): check that its labels are this set's rows");
     return out;
 }
 

@@ -6,11 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "mano/base/random.hpp"
 
 namespace mano {
 
@@ -22,31 +25,6 @@ inline constexpr std::size_t audit_max_field_bytes = 256;              // one fi
 // Seeds are whole numbers a JavaScript number holds exactly, so every front end takes them.
 inline constexpr std::uint64_t audit_max_seed = (std::uint64_t{1} << 53) - 1;
 
-namespace detail {
-
-// splitmix64 (Steele, Lea and Flood 2014): 64-bit state, one multiply-xorshift output per step.
-struct splitmix64 {
-    std::uint64_t state = 0;
-    std::uint64_t next() {
-        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-};
-
-// A whole number uniform on [0, bound), bound >= 1: draws below 2^64 mod bound are rejected so
-// that every residue is equally likely (no modulo bias; no std::uniform_int_distribution, whose
-// algorithm each standard library chooses).
-inline std::uint64_t uniform_below(splitmix64& g, std::uint64_t bound) {
-    const std::uint64_t reject_below = (0 - bound) % bound;  // 2^64 mod bound
-    for (;;) {
-        const std::uint64_t x = g.next();
-        if (x >= reject_below) return x % bound;
-    }
-}
-
-}  // namespace detail
 
 // `budget` of the rows 0 .. n_rows - 1, uniformly without replacement (Floyd's algorithm on
 // splitmix64 seeded with `seed`), ascending. Throws mano::error for a budget of 0, above n_rows
@@ -59,20 +37,33 @@ std::vector<std::uint64_t> audit_sample(std::uint64_t n_rows, std::uint64_t budg
 std::string audit_csv(const std::vector<std::uint64_t>& rows, std::uint64_t n_rows, std::size_t k, std::uint64_t seed,
                       const std::string& source);
 
-// An audit file with its labels, read back: the audited rows, ascending, and their labels.
+// What audit_csv's first line records of the draw: "# mano audit: B of the N rows of SOURCE
+// drawn uniformly ... with seed S ...". SOURCE is what mano audit was given (a file's path) or, for
+// logits given as an array, audit_array_source.
+inline constexpr const char* audit_array_source = "an array";
+
+// An audit file with its labels, read back: the audited rows, ascending, and their labels; what
+// its first line says of the draw, when it has one; and the warnings for the prediction to show.
 struct audit_labels {
     std::vector<std::uint64_t> rows;
     std::vector<std::int64_t> labels;
+    std::optional<std::uint64_t> drawn_rows;  // N, the rows of the set it was drawn from
+    std::string drawn_from;                   // SOURCE
+    std::vector<std::string> warnings;        // e.g. drawn from a file of another name
 
-    nlohmann::json to_json() const;  // {"rows": [...], "labels": [...]}
+    nlohmann::json to_json() const;  // {"rows": [...], "labels": [...], "warnings"?: [...]}
 };
 
 // Reads an audit file (`file` names it in messages) of a set of n_rows rows with k classes: a
 // header with the columns row, weight and label in any order (other columns ignored), then one
 // line per audited row. Lines that start with '#' and blank lines are skipped; fields may be
 // quoted. Rows are whole numbers in [0, n_rows), each once; labels whole numbers in [0, k);
-// weights 1 (the uniform design, the only one implemented). Throws mano::error, one line:
-// "FILE, line L, column C (name): what is wrong; what to do".
-audit_labels parse_audit(std::string_view text, const std::string& file, std::uint64_t n_rows, std::size_t k);
+// weights 1 (the uniform design, the only one implemented). A first line written by audit_csv
+// must name n_rows: a draw from a set of another size is refused (its rows are another set's);
+// one from a file whose name is not `set_name`'s (compared by the last path component; "" for
+// none) is a warning. Throws mano::error, one line: "FILE, line L, column C (name): what is
+// wrong; what to do".
+audit_labels parse_audit(std::string_view text, const std::string& file, std::uint64_t n_rows, std::size_t k,
+                         const std::string& set_name = "");
 
 }  // namespace mano

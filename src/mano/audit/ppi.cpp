@@ -18,12 +18,13 @@
 namespace mano {
 
 nlohmann::json audit_estimate::to_json() const {
-    return {{"n", n}, {"accuracy", accuracy}, {"interval", {lower, upper}}, {"method", method},
-            {"wilson", {wilson_lower, wilson_upper}}};
+    nlohmann::json j = {{"n", n}, {"accuracy", accuracy}, {"interval", {lower, upper}}, {"method", method},
+                        {"wilson", {wilson_lower, wilson_upper}}};
+    if (!warnings.empty()) j["warnings"] = warnings;
+    return j;
 }
 
 nlohmann::json labels_needed::to_json() const { return {{"width", width}, {"n", n}, {"method", method}}; }
-
 
 namespace {
 
@@ -103,7 +104,7 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
 
 std::optional<labels_needed> labels_for_width(const calibration& c, std::size_t n_rows, double lower, double upper,
                                               double level, double width) {
-    if (!(upper - lower > width) || n_rows == 0) return std::nullopt;
+    if (!(upper - lower > width) || n_rows < 2) return std::nullopt;  // an audit needs 2 labeled rows
     const double z = z_of(level), half = width / 2, big_n = static_cast<double>(n_rows);
     labels_needed out;
     out.width = width;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,8 +27,9 @@ struct audit_estimate {
     double lower = 0, upper = 0;
     std::string method = "ppi";  // "ppi", or "wilson" (labels alone) without a correctness model
     double wilson_lower = 0, wilson_upper = 0;  // labels alone, for comparison
+    std::vector<std::string> warnings;  // what reading the audit file warned of (audit_labels::warnings)
 
-    // {"n", "accuracy", "interval": [lo, hi], "method", "wilson": [lo, hi]}
+    // {"n", "accuracy", "interval": [lo, hi], "method", "wilson": [lo, hi], "warnings"?: [...]}
     nlohmann::json to_json() const;
 };
 
@@ -64,7 +66,8 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
 // `width`: the audited labels that would bring the interval to `width` at that level. With a correctness model: the least n
 // with z sqrt((1 - n/N) V / n) <= width / 2, V the calibration's mean Var(c - f); otherwise the
 // least n whose Wilson interval is at most `width` wide at the point of the estimate interval
-// nearest 0.5 (its worst case). At most N.
+// nearest 0.5 (its worst case). At least 2 (an audit needs 2 labeled rows) and at most N: none for
+// a set of fewer than 2 rows, which no audit can narrow.
 std::optional<labels_needed> labels_for_width(const calibration& c, std::size_t n_rows, double lower, double upper,
                                               double level, double width = audit_target_width);
 

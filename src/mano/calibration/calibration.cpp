@@ -20,34 +20,48 @@ namespace mano {
 namespace detail {
 
 std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets) {
+    // a label-shifted copy goes with its set: leaving the set out leaves its copies out
     std::vector<std::string> keys;
-    for (const auto& s : sets) keys.push_back(s.group.empty() ? s.name : s.group);
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+        const auto& own = sets[sets[i].copy_of.value_or(i)];
+        keys.push_back(own.group.empty() ? own.name : own.group);
+    }
+    // one group: leave one set out at a time, each with its copies
     if (std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return k == keys.front(); }))
-        for (std::size_t i = 0; i < sets.size(); ++i) keys[i] = sets[i].name + "#" + std::to_string(i);
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            const std::size_t own = sets[i].copy_of.value_or(i);
+            keys[i] = sets[own].name + "#" + std::to_string(own);
+        }
     return keys;
 }
 
 std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
-                                  const std::vector<std::string>& keys, enum link l) {
+                                  const std::vector<std::string>& keys, enum link l, const std::vector<double>& w) {
     std::vector<std::string> order;
     for (const auto& k : keys)
         if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
     std::vector<group_fold> folds;
     for (const auto& g : order) {
-        std::vector<double> xs, ys;
+        std::vector<double> xs, ys, ws;
         for (std::size_t i = 0; i < x.size(); ++i)
-            if (keys[i] != g) xs.push_back(x[i]), ys.push_back(to_link(l, y[i]));
+            if (keys[i] != g) {
+                xs.push_back(x[i]), ys.push_back(to_link(l, y[i]));
+                if (!w.empty()) ws.push_back(w[i]);
+            }
         group_fold f;
         f.group = g;
         try {
-            const auto line = fit_line(xs, ys);
+            const auto line = fit_line(xs, ys, ws);
             f.slope = line.slope;
             f.intercept = line.intercept;
         } catch (const error&) {
             return {};
         }
         for (std::size_t i = 0; i < x.size(); ++i)
-            if (keys[i] == g) f.residuals.push_back(y[i] - clip01(from_link(l, f.slope * x[i] + f.intercept)));
+            if (keys[i] == g) {
+                f.residuals.push_back(y[i] - clip01(from_link(l, f.slope * x[i] + f.intercept)));
+                if (!w.empty()) f.weights.push_back(w[i]);
+            }
         folds.push_back(std::move(f));
     }
     return folds;
@@ -66,30 +80,29 @@ std::vector<const method_calibration*> by_held_out_error(const std::vector<metho
 }
 
 double mean_abs_residual(const std::vector<group_fold>& folds) {
-    double sum = 0;
-    std::size_t n = 0;
+    double sum = 0, total = 0;
     for (const auto& f : folds)
-        for (const double r : f.residuals) sum += std::abs(r), ++n;
-    return sum / static_cast<double>(n);
+        for (std::size_t i = 0; i < f.residuals.size(); ++i) sum += f.weight(i) * std::abs(f.residuals[i]), total += f.weight(i);
+    return sum / total;
 }
 
 // One method's line on a link: the fit, the score moments and the folds. Throws mano::error when
 // the line cannot be fitted.
 method_calibration fit_method(method m, enum link l, const std::vector<double>& values, const std::vector<double>& acc,
-                              const std::vector<std::string>& keys) {
+                              const std::vector<std::string>& keys, const std::vector<double>& w) {
     method_calibration mc;
     mc.m = m;
     mc.link = l;
     std::vector<double> x, y;
     for (const double v : values) x.push_back(to_link(l, v));
     for (const double a : acc) y.push_back(to_link(l, a));
-    mc.fit = fit_line(x, y);
-    const double n = static_cast<double>(x.size());
-    double sum = 0;
-    for (const double v : x) sum += v;
-    mc.score_mean = sum / n;
-    for (const double v : x) mc.score_sxx += (v - mc.score_mean) * (v - mc.score_mean);
-    mc.folds = fit_folds(x, acc, keys, l);
+    mc.fit = fit_line(x, y, w);
+    const auto weight = [&](std::size_t i) { return w.empty() ? 1.0 : w[i]; };
+    double sum = 0, total = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) sum += weight(i) * x[i], total += weight(i);
+    mc.score_mean = sum / total;
+    for (std::size_t i = 0; i < x.size(); ++i) mc.score_sxx += weight(i) * (x[i] - mc.score_mean) * (x[i] - mc.score_mean);
+    mc.folds = fit_folds(x, acc, keys, l, w);
     if (!mc.folds.empty()) mc.logo_mae = mean_abs_residual(mc.folds);
     return mc;
 }
@@ -136,7 +149,8 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
         if (s.scores.k != c.k)
             throw error("calibration: set '" + printable(s.name, 256) + "' has " + std::to_string(s.scores.k) + " classes but set '" +
                         printable(given.front().name, 256) + "' has " + std::to_string(c.k) + "; calibrate one classifier at a time");
-        c.sets.push_back(s.name);
+        if (s.copy_of) ++c.copy_sets;
+        else c.sets.push_back(s.name);
     }
     const bool choose = family && opts.norm == normalization::softrun && !opts.criterion &&
                         std::all_of(given.begin(), given.end(), [](const labeled_set& s) {
@@ -152,10 +166,11 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     const auto& sets = choose ? chosen : given;
     const auto acc = detail::accuracies(sets);
     const auto keys = detail::fold_keys(sets);
+    const auto w = detail::weights(sets);
     for (const auto& [m, values] : detail::common_values(sets)) {
         method_calibration mc;
         try {
-            mc = detail::fit_method(m, link::identity, values, acc, keys);
+            mc = detail::fit_method(m, link::identity, values, acc, keys, w);
         } catch (const error& e) {
             if (notes) notes->push_back(std::string(method_name(m)) + ": not calibrated: " + e.what());
             continue;
@@ -163,7 +178,7 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
         // the probit link where every score is a proportion, kept when its held-out error is lower
         if (!mc.folds.empty() && std::all_of(values.begin(), values.end(), [](double v) { return v >= 0 && v <= 1; })) {
             try {
-                auto probit = detail::fit_method(m, link::probit, values, acc, keys);
+                auto probit = detail::fit_method(m, link::probit, values, acc, keys, w);
                 if (!probit.folds.empty() && detail::error_key(probit.logo_mae) < detail::error_key(mc.logo_mae)) mc = probit;
             } catch (const error&) {
                 // constant probit scores: the identity stays
@@ -176,19 +191,23 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     for (const auto& mc : c.methods) c.opts.methods.push_back(mc.m);
     const auto ranked = detail::by_held_out_error(c.methods);
     if (!ranked.empty()) c.recommended = ranked.front()->m;
-    if (std::all_of(sets.begin(), sets.end(), [&](const labeled_set& s) {
+    // the class-shift reference and the correctness model describe the calibration sets themselves
+    std::vector<labeled_set> originals;
+    for (const auto& s : sets)
+        if (!s.copy_of) originals.push_back(s);
+    if (std::all_of(originals.begin(), originals.end(), [&](const labeled_set& s) {
             return s.scores.predicted.size() == c.k && s.scores.confidence;
         })) {
         shift_reference ref;
         ref.proportions.assign(c.k, 0.0);
-        for (const auto& s : sets)
+        for (const auto& s : originals)
             for (std::size_t j = 0; j < c.k; ++j)
                 ref.proportions[j] += static_cast<double>(s.scores.predicted[j]) / static_cast<double>(s.scores.n) /
-                                      static_cast<double>(sets.size());
-        for (const auto& s : sets) ref.sets.emplace_back(*s.scores.confidence, class_shift(s.scores, ref.proportions));
+                                      static_cast<double>(originals.size());
+        for (const auto& s : originals) ref.sets.emplace_back(*s.scores.confidence, class_shift(s.scores, ref.proportions));
         c.shift = ref;
     }
-    c.correctness = fit_correctness(sets, notes);
+    c.correctness = fit_correctness(originals, notes);
     c.opts.correctness_histogram = c.correctness.has_value();
     return c;
 }

@@ -13,6 +13,7 @@
 
 #include "mano/calibration/correctness_model.hpp"
 #include "mano/calibration/evaluate.hpp"
+#include "mano/calibration/label_shift_copies.hpp"
 #include "mano/calibration/normalization_choice.hpp"
 #include "mano/calibration/statistics.hpp"
 #include "mano/scan/options.hpp"
@@ -27,6 +28,8 @@ struct group_fold {
     double slope = 0;
     double intercept = 0;
     std::vector<double> residuals;
+    std::vector<double> weights;  // of the residuals' sets; empty: 1 each
+    double weight(std::size_t i) const { return weights.empty() ? 1.0 : weights[i]; }
 };
 
 // How a method's line maps a score to accuracy (docs/cli.md, "Links"): the identity,
@@ -76,6 +79,10 @@ struct calibration {
     std::vector<method_calibration> methods;
     std::vector<std::string> sets;  // names of the fitted sets
     std::optional<normalization_choice> normalization;  // set when the family's branch was chosen
+    // the label-shifted copies the family got (label_shift_copies.hpp), and how many were fitted
+    // besides the `sets`; absent when calibrate made none
+    std::optional<label_shift_copies> copies;
+    std::size_t copy_sets = 0;
     // The method with the lowest leave-one-group-out error: the estimate of sets outside the
     // label-shift regime.
     std::optional<method> recommended;

@@ -35,15 +35,22 @@ nlohmann::json calibration::to_json() const {
         if (!mc.folds.empty()) {
             f["logo_mae"] = mc.logo_mae;
             f["folds"] = nlohmann::json::array();
-            for (const auto& fold : mc.folds)
-                f["folds"].push_back({{"group", fold.group}, {"slope", fold.slope}, {"intercept", fold.intercept},
-                                      {"residuals", fold.residuals}});
+            for (const auto& fold : mc.folds) {
+                nlohmann::json g = {{"group", fold.group}, {"slope", fold.slope}, {"intercept", fold.intercept},
+                                    {"residuals", fold.residuals}};
+                if (!fold.weights.empty()) g["weights"] = fold.weights;
+                f["folds"].push_back(std::move(g));
+            }
         }
         fits[method_name(mc.m)] = f;
     }
     nlohmann::json j = {{"format", "mano-calibration"}, {"version", calibration_version}, {"k", k},
                         {"options", opts.to_json()}, {"methods", fits}, {"sets", sets}};
     if (normalization) j["normalization"] = normalization->to_json();
+    if (copies) {
+        j["label_shift_copies"] = copies->to_json();
+        j["label_shift_copies"]["sets"] = copy_sets;
+    }
     if (recommended) j["recommended"] = method_name(*recommended);
     const auto ranked = detail::by_held_out_error(methods);
     if (!ranked.empty()) {
@@ -66,7 +73,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
         detail::check_state_header(j, "mano-calibration", "calibration", calibration_version);
         // "inference": what calibrate --synthesize records of the model run
         detail::check_known_keys(j, {"format", "version", "k", "options", "methods", "sets", "normalization", "recommended",
-                                     "fallback", "ranking", "shift", "inference", "correctness"},
+                                     "fallback", "ranking", "shift", "inference", "correctness", "label_shift_copies"},
                                  "calibration");
         calibration c;
         c.opts = options::from_json(j.at("options"));
@@ -76,6 +83,13 @@ calibration calibration::from_json(const nlohmann::json& j) {
             throw error("calibration: the source model in \"options\" has " + std::to_string(c.opts.source->k) +
                         " classes but the calibration " + std::to_string(c.k));
         c.sets = j.at("sets").get<std::vector<std::string>>();
+        if (j.contains("label_shift_copies")) {
+            const auto& given = j.at("label_shift_copies");
+            nlohmann::json o = given;
+            if (o.is_object()) o.erase("sets");
+            c.copies = label_shift_copies::from_json(o, "calibration: \"label_shift_copies\"");
+            c.copy_sets = detail::count_of(given, "sets", "calibration: \"label_shift_copies\"");
+        }
         for (const auto& [name, f] : j.at("methods").items()) {
             method_calibration mc;
             mc.m = parse_method(name);  // an unknown name is refused here, quoted escaped
@@ -111,6 +125,11 @@ calibration calibration::from_json(const nlohmann::json& j) {
                     g.intercept = detail::number_of(fold, "intercept", where + " fold");
                     g.residuals = detail::numbers_of(fold, "residuals", where + " fold");
                     for (const double r : g.residuals) sane = sane && std::isfinite(r) && std::abs(r) <= 1;
+                    if (fold.contains("weights")) {
+                        g.weights = detail::numbers_of(fold, "weights", where + " fold");
+                        sane = sane && g.weights.size() == g.residuals.size();
+                        for (const double w : g.weights) sane = sane && w > 0 && w <= 1e6;
+                    }
                     sane = sane && std::isfinite(g.slope) && std::isfinite(g.intercept) && !g.residuals.empty();
                     residuals += g.residuals.size();
                     mc.folds.push_back(std::move(g));
@@ -118,6 +137,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
                 mc.logo_mae = detail::number_of(f, "logo_mae", where);
                 sane = sane && mc.folds.size() >= 2 && residuals == mc.fit.n && std::abs(mc.logo_mae - detail::mean_abs_residual(mc.folds)) <= 1e-9;
             }
+            sane = sane && mc.fit.n == c.sets.size() + c.copy_sets;  // one entry per fitted set, copies included
             if (!sane) throw error("calibration: the fit of method '" + printable(name, 60) + "' is inconsistent");
             c.methods.push_back(mc);
         }

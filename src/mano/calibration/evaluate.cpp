@@ -2,6 +2,7 @@
 // sets and per group.
 #include "mano/calibration/evaluate.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,6 +45,13 @@ std::map<method, std::vector<double>> common_values(const std::vector<labeled_se
 std::vector<double> accuracies(const std::vector<labeled_set>& sets) {
     std::vector<double> out;
     for (const auto& s : sets) out.push_back(*s.scores.accuracy);
+    return out;
+}
+
+std::vector<double> weights(const std::vector<labeled_set>& sets) {
+    std::vector<double> out;
+    for (const auto& s : sets) out.push_back(s.weight);
+    if (std::all_of(out.begin(), out.end(), [](double w) { return w == 1; })) out.clear();
     return out;
 }
 

@@ -3,6 +3,7 @@
 // estimator's score tracks accuracy across the sets.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct labeled_set {
     std::string name;
     std::string group;  // optional, e.g. the corruption type; "" = none
     result scores;
+    // its weight in a calibration: 1, or with label-shift copies (label_shift_copies.hpp) R for an
+    // original and 1 for each copy; evaluate() counts every set once
+    double weight = 1;
+    // for one of the label-shifted copies calibrate adds: the index of its set in the family
+    std::optional<std::size_t> copy_of;
 };
 
 // The paper's protocol over many sets. Methods are those present in every set.

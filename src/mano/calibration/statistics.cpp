@@ -117,28 +117,30 @@ struct line {
     double slope, intercept, ssr;
 };
 
-// Centered least squares over every set but `skip` (pass x.size() to use all); the scores of
-// the sets used must not all be equal.
-line least_squares(const std::vector<double>& x, const std::vector<double>& y, std::size_t skip) {
-    const double n = static_cast<double>(x.size() - (skip < x.size() ? 1 : 0));
-    double mean_x = 0, mean_y = 0;
+// Centered least squares over every set but `skip` (pass x.size() to use all), each set weighted
+// by w (nullptr: 1 each); the scores of the sets used must not all be equal. ssr is weighted.
+line least_squares(const std::vector<double>& x, const std::vector<double>& y, std::size_t skip,
+                   const std::vector<double>* w = nullptr) {
+    const auto weight = [&](std::size_t i) { return w ? (*w)[i] : 1.0; };
+    double total = 0, mean_x = 0, mean_y = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         if (i == skip) continue;
-        mean_x += x[i];
-        mean_y += y[i];
+        total += weight(i);
+        mean_x += weight(i) * x[i];
+        mean_y += weight(i) * y[i];
     }
-    mean_x /= n;
-    mean_y /= n;
+    mean_x /= total;
+    mean_y /= total;
     double sxx = 0, sxy = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         if (i == skip) continue;
-        sxx += (x[i] - mean_x) * (x[i] - mean_x);
-        sxy += (x[i] - mean_x) * (y[i] - mean_y);
+        sxx += weight(i) * (x[i] - mean_x) * (x[i] - mean_x);
+        sxy += weight(i) * (x[i] - mean_x) * (y[i] - mean_y);
     }
     line fit{sxy / sxx, 0, 0};
     fit.intercept = mean_y - fit.slope * mean_x;
     for (std::size_t i = 0; i < x.size(); ++i)
-        if (i != skip) fit.ssr += std::pow(y[i] - (fit.slope * x[i] + fit.intercept), 2);
+        if (i != skip) fit.ssr += weight(i) * std::pow(y[i] - (fit.slope * x[i] + fit.intercept), 2);
     return fit;
 }
 
@@ -181,13 +183,22 @@ double kendall_tau_b(const std::vector<double>& scores, const std::vector<double
     return std::clamp(tau, -1.0, 1.0);
 }
 
-linear_fit fit_line(const std::vector<double>& scores, const std::vector<double>& accuracies) {
+linear_fit fit_line(const std::vector<double>& scores, const std::vector<double>& accuracies,
+                    const std::vector<double>& weights) {
     check_sets(scores, accuracies, 2, "a line from score to accuracy");
     check_scores_vary(scores, "a line from score to accuracy cannot be fitted");
-    const line l = least_squares(scores, accuracies, scores.size());
+    if (!weights.empty()) {
+        if (weights.size() != scores.size())
+            throw error("got " + std::to_string(weights.size()) + " weights for " + std::to_string(scores.size()) + " test sets");
+        for (const double w : weights)
+            if (!(w > 0 && std::isfinite(w))) throw error("every test set's weight must be a finite number above 0");
+    }
+    const line l = least_squares(scores, accuracies, scores.size(), weights.empty() ? nullptr : &weights);
     const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
     const std::size_t n = scores.size();
-    const double residual_se = n > 2 ? std::sqrt(l.ssr / double(n - 2)) : std::numeric_limits<double>::quiet_NaN();
+    // frequency weights: a set of weight w counts as w sets
+    const double dof = (weights.empty() ? static_cast<double>(n) : std::accumulate(weights.begin(), weights.end(), 0.0)) - 2;
+    const double residual_se = dof > 0 ? std::sqrt(l.ssr / dof) : std::numeric_limits<double>::quiet_NaN();
     return {l.slope, l.intercept, residual_se, n, *lo, *hi};
 }
 

@@ -20,18 +20,22 @@ double spearman(const std::vector<double>& scores, const std::vector<double>& ac
 // Kendall tau-b, corrected for ties in either variable (as scipy.stats.kendalltau); >= 2 sets.
 double kendall_tau_b(const std::vector<double>& scores, const std::vector<double>& accuracies);
 
-// Ordinary least squares line accuracy ~ slope * score + intercept.
+// Least squares line accuracy ~ slope * score + intercept (weighted when weights are given).
 struct linear_fit {
     double slope = 0;
     double intercept = 0;
-    double residual_se = 0;  // sqrt(SSR / (n - 2)); NaN when n == 2 (no degree of freedom left)
+    // sqrt(SSR / (n - 2)), with weights sqrt(weighted SSR / (sum of weights - 2)); NaN without a
+    // degree of freedom left
+    double residual_se = 0;
     std::size_t n = 0;
     double x_min = 0;  // the range of scores the line was fitted on
     double x_max = 0;
 };
 
-// Needs at least 2 sets and two distinct scores; constant accuracies give slope 0.
-linear_fit fit_line(const std::vector<double>& scores, const std::vector<double>& accuracies);
+// Needs at least 2 sets and two distinct scores; constant accuracies give slope 0. `weights`
+// (empty: 1 each) are frequency weights: a set of weight w counts as w sets.
+linear_fit fit_line(const std::vector<double>& scores, const std::vector<double>& accuracies,
+                    const std::vector<double>& weights = {});
 
 // Mean absolute error of predicting each set's accuracy from its score with the line fitted on
 // the other sets. Needs at least 3 sets, and no set whose removal leaves all other scores equal.

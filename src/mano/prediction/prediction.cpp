@@ -70,39 +70,56 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     const double n = static_cast<double>(f.n);
     const double t = student_t_quantile(0.5 + level / 2, n - 2);
     p.extrapolated = x < f.x_min || x > f.x_max;
+    // each held-out residual with its set's weight (label-shift copies: an original weighs R, a copy 1)
+    double total = 0, residual_sq = 0;
     std::size_t residual_count = 0;
-    double residual_sq = 0;
     for (const auto& fold : c.folds)
-        for (const double r : fold.residuals) residual_sq += r * r, ++residual_count;
-    const double m = static_cast<double>(residual_count);
-    // the ceil(level (m + 1))-th smallest upper end and the floor((1 - level)(m + 1))-th lower one
-    const auto upper_rank = static_cast<std::size_t>(std::ceil(level * (m + 1) - 1e-9));
-    const auto lower_rank = static_cast<std::size_t>(std::floor((1 - level) * (m + 1) + 1e-9));
-    if (!c.folds.empty() && (upper_rank > residual_count || lower_rank < 1)) {
+        for (std::size_t i = 0; i < fold.residuals.size(); ++i)
+            residual_sq += fold.weight(i) * fold.residuals[i] * fold.residuals[i], total += fold.weight(i), ++residual_count;
+    // jackknife+ (Barber et al. 2021) with weights: the new set weighs as much as a set on average,
+    // so that equal weights give the ceil(level (m + 1))-th smallest upper end and the
+    // floor((1 - level)(m + 1))-th lower one
+    const double with_new = total + (residual_count ? total / static_cast<double>(residual_count) : 0);
+    struct end {
+        double value, weight;
+    };
+    std::vector<end> low, high;
+    for (const auto& fold : c.folds)
+        for (std::size_t i = 0; i < fold.residuals.size(); ++i) {
+            const double at = from_link(c.link, fold.slope * x + fold.intercept), r = std::abs(fold.residuals[i]);
+            low.push_back({at - r, fold.weight(i)});
+            high.push_back({at + r, fold.weight(i)});
+        }
+    const auto by_value = [](const end& a, const end& b) { return a.value < b.value; };
+    std::sort(low.begin(), low.end(), by_value);
+    std::sort(high.begin(), high.end(), by_value);
+    const double upper_share = level * with_new - 1e-9 * with_new, lower_share = (1 - level) * with_new + 1e-9 * with_new;
+    std::optional<double> upper_end, lower_end;
+    double cumulative = 0;
+    for (const auto& e : high)
+        if ((cumulative += e.weight) >= upper_share) {
+            upper_end = e.value;
+            break;
+        }
+    cumulative = 0;
+    for (const auto& e : low) {
+        if ((cumulative += e.weight) > lower_share) break;
+        lower_end = e.value;
+    }
+    if (!c.folds.empty() && (!upper_end || !lower_end)) {
         // too few sets for jackknife+ at this level: a t interval whose spread is the root mean
         // square of the held-out-group residuals, with a degree of freedom per group less one
         const double folds = static_cast<double>(c.folds.size());
-        double variance = residual_sq / m;
+        double variance = residual_sq / total;
         if (p.score_se) variance += slope * slope * *p.score_se * *p.score_se;
         const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
         bound(p, fitted, fitted - half, fitted + half);
         return p;
     }
     if (!c.folds.empty()) {
-        // jackknife+: each calibration set's fold line at `score`, moved by that set's |residual|
-        std::vector<double> low, high;
-        for (const auto& fold : c.folds)
-            for (const double r : fold.residuals) {
-                const double at = from_link(c.link, fold.slope * x + fold.intercept);
-                low.push_back(at - std::abs(r));
-                high.push_back(at + std::abs(r));
-            }
-        std::sort(low.begin(), low.end());
-        std::sort(high.begin(), high.end());
-        double lower = low[lower_rank - 1];
-        double upper = high[upper_rank - 1];
-        lower = std::min(lower, fitted);
-        upper = std::max(upper, fitted);
+        // each calibration set's fold line at `score`, moved by that set's |residual|
+        double lower = std::min(*lower_end, fitted);
+        double upper = std::max(*upper_end, fitted);
         // the score's own sampling noise, added in quadrature to each side
         if (p.score_se) {
             const double noise = t * std::abs(slope) * *p.score_se;
@@ -146,7 +163,22 @@ prediction predict_label_shift(double accuracy, double se, const std::vector<dou
     return p;
 }
 
-options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out) {
+namespace {
+
+// The calibration was fitted on rows of one input kind: a set of another is on another scale.
+void check_input(const calibration& c, input_kind input) {
+    if (input != c.opts.input)
+        throw error(std::string("the set is read as input ") + input_kind_name(input) +
+                    " but the calibration was fitted on input " + input_kind_name(c.opts.input) +
+                    "; read the set as the calibration's sets were read (input " + input_kind_name(c.opts.input) + ")");
+}
+
+}  // namespace
+
+options scoring_options(const calibration& c, std::size_t n, std::size_t columns, input_kind input,
+                        std::vector<method>* left_out) {
+    check_input(c, input);
+    const std::size_t k = classes_of(input, columns);
     if (k != c.k)
         throw error("the logits have " + std::to_string(k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
@@ -164,6 +196,7 @@ options scoring_options(const calibration& c, std::size_t n, std::size_t k, std:
 }
 
 set_prediction predict(const calibration& c, const result& r, double level) {
+    check_input(c, r.input);
     if (r.k != c.k)
         throw error("the logits have " + std::to_string(r.k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));

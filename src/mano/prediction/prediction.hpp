@@ -19,13 +19,15 @@
 
 namespace mano {
 
-// The options to score a set of n x k logits with, for predictions from `c`: the calibration's
-// own (with the correctness histogram when it has a correctness model), less the methods that
-// keep every row (COT, COTT) where n * k is above their default limit
-// in the method table (or n is unknown, 0), so that a prediction takes bounded time and memory
-// on any file; predict() then estimates with the best method left. The methods left out go to
-// `left_out`. Throws when k is not the calibration's number of classes, before any row is read.
-options scoring_options(const calibration& c, std::size_t n, std::size_t k, std::vector<method>* left_out = nullptr);
+// The options to score a set of n rows of `columns` values of kind `input` with, for predictions
+// from `c`: the calibration's own (with the correctness histogram when it has a correctness
+// model), less the methods that keep every row (COT, COTT) where n * K is above their default
+// limit in the method table (or n is unknown, 0), so that a prediction takes bounded time and
+// memory on any file; predict() then estimates with the best method left. The methods left out go
+// to `left_out`. Throws when the input kind is not the calibration's, or the classes are not its
+// number of classes, before any row is read.
+options scoring_options(const calibration& c, std::size_t n, std::size_t columns, input_kind input,
+                        std::vector<method>* left_out = nullptr);
 
 struct prediction {
     double score = 0;
@@ -119,7 +121,8 @@ struct set_prediction {
 };
 
 // Every calibrated method present in `r`, with intervals at `level`. MaNo is read from the
-// result's variants when it was scored with per-set softrun.
+// result's variants when it was scored with per-set softrun. A result of another input kind than
+// the calibration's is refused.
 set_prediction predict(const calibration& c, const result& r, double level);
 
 // predict(c, all, level) with the audit of `audited` added (set_prediction::audit, audit/ppi.hpp).

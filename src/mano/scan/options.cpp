@@ -86,6 +86,7 @@ nlohmann::json options::to_json() const {
             {"source_features", source_features ? source_features->to_json() : nlohmann::json()}};
     // only when set: options, states and their shard names without it stay as they were
     if (correctness_histogram) j["correctness_histogram"] = true;
+    if (input != input_kind::logits) j["input"] = input_kind_name(input);
     return j;
 }
 
@@ -109,6 +110,7 @@ options options::from_json(const nlohmann::json& j) {
         if (!j.at("correctness_histogram").is_boolean()) throw error("options: \"correctness_histogram\" must be true or false");
         o.correctness_histogram = j.at("correctness_histogram").get<bool>();
     }
+    if (j.contains("input")) o.input = parse_input_kind(detail::text_of(j, "input", "options"));
     o.validate();
     return o;
 }

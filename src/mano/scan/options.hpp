@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mano/scan/features.hpp"
+#include "mano/scan/input_kind.hpp"
 #include "mano/scan/registry.hpp"
 #include "mano/scan/source_model.hpp"
 
@@ -53,6 +54,9 @@ struct options {
     // Collect the correctness histogram (correctness.hpp) of the rows: audits and the calibration's
     // correctness model read it.
     bool correctness_histogram = false;
+    // What the rows hold (input_kind.hpp): logits, or probabilities or a binary column that the
+    // accumulator turns into logits. The K of an accumulator is the classes, classes_of(input, columns).
+    input_kind input = input_kind::logits;
 
     // Whether `methods` lists m (an accumulator resolves an empty list to default_methods(K)).
     bool wants(method m) const;
@@ -65,7 +69,8 @@ struct options {
     void validate() const;
 
     // Every option (the source model and source feature moments included) as JSON, and back
-    // ("correctness_histogram" only when true, false when absent); from_json throws
+    // ("correctness_histogram" only when true, false when absent; "input" only when not logits,
+    // logits when absent: options and states written before either read as before); from_json throws
     // nlohmann::json exceptions on a malformed object and validates the result.
     nlohmann::json to_json() const;
     static options from_json(const nlohmann::json& j);

@@ -58,6 +58,8 @@ nlohmann::json result::to_json() const {
     if (!predicted.empty()) out["predicted"] = predicted;
     if (confidence) out["confidence"] = *confidence;
     if (correctness) out["correctness"] = correctness->to_json();
+    if (input != input_kind::logits) out["input"] = input_kind_name(input);
+    if (looks_like_probabilities) out["looks_like_probabilities"] = true;
     return out;
 }
 
@@ -90,6 +92,14 @@ result result::from_json(const nlohmann::json& j) {
             throw error("result: \"predicted\" must hold k whole class counts that sum to n");
     }
     if (j.contains("correctness")) r.correctness = correctness_histogram::from_json(j.at("correctness"), r.k, r.n, "result: \"correctness\"");
+    if (j.contains("input")) {
+        if (!j.at("input").is_string()) throw error("result: \"input\" must be a text (logits, probabilities, ...)");
+        r.input = parse_input_kind(j.at("input").get<std::string>());
+    }
+    if (j.contains("looks_like_probabilities")) {
+        if (!j.at("looks_like_probabilities").is_boolean()) throw error("result: \"looks_like_probabilities\" must be true or false");
+        r.looks_like_probabilities = j.at("looks_like_probabilities").get<bool>();
+    }
     if (!j.contains("methods") || !j.at("methods").is_object()) throw error("result: needs an object \"methods\"");
     for (const auto& item : j.at("methods").items()) {
         const std::string& name = item.key();

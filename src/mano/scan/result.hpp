@@ -91,6 +91,11 @@ struct result {
     // The rows by confidence bin and predicted class (with the correct ones when labeled), when
     // the options asked for it (options::correctness_histogram): audits read it.
     std::optional<correctness_histogram> correctness;
+    // What the rows held (options::input): a calibration predicts only results of its own kind.
+    input_kind input = input_kind::logits;
+    // Scored as logits, every row lay in [0, 1] and summed to 1: probabilities, most likely,
+    // which want input probabilities (the front ends warn).
+    bool looks_like_probabilities = false;
 
     // Every computed method's one number, in method order.
     struct method_value {
@@ -102,7 +107,7 @@ struct result {
 
     // The JSON result (docs/cli.md, "JSON result"): per method an object with its value under "score"
     // or "accuracy" (method_info::returns), its detail and "se" where known; "accuracy" at the
-    // top when labels were given.
+    // top when labels were given; "input" when not logits; "looks_like_probabilities" when true.
     nlohmann::json to_json() const;
     // The inverse of to_json(), for results that travel as JSON (the npm package, saved CLI
     // output); throws mano::error naming the first field that is missing or malformed.

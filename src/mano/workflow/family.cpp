@@ -16,7 +16,7 @@ namespace workflow {
 family_options family_options::from_json(const nlohmann::json& j) {
     family_options f;
     if (!j.is_object()) throw error("family options must be an object");
-    detail::check_known_keys(j, {"family", "taylor_orders"}, "family options");
+    detail::check_known_keys(j, {"family", "taylor_orders", "label_shift_copies"}, "family options");
     if (j.contains("family")) {
         if (!j.at("family").is_boolean()) throw error("\"family\" must be true or false");
         f.family = j.at("family").get<bool>();
@@ -27,6 +27,8 @@ family_options family_options::from_json(const nlohmann::json& j) {
         for (const auto& order : j.at("taylor_orders"))
             f.taylor_orders.push_back(static_cast<int>(detail::integer_of(order, "family options", "taylor_orders", 1, max_taylor_order)));
     }
+    if (j.contains("label_shift_copies") && !j.at("label_shift_copies").is_null())
+        f.copies = label_shift_copies::from_json(j.at("label_shift_copies"), "family options: \"label_shift_copies\"");
     return f;
 }
 
@@ -44,6 +46,7 @@ const char* role_name(pass::role r) {
     switch (r) {
         case pass::role::variant: return "variant";
         case pass::role::rescore: return "rescore";
+        case pass::role::copy: return "copy";
         default: return "first";
     }
 }
@@ -53,6 +56,8 @@ nlohmann::json sets_json(const std::vector<labeled_set>& sets) {
     for (const auto& s : sets) {
         nlohmann::json j = {{"name", s.name}, {"result", s.scores.to_json()}};
         if (!s.group.empty()) j["group"] = s.group;
+        if (s.weight != 1) j["weight"] = s.weight;
+        if (s.copy_of) j["copy_of"] = *s.copy_of;
         out.push_back(std::move(j));
     }
     return out;
@@ -67,7 +72,16 @@ std::vector<labeled_set> labeled_sets_from_json(const nlohmann::json& sets) {
         if (!s.is_object()) throw error("sets must be a list of {name, group?, result}");
         labeled_set set;
         set.name = detail::text_of(s, "name", "a set");
-        if (s.contains("group")) set.group = detail::text_of(s, "group", "set '" + printable(set.name, 256) + "'");
+        const std::string what = "set '" + printable(set.name, 256) + "'";
+        if (s.contains("group")) set.group = detail::text_of(s, "group", what);
+        if (s.contains("weight")) {
+            set.weight = detail::number_of(s, "weight", what);
+            if (!(set.weight > 0 && set.weight <= 1e6)) throw error(what + ": \"weight\" must be above 0 (and at most 1e6)");
+        }
+        if (s.contains("copy_of")) {
+            set.copy_of = static_cast<std::size_t>(detail::integer_of(s.at("copy_of"), what, "copy_of", 0, static_cast<std::int64_t>(out.size()) - 1));
+            if (out[*set.copy_of].copy_of) throw error(what + ": \"copy_of\" must name a set that is not a copy itself");
+        }
         if (!s.contains("result")) throw error("set '" + printable(set.name, 256) + "': missing \"result\"");
         try {
             set.scores = result::from_json(s.at("result"));
@@ -85,12 +99,18 @@ nlohmann::json pass::to_json() const {
     if (taylor_order) j["taylor_order"] = *taylor_order;
     if (mano_only) j["methods"] = {method_name(method::mano)};
     if (kind != role::variant) j["correctness_histogram"] = true;
+    if (labels) j["labels"] = true;
+    if (kind == role::copy) {
+        j["rows"] = rows;
+        j["copy"] = copy;
+    }
     return j;
 }
 
 pass first_pass(const family_options& f) {
     pass p;
     if (f.family) p.norm = normalization::softrun;
+    p.labels = f.copies && f.copies->copies > 0;  // the copies are drawn by class from these
     return p;
 }
 
@@ -138,14 +158,28 @@ std::optional<family_scoring::request> family_scoring::next() const {
         case stage::first: return request{set_, first_pass(family_)};
         case stage::variants: return request{set_, variants_[variant_]};
         case stage::rescore: return request{set_, rescore_};
+        case stage::copies: return request{set_, copy_pass()};
         default: return std::nullopt;
     }
+}
+
+pass family_scoring::copy_pass() const {
+    pass p = out_.choice ? rescore_ : first_pass(family_);
+    p.kind = pass::role::copy;
+    p.labels = false;
+    p.copy = copy_;
+    p.rows = label_shift_copy_rows(labels_[set_], out_.sets[set_].scores.k, *family_.copies, set_, copy_);
+    return p;
 }
 
 void family_scoring::give(std::optional<scored_set> scored) {
     switch (stage_) {
         case stage::first:
             if (!scored) throw error("set \"" + printable(names_[set_], 256) + "\" has neither rows nor a result to score");
+            if (!scored->labels.empty() && scored->labels.size() != scored->scores.n)
+                throw error("set \"" + printable(names_[set_], 256) + "\": " + std::to_string(scored->labels.size()) +
+                            " labels for " + std::to_string(scored->scores.n) + " rows");
+            labels_.push_back(std::move(scored->labels));
             out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores)});
             if (set_ == 0) out_.used = std::move(scored->used);
             break;
@@ -169,6 +203,15 @@ void family_scoring::give(std::optional<scored_set> scored) {
                 if (set_ == 0) out_.used = rescore_.apply(out_.used);
             }
             break;
+        case stage::copies: {
+            if (!scored) throw error("set \"" + printable(names_[set_], 256) + "\": its label-shifted copy has no rows to score");
+            const auto& original = out_.sets[set_];
+            labeled_set copy{original.name + " (label-shift copy " + std::to_string(copy_ + 1) + ")", original.group,
+                             std::move(scored->scores)};
+            copy.copy_of = set_;
+            out_.sets.push_back(std::move(copy));
+            break;
+        }
         default: throw error("family_scoring: every pass is done already");
     }
     advance();
@@ -182,11 +225,19 @@ void family_scoring::fail(const std::string& message) {
 }
 
 void family_scoring::advance() {
+    if (stage_ == stage::copies) {
+        if (++copy_ < family_.copies->copies) return;
+        copy_ = 0;
+        while (++set_ < originals_ && labels_[set_].empty()) {
+        }
+        if (set_ == originals_) stage_ = stage::done;
+        return;
+    }
     if (++set_ < names_.size()) return;
     set_ = 0;
     if (stage_ == stage::first) {
         if (!chooses_branch(family_, out_.used)) {
-            stage_ = stage::done;
+            start_copies();
             return;
         }
         // the choice is among softmax, the options' own Taylor order and the other orders asked for
@@ -198,8 +249,23 @@ void family_scoring::advance() {
         if (++variant_ == variants_.size()) start_rescore();
     } else {
         keep_given_sets();
-        stage_ = stage::done;
+        start_copies();
     }
+}
+
+void family_scoring::start_copies() {
+    stage_ = stage::done;
+    originals_ = out_.sets.size();
+    if (!family_.copies || family_.copies->copies == 0 ||
+        std::all_of(labels_.begin(), labels_.end(), [](const auto& l) { return l.empty(); }))
+        return;
+    // an original weighs as much as its copies together
+    for (auto& s : out_.sets) s.weight = static_cast<double>(family_.copies->copies);
+    out_.copies = family_.copies;
+    set_ = 0;
+    while (labels_[set_].empty()) ++set_;
+    copy_ = 0;
+    stage_ = stage::copies;
 }
 
 void family_scoring::start_rescore() {
@@ -255,6 +321,7 @@ scored_family score_family(const std::vector<std::string>& names, const std::vec
 
 nlohmann::json scored_family::to_json() const {
     nlohmann::json j = {{"sets", sets_json(sets)}, {"used", used.to_json()}, {"notes", notes}};
+    if (copies) j["label_shift_copies"] = copies->to_json();
     if (choice) {
         j["choice"] = choice->to_json();
         j["per_set"] = sets_json(per_set);
@@ -264,16 +331,20 @@ nlohmann::json scored_family::to_json() const {
 
 scored_family scored_family::from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw error("a scored family must be an object {sets, used, choice?, per_set?}");
-    detail::check_known_keys(j, {"sets", "used", "choice", "per_set", "notes"}, "scored family");
+    detail::check_known_keys(j, {"sets", "used", "choice", "per_set", "notes", "label_shift_copies"}, "scored family");
     scored_family f;
     f.sets = labeled_sets_from_json(j.at("sets"));
     f.used = options::from_json(j.at("used"));
+    if (j.contains("label_shift_copies"))
+        f.copies = label_shift_copies::from_json(j.at("label_shift_copies"), "scored family: \"label_shift_copies\"");
     if (j.contains("notes"))
         for (const auto& note : j.at("notes")) f.notes.push_back(detail::name_in(note, "scored family: \"notes\""));
     if (j.contains("choice")) {
         f.choice = normalization_choice::from_json(j.at("choice"));
         f.per_set = labeled_sets_from_json(j.at("per_set"));
-        if (f.per_set.size() != f.sets.size()) throw error("scored family: \"per_set\" and \"sets\" differ in length");
+        const auto originals = std::count_if(f.sets.begin(), f.sets.end(), [](const labeled_set& s) { return !s.copy_of; });
+        if (f.per_set.size() != static_cast<std::size_t>(originals))
+            throw error("scored family: \"per_set\" and the sets (copies aside) differ in length");
     }
     return f;
 }
@@ -288,7 +359,11 @@ nlohmann::json family_evaluation::to_json() const {
 }
 
 family_evaluation evaluate(const scored_family& scored, std::vector<std::string>* notes) {
-    family_evaluation out{mano::evaluate(scored.sets), scored.choice, std::nullopt};
+    // the paper's protocol is over the sets themselves, each once: copies (calibrate's) aside
+    std::vector<labeled_set> sets;
+    for (const auto& s : scored.sets)
+        if (!s.copy_of) sets.push_back(s), sets.back().weight = 1;
+    family_evaluation out{mano::evaluate(sets), scored.choice, std::nullopt};
     if (notes) notes->insert(notes->end(), scored.notes.begin(), scored.notes.end());
     if (!scored.choice) return out;
     // MaNo with each set's own softrun branch, for comparison (the paper's literal rule)
@@ -309,6 +384,7 @@ calibration calibrate(const scored_family& scored, std::vector<std::string>* not
     if (notes) notes->insert(notes->end(), scored.notes.begin(), scored.notes.end());
     calibration c = mano::calibrate(scored.sets, scored.used, notes, false);
     c.normalization = scored.choice;
+    if (c.copy_sets > 0) c.copies = scored.copies;
     return c;
 }
 

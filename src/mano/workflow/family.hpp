@@ -7,6 +7,7 @@
 // (first_pass, variant_passes, add_variant, choose_branch) one call at a time.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,8 +33,11 @@ struct family_options {
     bool family = true;
     // The Taylor orders weighed beside the options' own taylor_order (--taylor-orders).
     std::vector<int> taylor_orders = {2};
+    // Label-shifted copies of every set scored from rows (calibrate's; evaluate has none).
+    std::optional<label_shift_copies> copies;
 
-    // {"family": bool, "taylor_orders": [...]}, every key optional; each order in [1, max_taylor_order].
+    // {"family": bool, "taylor_orders": [...], "label_shift_copies"?: {...}}, every key optional;
+    // each order in [1, max_taylor_order].
     static family_options from_json(const nlohmann::json& j);
 };
 
@@ -41,15 +45,22 @@ struct family_options {
 // (for the set's shape, with the source set).
 struct pass {
     // first: every set once; variant: MaNo alone at another Taylor order; rescore: every set on
-    // the chosen branch. A front end that cannot score a set again (given as a result) tells by it.
-    enum class role { first, variant, rescore } kind = role::first;
+    // the chosen branch; copy: a label-shifted copy of a set (its `rows`, in this order, repeats
+    // included, with their labels). A front end that cannot score a set again (given as a
+    // result) tells by it.
+    enum class role { first, variant, rescore, copy } kind = role::first;
     std::optional<normalization> norm;
     std::optional<int> taylor_order;
     bool mano_only = false;  // MaNo alone: an extra Taylor order for the branch choice
+    // the set's labels are wanted with its result (scored_set::labels): its copies are drawn by class
+    bool labels = false;
+    std::vector<std::uint64_t> rows;  // a copy's rows of the set
+    std::size_t copy = 0;             // which copy of the set
 
     options apply(options o) const;
-    // {"pass": "first" | "variant" | "rescore", and the option keys this pass sets:
-    // "normalization"?, "taylor_order"?, "methods"?: ["mano"], "correctness_histogram"?: true}.
+    // {"pass": "first" | "variant" | "rescore" | "copy", and the option keys this pass sets:
+    // "normalization"?, "taylor_order"?, "methods"?: ["mano"], "correctness_histogram"?: true;
+    // "labels"?: true; a copy's "rows" and "copy"}.
     // Every pass but the variants collects the correctness histogram: calibrate fits the
     // correctness model (audits) on it.
     nlohmann::json to_json() const;
@@ -78,10 +89,12 @@ struct branch {
 };
 branch choose_branch(const std::vector<labeled_set>& first, const options& used);
 
-// A set as a scorer gives it back: its result, and the options it was scored with.
+// A set as a scorer gives it back: its result, and the options it was scored with; its labels
+// when the pass asked for them (pass::labels).
 struct scored_set {
     result scores;
     options used;
+    std::vector<std::int64_t> labels;
 };
 
 // Scores set `index` with pass `p` (p.apply() on the options the front end resolved for that
@@ -101,14 +114,17 @@ struct scored_family {
     std::optional<normalization_choice> choice;
     std::vector<labeled_set> per_set;  // the first pass, MaNo on each set's own criterion (with a choice)
     std::vector<std::string> notes;    // e.g. which softrun baselines left because a set kept its scan
+    std::optional<label_shift_copies> copies;  // when the sets include label-shifted copies
 
-    // {"sets": [{"name", "group"?, "result"}], "used": options, "notes": [...], "choice"?, "per_set"?}
+    // {"sets": [{"name", "group"?, "result", "weight"?, "copy_of"?}], "used": options,
+    // "notes": [...], "choice"?, "per_set"?, "label_shift_copies"?}
     nlohmann::json to_json() const;
     static scored_family from_json(const nlohmann::json& j);
 };
 
 // The whole scoring of a family, one set at a time: the first pass, the variant passes, the
-// branch choice and the rescoring on it. A front end asks next() which set to score with which
+// branch choice and the rescoring on it, then the label-shifted copies (family_options::copies)
+// of each set scored from rows, on the family's options. A front end asks next() which set to score with which
 // pass, scores it (synchronously or not) and answers with give() or fail(), until next() has
 // nothing more; finish() then gives the scored family. `names` and `groups` (same length, "" =
 // none) name the sets.
@@ -132,16 +148,21 @@ public:
     scored_family finish();  // once next() is nullopt
 
 private:
-    enum class stage { first, variants, rescore, done };
+    enum class stage { first, variants, rescore, copies, done };
     void advance();         // to the next set of this pass, or the next pass
     void start_rescore();   // the branch chosen from the first pass and its variants
     void keep_given_sets();  // the sets given as results, moved onto the chosen branch
+    void start_copies();     // after the last pass over the sets: their copies, or done
+    bool final_pass() const;  // this pass's results are the family's (their labels are kept)
+    pass copy_pass() const;  // of set_, copy_
     std::vector<std::string> names_, groups_;
     family_options family_;
     stage stage_ = stage::first;
-    std::size_t set_ = 0, variant_ = 0;
+    std::size_t set_ = 0, variant_ = 0, copy_ = 0;
     std::vector<pass> variants_;
     pass rescore_;
+    std::vector<std::vector<std::int64_t>> labels_;  // of each set scored from rows (copies are drawn from them)
+    std::size_t originals_ = 0;
     scored_family out_;
     std::vector<std::size_t> kept_;  // sets given as results, on the rescoring pass
     std::vector<std::pair<std::size_t, std::string>> warnings_;

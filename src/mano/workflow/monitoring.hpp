@@ -61,12 +61,41 @@ struct assessment {
     threshold line;
     std::vector<std::size_t> alerts;  // indices into the points
     std::optional<sampling_noise> noise;
+    // every point is in the reference period (not enough points yet, not an error: a cron job
+    // reports after its first add): no point is compared, and the line is NaN (its JSON has no
+    // "value", "mean" or "sd") until the period has 2 estimates
+    bool waiting = false;
 
     // {"threshold": {"value", "reference", "mean"?, "sd"?}, "alerts": [...], "noise"?: {"half_width",
-    // "rows", "rows_needed", "limit"}}
+    // "rows", "rows_needed", "limit"}, "waiting"?: true}
     nlohmann::json to_json() const;
 };
 assessment assess(const std::vector<point>& points, std::size_t reference, double given, std::optional<double> slope);
+
+// The same check one point at a time, in timeline order, for a timeline too long to hold
+// (native/host/monitor.cpp streams a history's points): it keeps the reference period's running
+// mean and sum of squares (Welford), the indices of the points below the line, and one double per
+// monitored point, its noise, for the median. assess() is this over a vector.
+class timeline_check {
+public:
+    // The line from the first `reference` points, or `given` when reference is 0.
+    timeline_check(std::size_t reference, double given, std::optional<double> slope);
+    // The next point; throws mano::error naming its index when a value is not finite, an
+    // estimate is outside [0, 1] or a standard error is negative, or (at the first monitored
+    // point) as reference_threshold does. Returns whether it alerts.
+    bool add(const point& p);
+    // Once. No point after the reference period yet: the assessment is `waiting`.
+    assessment finish();
+
+private:
+    std::size_t reference_, seen_ = 0, values_ = 0;
+    double mean_ = 0, squares_ = 0;
+    std::optional<double> slope_;
+    std::size_t first_rows_ = 0;
+    std::vector<double> noise_;
+    assessment out_;
+    void close_reference();
+};
 
 // [{"estimate"?: number|null, "score_se"?: number|null, "slope"?: number|null, "rows"?: whole number}]
 // as points.

@@ -1,5 +1,8 @@
 #include "mano/workflow/source_options.hpp"
 
+#include <optional>
+#include <vector>
+
 #include "mano/base/error.hpp"
 #include "mano/shift/source_fit.hpp"
 
@@ -7,10 +10,22 @@ namespace mano {
 namespace workflow {
 
 options learn_from_source(options o, const source_inputs& given) {
-    if (given.logits) {
-        if (given.logits->rows() == 0) throw error(given.source_option + ": the source set has no rows");
+    // source rows of another input kind (the target's: the same model's outputs) as logits
+    std::vector<double> converted;
+    std::optional<logits_view> as_logits;
+    if (given.logits && o.input != input_kind::logits) {
+        try {
+            converted = logits_of(*given.logits, o.input);
+        } catch (const error& e) {
+            throw error(given.source_option + ": " + e.what());
+        }
+        as_logits.emplace(converted.data(), given.logits->rows(), classes_of(o.input, given.logits->cols()));
+    }
+    const logits_view* source = as_logits ? &*as_logits : given.logits;
+    if (source) {
+        if (source->rows() == 0) throw error(given.source_option + ": the source set has no rows");
         if (!given.labels) throw error(given.source_option + ": the source logits need their labels");
-        if (given.fit_temperature) o.temperature = fit_temperature(*given.logits, given.labels, o.architecture);
+        if (given.fit_temperature) o.temperature = fit_temperature(*source, given.labels, o.architecture);
         // default methods are resolved per set later: fit what every default could need; methods
         // named that read no source (MaNo alone) fit nothing
         std::vector<method> fitting = o.methods;
@@ -19,10 +34,10 @@ options learn_from_source(options o, const source_inputs& given) {
         if (fitting.empty())
             for (const auto& m : method_table)
                 if (m.by_default && m.fit_source) fitting.push_back(m.id);
-        if (needed) o.source = fit_source(*given.logits, given.labels, o.temperature, fitting, o.architecture);
-        else check_source(*given.logits, given.labels);
+        if (needed) o.source = fit_source(*source, given.labels, o.temperature, fitting, o.architecture);
+        else check_source(*source, given.labels);
         if (given.label_marginal_of_source)
-            o.label_marginal = label_frequencies(given.labels, given.logits->rows(), given.logits->cols());
+            o.label_marginal = label_frequencies(given.labels, source->rows(), source->cols());
     } else if (given.fit_temperature) {
         throw error(given.temperature_option + " 'fit' needs labeled source logits (" + given.source_option + ")");
     } else if (given.label_marginal_of_source) {

@@ -16,7 +16,7 @@ namespace workflow {
 
 // The inputs, each optional. How the front end's users spell the options, for messages.
 struct source_inputs {
-    const logits_view* logits = nullptr;    // labeled source logits, K columns
+    const logits_view* logits = nullptr;    // labeled source logits, K columns (or values of options::input's kind)
     const std::int64_t* labels = nullptr;   // their labels, logits->rows() of them
     bool fit_temperature = false;           // temperature "fit": on the source logits
     bool label_marginal_of_source = false;  // label_marginal "source": the source labels' class shares

@@ -16,6 +16,9 @@ a FormatError whose message starts with the file's name) holding PHRASE, or any 
 PHRASE is "*"; PHRASE is {"native": ..., "js": ...} where the wording differs.
 "options": key, label_column (a string as the CLI passes it; an integer is passed to JS as a
 number and to native as its digits), header (true/false; absent: detect), shape (raw files).
+"notes" (matrix reads): one phrase per note the reader gives (native: matrix_reader::notes, JS:
+the Matrix's notes), in order: the CSV columns left out of the logits or taken as labels
+(native/io/csv_columns.hpp); a matrix case without "notes" expects none.
 A case's "expect" holds for both targets unless it has "native" or "js", which then replace it
 for that target; such a case says why in "differs". "targets" (default both) lists where a case
 runs at all.

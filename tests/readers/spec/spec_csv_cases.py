@@ -54,9 +54,13 @@ for rel, text in [("csv/first_line_empty_field.csv", "1,,2\n3,4,5\n"), ("csv/fir
 case("csv/first_line_1d3.csv", "matrix", text_matrix([["3", "4"]]), options={"header": True},
      note="header=true says the line is names")
 case(csv("csv/pandas_index_header.csv", ",0,1\n0,1.5,2\n1,3,4\n"), "matrix",
-     text_matrix([["0", "1.5", "2"], ["1", "3", "4"]]),
-     note="pd.DataFrame(a).to_csv(): an empty index name, then the column names 0, 1")
-case(csv("csv/pandas_index_one_column.csv", ",0\n0,1.5\n1,3\n"), "matrix", text_matrix([["0", "1.5"], ["1", "3"]]))
+     text_matrix([["1.5", "2"], ["3", "4"]]), notes=["column 1 ('') is pandas' index column"],
+     note="pd.DataFrame(a).to_csv(): an empty index name, then the column names 0, 1; the index is no class")
+case(csv("csv/pandas_index_one_column.csv", ",0\n0,1.5\n1,3\n"), "matrix", text_matrix([["1.5"], ["3"]]),
+     notes=["pandas' index"])
+case("csv/pandas_index_one_column.csv", "labels", error("'1.5' is not an integer class label"),
+     js=error("labels must be integers"), differs="the npm package has no CSV labels file (see csv/one_column_zero.csv)",
+     note="a labels read: the index left out, the one column left is the labels")
 # Text from the file is escaped in messages, as natively: no escape sequence or bidirectional
 # override reaches the terminal
 case(csv("csv/control_field.csv", "a,b\n1,\x1b]0;pwn\x07\u202e\n"), "matrix",
@@ -65,8 +69,9 @@ case(csv("csv/control_header.csv", "a\x1b[2J,b\n1,2\n"), "matrix", error("\\x1b[
      options={"label_column": "zz"}, note="the header's names, listed when the label column is not among them")
 case(csv("csv/quoted_names.csv", '"class, 0","class, 1",label\n1.5,2,1\n3,4,0\n'), "matrix",
      text_matrix([["1.5", "2"], ["3", "4"]]), options={"label_column": "label"})
-case("csv/quoted_names.csv", "matrix", text_matrix([["1.5", "1"], ["3", "0"]]), options={"label_column": "class, 1"},
-     note="a quoted name may hold the delimiter")
+case("csv/quoted_names.csv", "matrix", text_matrix([["1.5"], ["3"]]), options={"label_column": "class, 1"},
+     notes=["column 3 ('label') is named as labels but column 2 ('class, 1') is the label column"],
+     note="a quoted name may hold the delimiter; a column named label that is not the label column is left out")
 
 # CSV: line ends, blank lines, byte-order mark, delimiters
 
@@ -152,9 +157,16 @@ case("csv/label_by_name.csv", "labels", labels([2, 0]), options={"label_column":
      note="a label column that is no name but a number is an index, with a header too")
 case("csv/label_by_name.csv", "matrix", error("'a', 'label', 'b'"), options={"label_column": "target"},
      note="no such column: the message lists the header's names")
-case("csv/label_by_name.csv", "matrix", error("out of range", js="no column 3"), options={"label_column": 3})
-case("csv/label_by_name.csv", "labels", error("say which one holds the labels", js="labels must be integers"),
-     note="a labels read of a CSV of several columns needs the label column")
+case("csv/label_by_name.csv", "matrix", error("label column 3 is out of range: the rows have 3 columns"),
+     options={"label_column": 3}, note="one rule in both readers (native/io/csv_columns.cpp)")
+case("csv/label_by_name.csv", "labels", labels([2, 0]), note="the one column named label is the label column")
+case("csv/label_by_name.csv", "matrix", text_matrix([["1.5", "-1"], ["0.25", "3"]]),
+     notes=["column 2 ('label') holds labels, not a class: it is the label column"],
+     note="left out of the logits without the label column option")
+case(csv("csv/no_label_column.csv", "a,b,c\n1.5,2,-1\n0.25,0,3\n"), "labels",
+     error("has 3 columns; say which one holds the labels", js="labels must be integers"),
+     differs="the npm package has no CSV labels file (see csv/one_column_zero.csv)",
+     note="a labels read of a CSV of several columns, none named as labels, needs the label column")
 case(csv("csv/label_no_header.csv", "2,0.5,1\n0,-0.5,3\n1,7,7\n"), "labels", labels([2, 0, 1]), options={"label_column": 0})
 case("csv/label_no_header.csv", "labels", labels([2, 0, 1]), options={"label_column": "0"})
 case("csv/label_no_header.csv", "matrix", text_matrix([["0.5", "1"], ["-0.5", "3"], ["7", "7"]]),
@@ -179,6 +191,36 @@ case(csv("csv/labels_nan.csv", "y,a\n1,0.5\nnan,0.5\n"), "labels", error("'nan' 
 case(csv("csv/labels_empty_field.csv", "y,a\n1,0.5\n,0.5\n"), "labels", error("line 3, column 1"),
      options={"label_column": "y"})
 case(csv("csv/labels_one_column.csv", "label\n1\n2\n0\n"), "labels", labels([1, 2, 0]),
-     js=error("labels must be integers"),
+     js=error("besides the label"),
      differs="the npm package has no CSV labels file (see csv/one_column_zero.csv)")
 case("csv/labels_one_column.csv", "matrix", error("besides the label"), options={"label_column": "label"})
+
+# CSV: columns that are not classes (native/io/csv_columns.hpp): pandas' index, ids, labels
+
+case(csv("csv/pandas_index_label.csv", ",0,1,label\n0,1.5,2,1\n1,3,4,0\n"), "matrix", text_matrix([["1.5", "2"], ["3", "4"]]),
+     notes=["pandas' index column", "column 4 ('label') holds labels"],
+     note="pd.DataFrame(a).assign(label=y).to_csv(): the index and the label column are no classes")
+case("csv/pandas_index_label.csv", "labels", labels([1, 0]))
+case(csv("csv/pandas_series.csv", ",0\n0,3\n1,1\n"), "labels", labels([3, 1]), js=error("labels must be integers"),
+     differs="the npm package has no CSV labels file (see csv/one_column_zero.csv)",
+     note="pd.Series(y).to_csv(): the index left out, the one column left is the labels")
+case(csv("csv/unnamed_index.csv", "Unnamed: 0,a,b\n0,1.5,2\n1,3,4\n"), "matrix", text_matrix([["1.5", "2"], ["3", "4"]]),
+     notes=["column 1 ('Unnamed: 0') is pandas' index column"],
+     note="pd.read_csv(f).to_csv(index=False) of a file that had an index: pandas names it 'Unnamed: 0'")
+case(csv("csv/id_columns.csv", " ID ,a,index,b\n7,1.5,0,2\n9,3,1,4\n"), "matrix", text_matrix([["1.5", "2"], ["3", "4"]]),
+     notes=["column 1 ('ID') holds ids", "column 3 ('index') holds ids"],
+     note="id and index, in any case and with spaces around, are no classes")
+case("csv/id_columns.csv", "matrix", error("is not a number"), options={"header": False},
+     note="header=false: the names are a row, and not numbers")
+case(csv("csv/target_column.csv", "a,b,Target\n1.5,2,1\n3,4,0\n"), "labels", labels([1, 0]),
+     note="target (any case) names labels")
+case(csv("csv/two_label_columns.csv", "a,label,b,y\n1.5,1,2,1\n3,0,4,0\n"), "matrix",
+     error("has 2 columns named as labels ('label', 'y'): say which one holds the labels with"),
+     note="several label columns: refused, naming the option")
+case("csv/two_label_columns.csv", "labels", error("columns named as labels"))
+case("csv/two_label_columns.csv", "matrix", text_matrix([["1.5", "2"], ["3", "4"]]), options={"label_column": "y"},
+     notes=["column 2 ('label') is named as labels but column 4 ('y') is the label column"])
+case("csv/two_label_columns.csv", "labels", labels([1, 0]), options={"label_column": "label"})
+case(csv("csv/ids_and_label_only.csv", "id,label\n7,1\n9,0\n"), "matrix", error("has no logit columns besides the label"))
+case(csv("csv/label_column_is_id.csv", "id,a,b\n1,1.5,2\n0,3,4\n"), "labels", labels([1, 0]), options={"label_column": "id"},
+     note="a label column option wins over the id rule")

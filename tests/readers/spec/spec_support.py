@@ -40,11 +40,14 @@ def error(phrase, js=None):
     return {"error": phrase if js is None else {"native": phrase, "js": js}}
 
 
-def case(file, kind, expect, options=None, native=None, js=None, differs=None, note=None, targets=None):
+def case(file, kind, expect, options=None, native=None, js=None, differs=None, note=None, targets=None, notes=None):
     entry = {"id": "", "file": file, "kind": kind}
     if options:
         entry["options"] = options
     entry["expect"] = expect
+    if notes:
+        assert kind == "matrix" and "error" not in expect, f"{file}: notes are a matrix read's"
+        entry["notes"] = notes
     if native is not None:
         entry["native"] = native
     if js is not None:

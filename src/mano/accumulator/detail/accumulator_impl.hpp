@@ -21,6 +21,7 @@ namespace mano {
 
 struct accumulator::impl {
     std::size_t k;
+    std::size_t columns;  // of a pushed row: k, or 1 for a binary input (options::input)
     options opts;
     std::string arch;
     detail::kernel_params params, baseline_params;
@@ -42,15 +43,18 @@ struct accumulator::impl {
         std::size_t second_rows = 0, feature_rows = 0;  // rows pushed with a second model's logits, features
         std::vector<std::uint64_t> shards;  // the shards merged in from states, sorted
         std::size_t own_rows = 0;  // rows pushed here (or merged from parts) that no shard names yet
+        // input logits: the leading rows that lie in [0, 1] and sum to 1 (counted while every row
+        // so far did, so that a scan of logits checks a row or two), summed over merged shards
+        std::size_t probability_rows = 0;
     } core;
     std::string shard_label;  // set_shard_label(): part of the own rows' shard name, not of the state
     parallel_for parallel = run_in_order;  // set_parallel()
 
-    impl(std::size_t k_, const options& o) : k(k_), opts(o) {}
+    impl(std::size_t k_, const options& o) : k(k_), columns(columns_of(o.input, k_)), opts(o) {}
     impl(const impl& other)
-        : k(other.k), opts(other.opts), arch(other.arch), params(other.params), baseline_params(other.baseline_params),
-          kernel(other.kernel), needs(other.needs), core(other.core), shard_label(other.shard_label),
-          parallel(other.parallel) {
+        : k(other.k), columns(other.columns), opts(other.opts), arch(other.arch), params(other.params),
+          baseline_params(other.baseline_params), kernel(other.kernel), needs(other.needs), core(other.core),
+          shard_label(other.shard_label), parallel(other.parallel) {
         for (const auto& c : other.components) components.push_back(c->clone());
     }
     bool scaled() const { return opts.temperature != 1.0; }

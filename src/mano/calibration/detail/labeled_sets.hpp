@@ -37,15 +37,19 @@ std::map<method, std::vector<double>> common_values(const std::vector<labeled_se
 // The sets' true accuracies, in order.
 std::vector<double> accuracies(const std::vector<labeled_set>& sets);
 
+// The sets' weights, in order; empty when every set weighs 1.
+std::vector<double> weights(const std::vector<labeled_set>& sets);
+
 // Each set's group for leave-one-group-out: its group, or its own name when it has none; with
-// fewer than two groups every set is its own group (leave-one-out).
+// fewer than two groups every set is its own group (leave-one-out). A label-shifted copy takes
+// its set's.
 std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets);
 
 // The folds of one method's line, in order of first appearance; empty when a fold cannot be fitted.
 // x is on the link's scale, y are accuracies: each fold's line is fitted to to_link(y), and its
 // residuals are y - from_link(line), clipped to [0, 1].
 std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
-                                  const std::vector<std::string>& keys, enum link l);
+                                  const std::vector<std::string>& keys, enum link l, const std::vector<double>& w = {});
 
 // Held-out errors compared at 1e-9: methods that differ by a constant (DoC is ConfScore moved by
 // one) tie in the last bits, differently on each target; ties go to the registry's order.
@@ -54,7 +58,7 @@ long long error_key(double logo_mae);
 // The methods that have folds, best first: by held-out error, then in registry order.
 std::vector<const method_calibration*> by_held_out_error(const std::vector<method_calibration>& methods);
 
-// The mean absolute held-out residual over every fold.
+// The mean absolute held-out residual over every fold, each weighted by its set's weight.
 double mean_abs_residual(const std::vector<group_fold>& folds);
 
 // The family's MaNo values: each set's chosen variant (its standard error only where it was

@@ -1,0 +1,41 @@
+#pragma once
+// Which columns of a CSV/TSV are classes: the one rule both CSV parsers follow (the native reader,
+// native/io/csv.cpp, and the npm package's, web/src/csv.js, through bindings/wasm), from the
+// header's names alone, before any row is read. A column that is not a class is left out of the
+// logits and said so in a note:
+//   - pandas' index column (df.to_csv(): the first column, its name empty or "Unnamed: 0");
+//   - a column named id or index (any case, spaces around ignored);
+//   - a column named label, labels, y or target: without a label column option, the one such
+//     column is the label column (several are refused, naming the option); with the option, the
+//     others are left out.
+// The label column option (a header name, else a 0-based index) is resolved here too, so both
+// parsers give the same messages.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mano {
+namespace io {
+
+struct csv_columns {
+    std::optional<std::size_t> label;  // the label column, 0-based
+    std::vector<std::size_t> dropped;  // neither logits nor labels, ascending
+    std::vector<std::string> notes;    // one line per column left out or taken as labels, "FILE: ..."
+    // The columns the logits have: every column but the label column and the dropped ones.
+    std::size_t logit_columns(std::size_t fields) const;
+};
+
+// `names`: the header's names (empty without a header); `fields`: the columns of every row;
+// `label_option`: the label column option as given ("" = none), `option_name` how the caller
+// spells that option in a message ("--label-column", "label_column", "labelColumn");
+// `index_only`: the option is a number (the npm package's labelColumn: 3), never a name;
+// `for_labels`: the caller reads labels (a file of one column left is its labels). Throws
+// mano::error "FILE: ..." for an option that names no column or several label columns.
+csv_columns resolve_csv_columns(const std::string& file, const std::vector<std::string>& names, std::size_t fields,
+                                const std::string& label_option, const std::string& option_name, bool index_only,
+                                bool for_labels);
+
+}  // namespace io
+}  // namespace mano
