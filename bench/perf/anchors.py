@@ -4,7 +4,8 @@ entry-wise p-norm) in NumPy and in PyTorch (CPU) on 1 thread and on all threads;
 as a user computes it, from the softmax probabilities (their time left out): by the Gram matrix
 P^T P and eigvalsh, and by the singular values, in NumPy (with the BLAS it runs on, named by
 threadpoolctl: OpenBLAS, as Debian's libopenblas0-pthread gives it) and in PyTorch, on 1 thread
-and on all; COT with POT's ot.emd2.
+and on all; COT with POT's ot.emd2. label_shift_anchors: MLLS and CBPE in NumPy for the K = 1000
+table (bench/perf/k1000.py).
 
   /usr/bin/python3 bench/perf/anchors.py FILE.npy [FILE.npy ...] > anchors.json
 
@@ -86,6 +87,92 @@ def nuclear_anchors(torch, probs, cores):
     torch.set_num_threads(cores)
     timings["value"] = float(np.linalg.svd(probs, compute_uv=False).sum())
     return timings
+
+
+def _log_softmax(z):
+    z = z - z.max(axis=1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def _fit_scaling(logp, y, bias):
+    """a (and b, b_0 = 0, with `bias`) minimizing the mean NLL of softmax(a logp + b): SciPy's
+    L-BFGS with the analytic gradient, as tight as tests/estimators/test_mlls.py fits it."""
+    from scipy.optimize import minimize
+
+    n, k = logp.shape
+    rows = np.arange(n)
+
+    def nll(x):
+        b = np.r_[0.0, x[1:]] if bias else 0.0
+        z = _log_softmax(x[0] * logp + b)
+        p = np.exp(z)
+        grad = [np.mean((p * logp).sum(axis=1) - logp[rows, y])]
+        if bias:
+            grad = np.r_[grad, (p.sum(axis=0) - np.bincount(y, minlength=k))[1:] / n]
+        return -z[rows, y].mean(), np.asarray(grad, dtype=np.float64)
+
+    start = np.r_[1.0, np.zeros(k - 1)] if bias else np.array([1.0])
+    x = minimize(nll, start, jac=True, method="L-BFGS-B",
+                 options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000}).x
+    return x[0], (np.r_[0.0, x[1:]] if bias else 0.0)
+
+
+def _em_squarem(p, source_priors, tol=1e-10, limit=5000):
+    """The EM fixed point of the target priors (Saerens et al.), accelerated by SQUAREM (Varadhan
+    and Roland, 2008, scheme S3), the EM step being one pass over the rows; returns the priors and
+    the passes."""
+    ratio = p / source_priors
+
+    def step(priors):
+        q = ratio * priors
+        return (q / q.sum(axis=1, keepdims=True)).mean(axis=0)
+
+    priors, passes = source_priors.copy(), 0
+    while passes < limit:
+        first = step(priors)
+        second = step(first)
+        passes += 2
+        r, v = first - priors, second - 2 * first + priors
+        alpha = -np.sqrt((r @ r) / (v @ v)) if v @ v > 0 else -1.0
+        alpha = min(alpha, -1.0)
+        proposal = priors - 2 * alpha * r + alpha * alpha * v
+        # a prior of 0 would stay 0 in every later EM step: where the extrapolation leaves the
+        # simplex, the plain EM steps' point instead
+        proposal = proposal / proposal.sum() if (proposal > 0).all() else second
+        new = step(proposal)
+        passes += 1
+        moved = np.abs(new - priors).max()
+        priors = new
+        if moved < tol:
+            break
+    return priors, passes
+
+
+def label_shift_anchors(source, labels, target):
+    """MLLS and CBPE in NumPy (float64) as mano computes them (the bias of BCTS up to K = 100) (tests/estimators/test_mlls.py holds
+    the reference they are tested against): seconds, values and what was done."""
+    out = {}
+    start = time.perf_counter()
+    ls, lt = _log_softmax(source.astype(np.float64)), _log_softmax(target.astype(np.float64))
+    # mano fits the bias only up to 100 classes (src/mano/shift/label_shift.hpp, bias_correction_max_k)
+    a, b = _fit_scaling(ls, labels, bias=target.shape[1] <= 100)
+    pt = np.exp(_log_softmax(a * lt + b))
+    k = target.shape[1]
+    source_priors = np.bincount(labels, minlength=k) / len(labels)
+    priors, passes = _em_squarem(pt, source_priors)
+    q = pt * (priors / source_priors)
+    q /= q.sum(axis=1, keepdims=True)
+    out["mlls_value"] = float(q[np.arange(len(target)), target.argmax(axis=1)].mean())
+    out["mlls"] = time.perf_counter() - start
+    fitted = "BCTS" if target.shape[1] <= 100 else "temperature"
+    out["mlls_detail"] = f"{fitted} by L-BFGS, EM by SQUAREM: {passes} passes"
+    start = time.perf_counter()
+    ls, lt = _log_softmax(source.astype(np.float64)), _log_softmax(target.astype(np.float64))
+    a, _ = _fit_scaling(ls, labels, bias=False)
+    out["cbpe_value"] = float(np.exp(_log_softmax(a * lt)).max(axis=1).mean())
+    out["cbpe"] = time.perf_counter() - start
+    out["cbpe_detail"] = "temperature by L-BFGS, one pass"
+    return out
 
 
 def blas_in_use():
