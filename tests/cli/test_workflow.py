@@ -441,21 +441,17 @@ def test_family_recommended_intervals(tmp):
                   f"{name}: estimate {entry['estimate']}")
     check(outside_seen >= 1 and all(e["shift"]["outside"] for e in pred["sets"] if e["group"] == "label_shift"),
           "the label-shift sets are outside the calibrated class shift")
-    # small sets: each interval is for the rows' own accuracy (SciPy's binomial mixture), and below
-    # 10 rows the set is too small to judge, said once
-    first = pred["sets"][0]["name"]
+    # small sets: intervals of the rows' own accuracy (SciPy's binomial mixture); < 10 rows: too small
     for rows in (30, 5):
-        np.save(tmp / f"small{rows}.npy", q[first][:rows])
+        np.save(tmp / f"small{rows}.npy", q[pred["sets"][0]["name"]][:rows])
     proc = run("predict", "--calibration", cal, tmp / "small30.npy", tmp / "small5.npy", "--json", "--quiet")
     small = [json.loads(line) for line in proc.stdout.splitlines()] if proc.returncode == 0 else []
-    check(len(small) == 2, f"predict small sets: {proc.stderr.strip()}")
     for entry in small:
         for m, e in entry["methods"].items():
             lo, hi = reference_interval(c["methods"][m], folds[m], e["score"], e.get("se", 0.0), 0.9, entry["n"])
-            check(abs(e["interval"][0] - lo) < 1e-7 and abs(e["interval"][1] - hi) < 1e-7,
-                  f"{entry['n']} rows, {m}: {e['interval']} vs [{lo}, {hi}]")
+            check(max(abs(e["interval"][0] - lo), abs(e["interval"][1] - hi)) < 1e-7, f"{entry['n']} rows, {m}: {e} vs {lo, hi}")
     check([s.get("too_small") for s in small] == [None, {"rows": 5, "minimum_rows": 10}] and
-          small[-1]["estimate"]["regime"] == "general", f"too small: {[s.get('too_small') for s in small]}")
+          small[-1]["estimate"]["regime"] == "general", f"too small: {small}")
     proc = run("predict", "--calibration", cal, tmp / "small30.npy", tmp / "small5.npy", "--quiet")
     check(proc.returncode == 0 and proc.stdout.count("too small to judge") == 1, f"said once: {proc.stdout[-400:]}")
     check("estimate" in pred["coverage"], "coverage of the estimate")
