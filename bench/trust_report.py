@@ -2,7 +2,8 @@
 benchmark, calibrate on the labeled sets of half of the corruption types (1st, 3rd, ... in manifest order), then
 estimate the accuracy of the other half's sets, the clean set, the label-shift sets and the mixed
 sets (label shift on top of a corruption; never calibrated on, whatever their corruption type) from
-their logits alone, and compare every estimate with the truth. MaNo appears twice: with the
+their logits alone, and compare every estimate with the truth; then the same on random subsets of
+20 and 50 rows of the predicted sets, each judged against its own accuracy. MaNo appears twice: with the
 family's normalization (one branch for all sets, `mano calibrate`'s default) and with the
 paper's literal per-set criterion (`--normalization softrun`).
 
@@ -78,6 +79,38 @@ def fmt(s):
     return "– | – | –" if s is None else f"{s['mae']:.3f} | {100 * s['coverage']:.0f}% | {s['width']:.2f}"
 
 
+SUBSET_SIZES = (20, 50)
+SUBSET_DRAWS = 6  # random subsets per predicted set and size
+
+
+def subsets(mano, family, manifest, predicted_sets, tmp):
+    """The recommended estimate on random subsets of SUBSET_SIZES rows of every predicted set,
+    judged against each subset's own accuracy: {size: stats_of(...)} and the share of subsets
+    routed to the label-shift regime."""
+    rng = np.random.default_rng(2026)
+    entries = []
+    for s in predicted_sets:
+        logits = np.load(manifest.parent / s["logits"])
+        labels = np.load(manifest.parent / s["labels"])
+        for size in SUBSET_SIZES:
+            for draw in range(SUBSET_DRAWS):
+                rows = np.sort(rng.choice(len(labels), size, replace=False))
+                name = f"{s['name']}_{size}_{draw}"
+                np.save(pathlib.Path(tmp, f"{name}_logits.npy"), logits[rows])
+                np.save(pathlib.Path(tmp, f"{name}_labels.npy"), labels[rows])
+                entries.append({"name": name, "group": f"{s['group']}/{size}", "logits": f"{name}_logits.npy",
+                                "labels": f"{name}_labels.npy"})
+    sub_manifest = pathlib.Path(tmp, "subsets.json")
+    sub_manifest.write_text(json.dumps({"sets": entries}))
+    pred = json.loads(run(mano, "predict", "--calibration", family, "--manifest", sub_manifest, "--json", "--quiet"))
+    out = {}
+    for size in SUBSET_SIZES:
+        rows = [(s["accuracy"], s["estimate"]["accuracy"], *s["estimate"]["interval"], s["group"].split("/")[0])
+                for s in pred["sets"] if s["group"].endswith(f"/{size}") and "estimate" in s]
+        out[size] = {name: stats_of(rows, keep) for name, keep in SCOPES}
+    return out
+
+
 def report(mano, bench, markdown):
     out = []
     summary = []
@@ -99,6 +132,7 @@ def report(mano, bench, markdown):
                                   *groups(manifest, *predicted), "--json", "--quiet"))
             pred_literal = json.loads(run(mano, "predict", "--calibration", literal, "--manifest", manifest,
                                           *groups(manifest, *predicted), "--json", "--quiet"))
+            small = subsets(mano, family, manifest, [s for s in sets if s["group"] in predicted], tmp)
         methods = list(cal["methods"])
         rows = rows_of(pred, methods)
         rows["mano (per-set criterion)"] = rows_of(pred_literal, ["mano"])["mano"]
@@ -142,15 +176,28 @@ def report(mano, bench, markdown):
             info.append("recommended estimate's MAE on mixed sets whose corruption type was " + ", ".join(
                 f"{what}: {np.mean(e):.3f} ({len(e)} sets)" for what, e in split if e))
         out.append("\n" + "\n".join(line for line in info if line))
-        summary.append((model, est, stats_of(rows["estimate"], BEFORE_MIXED), fam, lit, best_baseline, base))
+        out.append(f"\nRandom subsets of the predicted sets ({SUBSET_DRAWS} per set and size), the recommended "
+                   "estimate against each subset's own accuracy:\n")
+        out.append("| rows | " + " | ".join(f"MAE | cov. | width ({name})" for name, _ in SCOPES) + " |")
+        out.append("|---|" + "---:|---:|---:|" * len(SCOPES))
+        for size in SUBSET_SIZES:
+            out.append(f"| {size} | " + " | ".join(fmt(small[size][name]) for name, _ in SCOPES) + " |")
+        summary.append((model, est, stats_of(rows["estimate"], BEFORE_MIXED), fam, lit, best_baseline, base, small))
     out.append("\n#### Summary over all predicted sets (MAE, 90% interval coverage, mean width)\n")
     out.append("| model | recommended estimate | the same without the mixed sets | MaNo, family normalization | "
                "MaNo, per-set criterion | best single baseline | MaNo family / best baseline |")
     out.append("|---|---|---|---|---|---|---:|")
-    for model, est, before_mixed, fam, lit, name, base in summary:
+    for model, est, before_mixed, fam, lit, name, base, _ in summary:
         cell = lambda s: f"{s['mae']:.3f}, {100 * s['coverage']:.0f}%, {s['width']:.3f}" if s else "–"
         out.append(f"| {model} | {cell(est)} | {cell(before_mixed)} | {cell(fam)} | {cell(lit)} | {name}: {cell(base)} | "
                    f"{fam['mae'] / base['mae']:.2f}× |")
+    out.append("\n#### Small sets: the recommended estimate on random subsets, against their own accuracy "
+               "(MAE, 90% interval coverage, mean width)\n")
+    out.append("| model | " + " | ".join(f"{size} rows" for size in SUBSET_SIZES) + " |")
+    out.append("|---|" + "---|" * len(SUBSET_SIZES))
+    for model, *_, small in summary:
+        cell = lambda s: f"{s['mae']:.3f}, {100 * s['coverage']:.0f}%, {s['width']:.3f}" if s else "–"
+        out.append(f"| {model} | " + " | ".join(cell(small[size]["all predicted"]) for size in SUBSET_SIZES) + " |")
     text = "\n".join(out)
     if not markdown:
         text = text.replace("**", "")

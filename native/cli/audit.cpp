@@ -96,8 +96,20 @@ void print_audits(const std::vector<std::string>& names, const std::vector<set_p
 void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,
                          const std::vector<set_prediction>& predictions) {
     std::vector<std::size_t> wide;  // sets whose estimate interval is wider than the target, not audited yet
-    for (std::size_t i = 0; i < predictions.size(); ++i)
-        if (predictions[i].labels_for_width && predictions[i].estimate && !predictions[i].audit) wide.push_back(i);
+    std::vector<std::size_t> small;  // sets too small to judge without labels
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        if (predictions[i].audit) continue;
+        if (predictions[i].too_small) small.push_back(i);
+        else if (predictions[i].labels_for_width && predictions[i].estimate) wide.push_back(i);
+    }
+    if (small.size() == 1)
+        std::cout << printable(names[small.front()]) << ": " << predictions[small.front()].n << " rows are too small to judge without "
+                  << "labels (fewer than " << min_judged_rows << "); its interval is mostly their sampling noise: label them for "
+                  << "its accuracy\n";
+    else if (!small.empty())
+        std::cout << small.size() << " of " << predictions.size() << " sets have fewer than " << min_judged_rows
+                  << " rows: too small to judge without labels (their intervals are mostly sampling noise); label their rows "
+                  << "for their accuracy (too_small in --json)\n";
     if (wide.empty()) return;
     const auto n_of = [&](std::size_t i) { return predictions[i].labels_for_width->n; };
     const std::size_t first = wide.front();

@@ -34,7 +34,7 @@ workflow::scored_set score_set(const io::manifest_set& set, const input_args& in
         // a label-shifted copy: the drawn rows, in their order, with their labels
         std::vector<std::int64_t> copy_labels;
         for (const auto row : copy->rows) copy_labels.push_back(labels.at(row));
-        return {host::scan_rows(*reader, copy->rows, copy_labels, opts), std::move(opts)};
+        return {host::scan_rows(*reader, copy->rows, copy_labels, opts), std::move(opts), {}};
     }
     host::scan_inputs in;
     in.logits = reader.get();
@@ -43,7 +43,7 @@ workflow::scored_set score_set(const io::manifest_set& set, const input_args& in
     try {
         result r = host::scan(in, 0, reader->rows(), opts, host::thread_count(input.threads), &bar).finalize();
         input.warn_probabilities(set.logits, r);
-        workflow::scored_set out{std::move(r), std::move(opts)};
+        workflow::scored_set out{std::move(r), std::move(opts), {}};
         if (keep_labels) out.labels = std::move(labels);
         return out;
     } catch (const error& e) {

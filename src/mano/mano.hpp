@@ -29,6 +29,7 @@
 #include "mano/calibration/student_t.hpp"
 #include "mano/audit/audit_sample.hpp"
 #include "mano/audit/ppi.hpp"
+#include "mano/prediction/own_accuracy.hpp"
 #include "mano/prediction/prediction.hpp"
 #include "mano/workflow/family.hpp"
 #include "mano/workflow/monitoring.hpp"

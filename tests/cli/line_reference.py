@@ -79,9 +79,32 @@ def line_value(fit, x):
     return fit["slope"] * to_link(fit.get("link", "identity"), x) + fit["intercept"]
 
 
-def reference_interval(fit, folds, x, se, level):
+def own_ends(values, weights, total, rows, level):
+    """The interval of the accuracy of `rows` rows drawn from a population whose accuracy is one of
+    `values` (weighted): SciPy's binomial probabilities of every k summed over the candidates;
+    lower the largest k / rows with weight below it <= (1 - level) / 2 total, upper the least with
+    weight up to it >= (1 + level) / 2 total (src/mano/prediction/own_accuracy.hpp)."""
+    k = np.arange(rows + 1)
+    mass = sum(w * stats.binom.pmf(k, rows, np.clip(v, 0, 1)) for v, w in zip(values, weights))
+    before = np.concatenate([[0.0], np.cumsum(mass)[:-1]])
+    lower = k[before <= (1 - level) / 2 * total + 1e-9 * total].max()
+    reach = np.flatnonzero(np.cumsum(mass) >= (1 + level) / 2 * total - 1e-9 * total)
+    upper = reach[0] if len(reach) else rows
+    return lower / rows, upper / rows
+
+
+def spread_values(centre, half, level, dof):
+    """A symmetric interval as 200 quantiles of its t (dof) or normal (dof 0) distribution."""
+    u = (np.arange(200) + 0.5) / 200
+    dist = stats.t(dof) if dof > 0 else stats.norm()
+    return centre + half / dist.ppf(0.5 + level / 2) * dist.ppf(u)
+
+
+def reference_interval(fit, folds, x, se, level, rows=0):
     """Jackknife+ over groups, or a t interval on the held-out residuals when the sets are too few;
-    the score's noise through the line's slope as accuracy per score at x."""
+    the score's noise through the line's slope as accuracy per score at x. With rows > 0, for the
+    accuracy of those rows themselves: widened (before the score's noise) to the quantiles of the
+    binomial mixture at the fold lines -/+ their residuals, or at the t interval's quantiles."""
     link = fit.get("link", "identity")
     xl = to_link(link, x)
     line = fit["slope"] * xl + fit["intercept"]
@@ -100,8 +123,17 @@ def reference_interval(fit, folds, x, se, level):
     under = np.flatnonzero(cum_lo <= (1 - level) * total + 1e-9 * total)
     if len(reach) == 0 or len(under) == 0:
         half = stats.t.ppf(0.5 + level / 2, len(folds) - 1) * np.sqrt(np.sum(w * r ** 2) / w.sum() + (slope * se) ** 2)
-        return within_unit(yhat - half, yhat + half)
-    lo = min((at - np.abs(r))[order_lo][under[-1]], yhat)
-    hi = max((at + np.abs(r))[order_hi][reach[0]], yhat)
+        lo, hi = yhat - half, yhat + half
+        if rows > 0 and hi >= 0 and lo <= 1:
+            own_lo, own_hi = own_ends(spread_values(yhat, half, level, len(folds) - 1), np.ones(200), 200.0, rows, level)
+            lo, hi = min(lo, own_lo), max(hi, own_hi)
+        return within_unit(lo, hi)
+    lo = (at - np.abs(r))[order_lo][under[-1]]
+    hi = (at + np.abs(r))[order_hi][reach[0]]
+    if rows > 0:
+        own_lo, own_hi = own_ends(np.concatenate([at - np.abs(r), at + np.abs(r)]), np.concatenate([w, w]) / 2, total,
+                                  rows, level)
+        lo, hi = min(lo, own_lo), max(hi, own_hi)
+    lo, hi = min(lo, yhat), max(hi, yhat)
     noise = t * abs(slope) * se
     return within_unit(yhat - np.hypot(yhat - lo, noise), yhat + np.hypot(hi - yhat, noise))

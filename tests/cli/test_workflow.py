@@ -239,7 +239,7 @@ def test_eval_calibrate_predict(tmp):
                 probit = fit.get("link") == "probit"
                 line = line_value(fit, x)
                 yhat = stats.norm.cdf(line) if probit else line
-                lo, hi = reference_interval(fit, folds[m], x, e.get("se", 0.0), level)
+                lo, hi = reference_interval(fit, folds[m], x, e.get("se", 0.0), level, entry["n"])
                 check(abs(e["accuracy"] - np.clip(yhat, 0, 1)) < 1e-12 and abs(e["interval"][0] - lo) < 1e-9 and
                       abs(e["interval"][1] - hi) < 1e-9, f"predict {entry['name']} {m}: {e} vs [{lo}, {hi}]")
                 xl = stats.norm.ppf(np.clip(x, 1e-3, 1 - 1e-3)) if probit else x
@@ -414,7 +414,7 @@ def test_family_recommended_intervals(tmp):
     for entry in pred["sets"]:
         name = entry["name"]
         for m, e in entry["methods"].items():
-            lo, hi = reference_interval(c["methods"][m], folds[m], e["score"], e.get("se", 0.0), 0.9)
+            lo, hi = reference_interval(c["methods"][m], folds[m], e["score"], e.get("se", 0.0), 0.9, entry["n"])
             check(abs(e["interval"][0] - lo) < 1e-7 and abs(e["interval"][1] - hi) < 1e-7,
                   f"{name} {m}: jackknife+ interval {e['interval']} vs [{lo}, {hi}]")
         props_here = np.bincount(q[name].argmax(1), minlength=10) / len(q[name])
@@ -441,6 +441,19 @@ def test_family_recommended_intervals(tmp):
                   f"{name}: estimate {entry['estimate']}")
     check(outside_seen >= 1 and all(e["shift"]["outside"] for e in pred["sets"] if e["group"] == "label_shift"),
           "the label-shift sets are outside the calibrated class shift")
+    # small sets: intervals of the rows' own accuracy (SciPy's binomial mixture); < 10 rows: too small
+    for rows in (30, 5):
+        np.save(tmp / f"small{rows}.npy", q[pred["sets"][0]["name"]][:rows])
+    proc = run("predict", "--calibration", cal, tmp / "small30.npy", tmp / "small5.npy", "--json", "--quiet")
+    small = [json.loads(line) for line in proc.stdout.splitlines()] if proc.returncode == 0 else []
+    for entry in small:
+        for m, e in entry["methods"].items():
+            lo, hi = reference_interval(c["methods"][m], folds[m], e["score"], e.get("se", 0.0), 0.9, entry["n"])
+            check(max(abs(e["interval"][0] - lo), abs(e["interval"][1] - hi)) < 1e-7, f"{entry['n']} rows, {m}: {e} vs {lo, hi}")
+    check([s.get("too_small") for s in small] == [None, {"rows": 5, "minimum_rows": 10}] and
+          small[-1]["estimate"]["regime"] == "general", f"too small: {small}")
+    proc = run("predict", "--calibration", cal, tmp / "small30.npy", tmp / "small5.npy", "--quiet")
+    check(proc.returncode == 0 and proc.stdout.count("too small to judge") == 1, f"said once: {proc.stdout[-400:]}")
     check("estimate" in pred["coverage"], "coverage of the estimate")
     proc = run("predict", "--calibration", cal, "--manifest", manifest, "--group", "label_shift", "--quiet")
     check(proc.returncode == 0 and "outside" in proc.stdout and "estimate" in proc.stdout.splitlines()[0], "text output leads with the estimate")

@@ -218,3 +218,14 @@ def test_results_show_as_the_table_in_a_notebook_and_stay_plain_json(calibration
             assert type(back) in (dict, list) and back == plain  # pickles as the plain dict or list
     acc = mano.Accumulator(10, "confscore").push(q)
     assert acc.result()._repr_html_() == mano.frame(acc.result())._repr_html_()
+
+
+def test_a_set_too_small_to_judge_says_so(calibration):
+    """Below 10 rows (src/mano/prediction/own_accuracy.hpp): the core's too_small, and the row's flag."""
+    q = np.load(EXAMPLE / "blend_2_logits.npy")
+    tiny, enough = mano.predict(calibration, q[:5]), mano.predict(calibration, q[:40])
+    assert tiny["too_small"] == {"rows": 5, "minimum_rows": 10} and "too_small" not in enough
+    assert bool(mano.frame(tiny).iloc[0]["too_small"]) and not bool(mano.frame(enough).iloc[0]["too_small"])
+    # the interval of 5 rows' own accuracy is on the grid of 5 rows where the binomials decide it
+    low, high = tiny["estimate"]["interval"]
+    assert high - low >= 0.4

@@ -73,7 +73,9 @@ export function renderHeadline() {
       el('div', { className: 'what', textContent: `Estimated accuracy · ${s.name}` }),
       el('div', { className: 'big', textContent: pct(e.accuracy) }),
       el('div', { className: 'range', textContent: `${interval(e)} by ${e.method} · ${Math.round(LEVEL * 100)}% interval` }),
-      ...(need ? [el('div', { className: 'range', dataset: { testid: 'labels-needed' }, textContent: `${labelsNeededText(need)} (Audit, below)` })] : []),
+      ...(s.prediction.too_small ? [el('div', { className: 'range', dataset: { testid: 'too-small' }, textContent: `${s.prediction.n} rows: too ` +
+        `small to judge without labels (fewer than ${s.prediction.too_small.minimum_rows}); label them for its accuracy` })]
+        : need ? [el('div', { className: 'range', dataset: { testid: 'labels-needed' }, textContent: `${labelsNeededText(need)} (Audit, below)` })] : []),
     ];
     cards.push(el('div', { className: `card${alert ? ' alert' : ''}`, dataset: { testid: 'estimate-card', name: s.name } },
       ...shown, ...warnings.map((w) => el('div', { className: 'warning', textContent: `⚠ ${w}` }))));

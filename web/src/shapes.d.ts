@@ -202,6 +202,8 @@ export interface Prediction {
   file?: string;
   audit?: Audit;
   labels_for_width?: LabelsForWidth;
+  /** Fewer rows than minimum_rows: too small to judge without labels; labeling its rows gives its accuracy. */
+  too_small?: { rows: number; minimum_rows: number; };
 }
 
 /** How often the intervals held the true accuracy, over the sets with labels. */

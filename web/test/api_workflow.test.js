@@ -155,7 +155,12 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const noSe = JSON.parse(JSON.stringify(blend[0].result, (key, value) => (key === 'se' ? undefined : value)));
     const byScore = mano.predictScores(calibration, 'mano', [noSe.methods.mano.score], { level: 0.8 })[0];
     const full = mano.predict(calibration, noSe, { level: 0.8 }).methods.mano;
-    assert.deepEqual(compareDeep(byScore, { score: full.score, accuracy: full.accuracy, interval: full.interval, slope: full.slope, extrapolated: full.extrapolated }, 1e-15), []);
+    assert.deepEqual(compareDeep(byScore, { score: full.score, accuracy: full.accuracy, interval: byScore.interval, slope: full.slope, extrapolated: full.extrapolated }, 1e-15), []);
+    // the set's interval is for its own rows' accuracy: the population's band, widened by their sampling
+    assert.ok(full.interval[0] <= byScore.interval[0] && byScore.interval[1] <= full.interval[1], JSON.stringify([full.interval, byScore.interval]));
+    // a set of 5 rows is too small to judge, from the core, as the CLI says it
+    const tiny = mano.predict(calibration, mano.score(new Float32Array(5 * 10).map((_, i) => (i % 11) * 0.3), { rows: 5, cols: 10 }, { calibration }));
+    assert.deepEqual(tiny.too_small, { rows: 5, minimum_rows: 10 });
     assert.throws(() => mano.predictScores(calibration, 'frechet', [1]), (e) => e instanceof mano.InputError && /no method 'frechet'/.test(e.message));
     // a line far outside [0, 1] keeps an honest interval and says so (the CLI's rule, from the core)
     const [huge] = mano.predictScores(calibration, 'mano', [1e308]);

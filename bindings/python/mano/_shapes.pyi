@@ -203,6 +203,8 @@ class Prediction(TypedDict, total=False):
     """`mano predict FILE...`: the file (and rows) the set was read from."""
     audit: Audit
     labels_for_width: LabelsForWidth
+    too_small: dict[str, int]
+    """Fewer rows than minimum_rows: too small to judge without labels; labeling its rows gives its accuracy."""
 
 
 class IntervalCoverage(TypedDict, total=False):

@@ -124,7 +124,8 @@ def _predict_row(p: Mapping) -> dict:
     row = {"n": p.get("n"), "accuracy": _number(p.get("accuracy")), "method": estimate.get("method"),
            "estimate": _number(estimate.get("accuracy")), "low": low, "high": high,
            "extrapolated": bool(estimate.get("extrapolated", False)), "regime": estimate.get("regime"),
-           "shift_distance": _number(shift.get("distance")), "shift_outside": bool(shift.get("outside", False))}
+           "shift_distance": _number(shift.get("distance")), "shift_outside": bool(shift.get("outside", False)),
+           "too_small": "too_small" in p}
     audit = p.get("audit")
     if isinstance(audit, Mapping):
         row.update(audit_n=audit.get("n"), audit_accuracy=_number(audit.get("accuracy")),

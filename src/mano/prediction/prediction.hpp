@@ -54,8 +54,12 @@ struct prediction {
 // fold_line(score) -/+ |residual| over the calibration sets, widened to hold the estimate and,
 // in quadrature, by t * |slope| * score_se; with too few sets for that level, fitted -/+ t(folds - 1)
 // * sqrt(mean residual^2 + slope^2 score_se^2); without folds, the t interval of the whole fit,
-// its variance widened by slope^2 * score_se^2.
-prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level);
+// its variance widened by slope^2 * score_se^2. With `rows` > 0 the interval is for the accuracy
+// of those rows themselves, not of the population they come from: before the score's noise, it
+// holds the quantiles of the binomial mixture of rows draws at each candidate population accuracy
+// (own_accuracy.hpp: jackknife+'s fold lines -/+ their residuals, else the interval's own spread).
+prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level,
+                   std::size_t rows = 0);
 
 // A set's predicted class proportions against the calibration's: outside when distance > range +
 // allowance, the mean distance that sampling n rows from the calibration's proportions gives
@@ -75,7 +79,8 @@ const char* regime_name(regime r) noexcept;  // "general", "label_shift"
 // The label-shift check: a set is label-shift-like when its mean calibrated confidence matches
 // what the source set's confidence by class gives at the priors MLLS estimated, within
 // label_shift_tolerance + 3 se, and no class takes more than label_shift_max_prior of them (a
-// corruption that collapses the predictions onto a class looks like extreme label shift).
+// corruption that collapses the predictions onto a class looks like extreme label shift), and the
+// set has at least min_judged_rows rows (own_accuracy.hpp).
 inline constexpr double label_shift_tolerance = 0.02;
 inline constexpr double label_shift_max_prior = 0.6;
 // The half-width of an MLLS interval is at least this.
@@ -90,7 +95,9 @@ struct label_shift_check {
 // The MLLS estimate of a label-shift-like set: its accuracy, with the interval
 // estimate -/+ max(floor, hypot(q, z se)), q the level quantile of |residual| over the source
 // set's synthetic label-shift resamples (label_shift.hpp), se the estimate's row-sampling error.
-prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level);
+// For `rows` > 0, widened to the set's own accuracy as predict() does.
+prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level,
+                               std::size_t rows = 0);
 
 // The set's estimate: the method, its prediction and the regime that chose it.
 struct set_estimate {
@@ -111,12 +118,15 @@ struct set_prediction {
     std::optional<audit_estimate> audit;  // from labeled audited rows (predict_audited)
     // when the estimate's interval is wider than audit_target_width: the labels that would narrow it
     std::optional<labels_needed> labels_for_width;
+    // fewer rows than min_judged_rows (own_accuracy.hpp): too small to judge without labels;
+    // labeling its n rows gives its accuracy
+    bool too_small = false;
 
     // {"n", "k", "level", "methods": {method: {"score", "se"?, "accuracy", "interval": [lo, hi],
     // "extrapolated"}}, "accuracy"?, "estimate"?: {"method", "accuracy", "interval",
     // "extrapolated", "regime"}, "shift"?: {"distance", "range", "allowance", "outside"},
     // "label_shift"?: {"gap", "allowance", "max_prior", "passed"}, "audit"?: audit_estimate::to_json,
-    // "labels_for_width"?: labels_needed::to_json}
+    // "labels_for_width"?: labels_needed::to_json, "too_small"?: {"rows", "minimum_rows"}}
     nlohmann::json to_json() const;
 };
 
