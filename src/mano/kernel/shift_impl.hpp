@@ -41,24 +41,33 @@ struct shift_impl {
         return static_cast<double>(ref);
     }
 
-    // The row's maximum (up) or minimum of float logits, vectorized; d_j = q_j - that.
-    static double shift_row(const float* q, std::size_t k, bool up, float* d) {
+    // The row's maximum (up) or minimum in the lanes of B (T widened to B's values as loaded).
+    template <class B, class T>
+    static typename B::value_type row_extreme(const T* q, std::size_t k, bool up) {
+        using V = typename B::value_type;
+        constexpr std::size_t W = B::size;
         std::size_t j = 0;
-        float ref = q[0];
-        if (k >= F) {
-            fbatch r = fbatch::load_unaligned(q);
-            for (j = F; j + F <= k; j += F) {
-                const fbatch x = fbatch::load_unaligned(q + j);
+        V ref = static_cast<V>(q[0]);
+        if (k >= W) {
+            B r = B::load_unaligned(q);
+            for (j = W; j + W <= k; j += W) {
+                const B x = B::load_unaligned(q + j);
                 r = up ? xsimd::max(r, x) : xsimd::min(r, x);
             }
-            alignas(64) float lanes[F];
+            alignas(64) V lanes[W];
             r.store_aligned(lanes);
             ref = lanes[0];
-            for (std::size_t i = 1; i < F; ++i) ref = up ? std::max(ref, lanes[i]) : std::min(ref, lanes[i]);
+            for (std::size_t i = 1; i < W; ++i) ref = up ? std::max(ref, lanes[i]) : std::min(ref, lanes[i]);
         }
-        for (; j < k; ++j) ref = up ? std::max(ref, q[j]) : std::min(ref, q[j]);
+        for (; j < k; ++j) ref = up ? std::max(ref, static_cast<V>(q[j])) : std::min(ref, static_cast<V>(q[j]));
+        return ref;
+    }
+
+    // The row's maximum (up) or minimum of float logits, vectorized; d_j = q_j - that.
+    static double shift_row(const float* q, std::size_t k, bool up, float* d) {
+        const float ref = row_extreme<fbatch>(q, k, up);
         const fbatch rb(ref);
-        j = 0;
+        std::size_t j = 0;
         for (; j + F <= k; j += F) (fbatch::load_unaligned(q + j) - rb).store_unaligned(d + j);
         for (; j < k; ++j) d[j] = q[j] - ref;
         return static_cast<double>(ref);
@@ -143,23 +152,11 @@ struct shift_impl {
         const dbatch b(beta);
         for (std::size_t i = 0; i < count; ++i, out += 4) {
             const T* q = row_of(rows, i, k);
-            std::size_t j = 0;
-            double ref = static_cast<double>(q[0]);
-            if (k >= D) {
-                dbatch r = dbatch::load_unaligned(q);
-                for (j = D; j + D <= k; j += D) {
-                    const dbatch v = dbatch::load_unaligned(q + j);
-                    r = up ? xsimd::max(r, v) : xsimd::min(r, v);
-                }
-                alignas(64) double lanes[D];
-                r.store_aligned(lanes);
-                ref = lanes[0];
-                for (std::size_t l = 1; l < D; ++l) ref = up ? std::max(ref, lanes[l]) : std::min(ref, lanes[l]);
-            }
-            for (; j < k; ++j) ref = up ? std::max(ref, static_cast<double>(q[j])) : std::min(ref, static_cast<double>(q[j]));
+            const double ref = row_extreme<dbatch>(q, k, up);
             const dbatch rb(ref);
             dbatch a0(0.0), a1(0.0), a2(0.0);
-            for (j = 0; j + D <= k; j += D) {
+            std::size_t j = 0;
+            for (; j + D <= k; j += D) {
                 const dbatch d = dbatch::load_unaligned(q + j) - rb;
                 const dbatch e = xsimd::exp(b * d);
                 const dbatch ed = e * d;
