@@ -5,6 +5,7 @@
 // mano: per-row code in the default pass, built for speed in every build (src/mano/CMakeLists.txt)
 #include "mano/estimators/estimator.hpp"
 #include "mano/shift/transport.hpp"
+#include "mano/kernel/kernel.hpp"
 
 namespace mano {
 namespace detail {

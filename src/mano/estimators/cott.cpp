@@ -15,6 +15,7 @@
 #include "mano/shift/source_fit.hpp"
 #include "mano/shift/source_rows.hpp"
 #include "mano/shift/transport.hpp"
+#include "mano/kernel/kernel.hpp"
 
 namespace mano {
 namespace detail {

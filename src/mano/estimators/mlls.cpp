@@ -12,6 +12,9 @@
 #include "mano/base/error.hpp"
 #include "mano/estimators/estimator.hpp"
 #include "mano/shift/label_shift.hpp"
+#include "mano/kernel/kernel.hpp"
+#include "mano/shift/prior_em.hpp"
+#include "mano/shift/source_rows.hpp"
 #include "mano/shift/source_rows.hpp"
 
 namespace mano {

@@ -1,6 +1,9 @@
 // Label shift (label_shift.hpp): the posterior calibration's Newton fit, the EM over class priors,
 // and the source model of `mlls` with its resampled residuals.
 #include "mano/shift/label_shift.hpp"
+#include "mano/kernel/kernel.hpp"
+#include "mano/shift/prior_em.hpp"
+#include "mano/shift/source_rows.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -12,11 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mano/kernel/kernel.hpp"
-#include "mano/shift/prior_em.hpp"
-#include "mano/shift/source_rows.hpp"
 
 namespace mano {
+
+// the kernels and the source's rows are private to the core (kernel/kernel.hpp,
+// shift/source_rows.hpp): an installed header names them only
+namespace detail {
+struct shift_kernels;
+class source_rows;
+}  // namespace detail
 
 // Beyond this many classes the bias is not fitted (its Newton step is O(N K^2)): a alone, the
 // temperature scaling every source-based method shares (source_rows::scale).

@@ -1,4 +1,5 @@
 #include "mano/shift/transport.hpp"
+#include "mano/kernel/kernel.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -4,10 +4,13 @@
 #include <vector>
 
 #include "mano/base/parallel.hpp"
-#include "mano/kernel/kernel.hpp"
 #include "mano/shift/row_blocks.hpp"
 
 namespace mano {
+
+namespace detail {
+struct shift_kernels;  // private to the core (kernel/kernel.hpp): an installed header names it only
+}  // namespace detail
 
 // COT's estimated error (Lu et al., "Characterizing Out-of-Distribution Error via Optimal
 // Transport"): the exact optimal transport cost between the label marginal (mass marginal[c] on

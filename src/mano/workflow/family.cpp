@@ -180,7 +180,7 @@ void family_scoring::give(std::optional<scored_set> scored) {
                 throw error("set \"" + printable(names_[set_], 256) + "\": " + std::to_string(scored->labels.size()) +
                             " labels for " + std::to_string(scored->scores.n) + " rows");
             labels_.push_back(std::move(scored->labels));
-            out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores)});
+            out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores), 1, std::nullopt});
             if (set_ == 0) out_.used = std::move(scored->used);
             break;
         case stage::variants:
@@ -195,7 +195,7 @@ void family_scoring::give(std::optional<scored_set> scored) {
             break;
         case stage::rescore:
             if (scored) {
-                out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores)});
+                out_.sets.push_back({names_[set_], groups_[set_], std::move(scored->scores), 1, std::nullopt});
                 if (set_ == 0) out_.used = std::move(scored->used);
             } else {
                 kept_.push_back(set_);
@@ -207,7 +207,7 @@ void family_scoring::give(std::optional<scored_set> scored) {
             if (!scored) throw error("set \"" + printable(names_[set_], 256) + "\": its label-shifted copy has no rows to score");
             const auto& original = out_.sets[set_];
             labeled_set copy{original.name + " (label-shift copy " + std::to_string(copy_ + 1) + ")", original.group,
-                             std::move(scored->scores)};
+                             std::move(scored->scores), 1, std::nullopt};
             copy.copy_of = set_;
             out_.sets.push_back(std::move(copy));
             break;
