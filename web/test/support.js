@@ -84,6 +84,9 @@ export function compareDeep(got, want, rel, where = '', abs = 0) {
   } else if (want && typeof want === 'object') {
     const keys = new Set([...Object.keys(want), ...Object.keys(got ?? {})]);
     for (const k of keys) {
+      // an iterative solver's step count depends on the last bits of each pass (MLLS's accelerated
+      // EM takes 25 or 26 steps on the native or WebAssembly kernel to the same priors): only its values are compared
+      if (k === 'iterations' && typeof want[k] === 'number' && typeof got?.[k] === 'number') continue;
       if (!(k in (got ?? {})) || !(k in want)) out.push(`${where}.${k}: present in only one`);
       else out.push(...compareDeep(got[k], want[k], rel, `${where}.${k}`, abs));
     }

@@ -20,9 +20,9 @@ test('the kernel uses WebAssembly SIMD (wasm-objdump -d)', (t) => {
   for (const op of ['f32x4.add', 'f32x4.mul', 'f64x2.add', 'f64x2.mul']) assert.ok(counts[op] > 0, `${op} is missing`);
 });
 
-test('mano.wasm is at most 349 KiB gzipped', (t) => {
+test('mano.wasm is at most 390 KiB gzipped (web/test/pack.test.js says why)', (t) => {
   const raw = fs.readFileSync(wasm);
   const gz = gzipSync(raw, { level: 9 }).length;
   t.diagnostic(`mano.wasm ${raw.length} bytes, ${gz} gzipped`);
-  assert.ok(gz <= 349 * 1024, `${gz} bytes gzipped`);
+  assert.ok(gz <= 390 * 1024, `${gz} bytes gzipped`);
 });
