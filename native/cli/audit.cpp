@@ -88,8 +88,7 @@ void print_audits(const std::vector<std::string>& names, const std::vector<set_p
             std::cout << "(PPI with the calibration's correctness model; labels alone, Wilson: [" << fixed(a.wilson_lower, 3)
                       << ", " << fixed(a.wilson_upper, 3) << "])\n";
         else
-            std::cout << "(labels alone, Wilson: the calibration has no correctness model; run mano calibrate again for a "
-                         "narrower interval)\n";
+            std::cout << "(" << a.reason << ")\n";
     }
 }
 

@@ -1,8 +1,8 @@
 """Audit mode through the CLI (docs/audit.md), against independent NumPy/SciPy references:
 the correctness histogram of `mano score --correctness-histogram`, the logistic correctness model
 `mano calibrate` fits (SciPy's trust-region Newton on the same pooled cells and ridge), the PPI
-and Wilson intervals of `mano predict --audit`, the labels needed for a 0.25-wide interval (by
-search over n), the sample `mano audit` draws (a Python splitmix64 + Floyd, deterministic for a
+and Wilson intervals of `mano predict --audit` (Wilson alone under 10 labels), the labels needed
+for a 0.25-wide interval (by counting up n), the sample `mano audit` draws (a Python splitmix64 + Floyd, deterministic for a
 seed, uniform), and every bad audit file refused in one line with exit status 2.
 
   /usr/bin/python3 tests/cli/test_audit.py build/release/native/mano"""
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit, log_softmax
-from scipy.stats import chisquare, norm
+from scipy.stats import chisquare
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reference"))
 import audit_reference  # noqa: E402
@@ -211,6 +211,18 @@ def check_audit(tmp, cal, theta):
         check(np.allclose(a["wilson"], wilson, atol=1e-12), f"seed {seed}: Wilson {a['wilson']} vs {wilson}")
     text = output("predict", "--calibration", cal, target, "--audit", path, "--quiet")
     check(text.startswith("audit of ") and "PPI" in text.splitlines()[0], f"the text output shows the audit first: {text[:120]!r}")
+    # under 10 labels: Wilson on the labels alone, and the output says so
+    output("audit", target, "--budget", 9, "--seed", 8, "-o", tmp / "few.csv")
+    few, few_rows = labeled_audit(tmp, tmp / "few.csv", labels, "few_labeled.csv")
+    got = json.loads(output("predict", "--calibration", cal, target, "--audit", few, "--json", "--quiet"))
+    conforms("Prediction", got, "predict --audit --json with 9 labels")
+    a, reason = got["audit"], "n < 10 labels: Wilson on the labels alone"
+    correct = int(np.sum(q[few_rows].argmax(1) == labels[few_rows]))
+    check(a["method"] == "wilson" and a.get("reason") == reason and a["interval"] == a["wilson"]
+          and np.allclose(a["interval"], audit_reference.wilson(correct, 9, LEVEL), atol=1e-12)
+          and abs(a["accuracy"] - correct / 9) < 1e-12, f"9 labels: Wilson on the labels alone {a}")
+    text = output("predict", "--calibration", cal, target, "--audit", few, "--quiet")
+    check(f"({reason})" in text.splitlines()[0], f"the text says why: {text.splitlines()[0]!r}")
     # a calibration without the model: labels alone
     bare = json.loads(cal.read_text())
     del bare["correctness"]
@@ -218,8 +230,8 @@ def check_audit(tmp, cal, theta):
     got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--audit", path, "--json", "--quiet"))
     a = got["audit"]
     share = np.mean(q[rows].argmax(1) == labels[rows])
-    check(a["method"] == "wilson" and a["interval"] == a["wilson"] and abs(a["accuracy"] - share) < 1e-12,
-          f"without a correctness model: labels alone {a}")
+    check(a["method"] == "wilson" and a["interval"] == a["wilson"] and abs(a["accuracy"] - share) < 1e-12
+          and "no correctness model" in a.get("reason", ""), f"without a correctness model: labels alone {a}")
     proc = run("predict", "--calibration", cal, target, tmp / "set0.npy", "--audit", path)
     check(proc.returncode == 2 and "one set" in proc.stderr, f"--audit with two sets: {proc.stderr.strip()}")
 
@@ -248,25 +260,18 @@ def check_audit_belongs(tmp, cal):
           f"the set it was drawn from: no warning ({proc.stderr.strip()!r})")
 
 
-def least_n(width_of, big_n):
-    for n in range(2, big_n + 1):
-        if width_of(n) <= 0.25:
-            return n
-    return big_n
-
-
 def check_labels_needed(tmp, cal):
     target = tmp / "target.npy"
     q = np.load(target)
-    z = norm.ppf(0.5 + LEVEL / 2)
     got = json.loads(output("predict", "--calibration", cal, target, "--json", "--quiet"))
     estimate = got["estimate"]["interval"]
     check(estimate[1] - estimate[0] > 0.25, f"the target's estimate interval is wider than 0.25 (the test covers it): {estimate}")
     need = got.get("labels_for_width")
     v = json.loads(cal.read_text())["correctness"]["residual_variance"]
     big_n = len(q)
-    want = least_n(lambda n: 2 * z * np.sqrt((1 - n / big_n) * v / n), big_n)
-    check(need == {"width": 0.25, "n": want, "method": "ppi"}, f"labels needed (PPI): {need} vs n = {want}")
+    want = audit_reference.labels_for_width(v, big_n, *estimate, LEVEL)
+    check(need == want and want["method"] == "ppi", f"labels needed (PPI): {need} vs {want}")
+    want = want["n"]
     text = output("predict", "--calibration", cal, target, "--quiet")
     check(f"{want} labeled rows drawn uniformly would bring it to 0.25" in text, f"the text says so: {text[-300:]!r}")
     # several sets: said once, with the range of labels and the command for the first
@@ -278,10 +283,9 @@ def check_labels_needed(tmp, cal):
           f"two sets get one line of advice: {advice}")
     got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--json", "--quiet"))
     lo, hi = got["estimate"]["interval"]
-    p = min(hi, max(lo, 0.5))
-    wilson = least_n(lambda n: 2 * z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n), big_n)
-    check(got.get("labels_for_width") == {"width": 0.25, "n": wilson, "method": "wilson"},
-          f"labels needed without a model (Wilson at {p:.3f}): {got.get('labels_for_width')} vs n = {wilson}")
+    wilson = audit_reference.labels_for_width(None, big_n, lo, hi, LEVEL)
+    check(got.get("labels_for_width") == wilson and wilson["method"] == "wilson",
+          f"labels needed without a model: {got.get('labels_for_width')} vs {wilson}")
 
 
 def check_bad_files(tmp):

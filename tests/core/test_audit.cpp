@@ -6,8 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "mano/audit/ppi.hpp"
+#include "mano/calibration/correctness_model.hpp"
+#include "mano/scan/correctness_histogram.hpp"
 #include "support.hpp"
 
 using mano_test::random_logits;
@@ -171,12 +175,103 @@ TEST_CASE("normal quantiles and Wilson intervals", "[audit]") {
     CHECK(hi == Approx(0.8574981763397123).epsilon(1e-12));
 }
 
-TEST_CASE("labels for a width: at least the 2 rows an audit needs, none for a set of one row", "[audit]") {
-    const mano::calibration c;  // no correctness model: the Wilson bound
+TEST_CASE("labels for a width: at least the 2 rows an audit needs, all rows of a set under 10, none for one row",
+          "[audit]") {
+    // the numbers: tests/reference/audit_reference.py's labels_for_width (SciPy's t and normal quantiles)
+    mano::calibration c;  // no correctness model: the Wilson bound
     CHECK(!mano::labels_for_width(c, 1, 0.1, 0.9, 0.9).has_value());
     CHECK(!mano::labels_for_width(c, 0, 0.1, 0.9, 0.9).has_value());
+    CHECK(!mano::labels_for_width(c, 1000, 0.3, 0.5, 0.9).has_value());  // already narrow enough
     const auto two = mano::labels_for_width(c, 2, 0.1, 0.9, 0.9);
     REQUIRE(two.has_value());
     CHECK(two->n == 2);
     CHECK(two->method == std::string("wilson"));
+    const auto no_model = mano::labels_for_width(c, 1000, 0.3, 0.8, 0.9);
+    REQUIRE(no_model.has_value());
+    CHECK((no_model->n == 41 && no_model->method == "wilson"));
+    c.correctness = mano::correctness_model{};
+    c.correctness->residual_variance = 0.1;
+    const auto expect = [&](std::size_t rows, double lo, double hi, double width, std::size_t n, const char* method) {
+        const auto got = mano::labels_for_width(c, rows, lo, hi, 0.9, width);
+        REQUIRE(got.has_value());
+        CHECK(got->n == n);
+        CHECK(got->method == std::string(method));
+    };
+    expect(1000, 0.3, 0.8, 0.25, 21, "ppi");
+    expect(40, 0.3, 0.8, 0.25, 15, "ppi");  // 15 of 40 rows: the finite population helps
+    expect(1000, 0.3, 0.8, 0.05, 305, "ppi");
+    expect(1000, 0.2, 0.8, 0.5, 9, "wilson");  // 9 labels' Wilson interval is narrow enough
+    expect(12, 0.1, 0.9, 0.25, 10, "ppi");
+    expect(5, 0.1, 0.9, 0.25, 5, "wilson");  // fewer rows than PPI needs: label them all
+    expect(2, 0.1, 0.9, 0.25, 2, "wilson");
+    c.correctness->residual_variance = 0.02;
+    expect(1000, 0.6, 0.9, 0.25, 10, "ppi");  // PPI from its first n
+    expect(1000, 0.6, 0.9, 0.1, 32, "ppi");
+}
+
+namespace {
+
+// A labeled result of 2 classes whose histogram holds `rows` of (confidence, predicted class, correct).
+mano::result hand_result(const std::vector<std::tuple<double, std::size_t, bool>>& rows) {
+    mano::result r;
+    r.n = rows.size();
+    r.k = 2;
+    mano::correctness_histogram h(2);
+    h.labeled = true;
+    std::size_t right = 0;
+    for (const auto& [confidence, predicted, correct] : rows) {
+        h.add(confidence, predicted, correct);
+        right += correct ? 1 : 0;
+    }
+    r.accuracy = static_cast<double>(right) / static_cast<double>(rows.size());
+    r.correctness = h;
+    return r;
+}
+
+std::vector<std::tuple<double, std::size_t, bool>> rows_of(std::size_t right_a, std::size_t wrong_a, std::size_t right_b,
+                                                          std::size_t wrong_b) {
+    std::vector<std::tuple<double, std::size_t, bool>> rows;
+    for (std::size_t i = 0; i < right_a + wrong_a; ++i) rows.emplace_back(0.6, 0, i < right_a);
+    for (std::size_t i = 0; i < right_b + wrong_b; ++i) rows.emplace_back(0.95, 1, i < right_b);
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("the audited interval: PPI with Student t and pseudo-rows from 10 labels, Wilson below", "[audit]") {
+    // f = the cell's mean confidence (intercept 0, slope 1): 0.6 on 100 rows (60 right), 0.95 on 100
+    // (95 right). The numbers: tests/reference/audit_reference.py's audited() on these rows.
+    mano::calibration c;
+    c.k = 2;
+    c.correctness = mano::correctness_model{};
+    c.correctness->slope = 1;
+    c.correctness->classes = 2;
+    const auto all = hand_result(rows_of(60, 40, 95, 5));
+    const auto twelve = mano::audit(c, all, hand_result(rows_of(4, 2, 6, 0)), 0.9);
+    CHECK(twelve.method == "ppi");
+    CHECK(twelve.reason.empty());
+    CHECK(twelve.accuracy == Approx(0.8333333333333333).epsilon(1e-12));
+    CHECK(twelve.lower == Approx(0.6510484920382369).epsilon(1e-12));
+    CHECK(twelve.upper == 1.0);
+    // 20 right rows of one cell: every c - f is 0.05, so without the pseudo-rows the interval would
+    // have no width
+    const auto same = mano::audit(c, all, hand_result(rows_of(0, 0, 20, 0)), 0.9);
+    CHECK(same.accuracy == Approx(0.825).epsilon(1e-12));
+    CHECK(same.lower == Approx(0.7837215966225538).epsilon(1e-12));
+    CHECK(same.upper == Approx(0.8662784033774461).epsilon(1e-12));
+    CHECK(same.wilson_lower == Approx(0.8808421626390356).epsilon(1e-12));
+    CHECK(same.to_json().count("reason") == 0);
+    // 9 labels: Wilson on the labels alone, with the reason
+    const auto nine = mano::audit(c, all, hand_result(rows_of(3, 2, 4, 0)), 0.9);
+    CHECK(nine.method == "wilson");
+    CHECK(nine.reason == "n < 10 labels: Wilson on the labels alone");
+    CHECK(nine.to_json().at("reason") == "n < 10 labels: Wilson on the labels alone");
+    CHECK(nine.accuracy == Approx(7.0 / 9).epsilon(1e-12));
+    CHECK(nine.lower == Approx(0.5036427823767539).epsilon(1e-12));
+    CHECK(nine.upper == Approx(0.9235052624456036).epsilon(1e-12));
+    CHECK((nine.lower == nine.wilson_lower && nine.upper == nine.wilson_upper));
+    c.correctness.reset();  // no model: Wilson, with that reason
+    const auto plain = mano::audit(c, all, hand_result(rows_of(0, 0, 20, 0)), 0.9);
+    CHECK(plain.method == "wilson");
+    CHECK_THAT(plain.reason, Catch::Contains("no correctness model"));
 }

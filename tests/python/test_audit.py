@@ -43,7 +43,7 @@ def family(tmp_path_factory):
 # --- the independent reference (docs/audit.md) ---------------------------------------------------
 
 def reference_audit(model, q, labels, rows):
-    """PPI (theta = mean_all(f) + mean_audit(c - f), Var = (1 - n/N) s^2(c - f) / n) with f the
+    """PPI (theta = mean_all(f) + mean_audit(c - f), Student t, pseudo-rows in s^2) with f the
     correctness model at each row's cell (bin of logit(confidence), predicted class) and that cell's
     mean confidence in the set; and the audited rows' Wilson interval."""
     conf = np.exp(log_softmax(q.astype(np.float64), axis=1)).max(1)
@@ -176,6 +176,23 @@ def test_without_a_correctness_model_labels_alone(family):
     share = np.mean(np.load(target)[rows].argmax(1) == y[rows])
     assert got["method"] == "wilson" and got["interval"] == got["wilson"] and abs(got["accuracy"] - share) < 1e-12
     assert_same(got, cli_predict(family / "bare.json", target, labeled(family, rows, y, "bare.csv"))["audit"])
+
+
+def test_under_10_labels_wilson_on_the_labels_alone(family):
+    """Under 10 labels the audit is Wilson on the labels alone even with a correctness model, says
+    why (audit["reason"], the frame's audit_reason), and is the CLI's."""
+    target, cal, y = family / "target.npy", family / "cal.json", np.load(family / "target_labels.npy")
+    rows = mano.audit(target, 9, seed=8)["rows"]
+    got = mano.predict(cal, target, audit=(rows, y[rows]))
+    a = got["audit"]
+    right = int(np.sum(np.load(target)[rows].argmax(1) == y[rows]))
+    assert a["method"] == "wilson" and a["reason"] == "n < 10 labels: Wilson on the labels alone"
+    assert a["interval"] == a["wilson"] and np.allclose(a["interval"], audit_reference.wilson(right, 9, LEVEL), atol=1e-12)
+    assert_same(a, cli_predict(cal, target, labeled(family, rows, y, "nine.csv"))["audit"])
+    assert mano.frame(got).loc[0, "audit_reason"] == "n < 10 labels: Wilson on the labels alone"
+    rows = mano.audit(target, 10, seed=8)["rows"]
+    ten = mano.predict(cal, target, audit=(rows, y[rows]))
+    assert ten["audit"]["method"] == "ppi" and "reason" not in ten["audit"] and mano.frame(ten).loc[0, "audit_reason"] == ""
 
 
 def test_labels_for_width_and_the_frame(family):

@@ -1,11 +1,11 @@
 """An independent reference of audit mode (docs/audit.md) for tests/cli/test_audit.py and
 tests/python/test_audit.py: the rows `mano audit` draws (splitmix64 and Floyd's algorithm), PPI
-with lambda = 1 over a set's rows, the labels-only Wilson interval, and the labeled sets both
-tests calibrate on."""
+with lambda = 1 over a set's rows (Student t, pseudo-rows in the variance), Wilson on the labels
+alone below 10 labels, the labels a width needs, and the labeled sets both tests calibrate on."""
 import json
 
 import numpy as np
-from scipy.stats import norm
+from scipy.stats import norm, t
 
 
 def sample(n_rows, budget, seed):
@@ -34,15 +34,62 @@ def sample(n_rows, budget, seed):
     return sorted(taken)
 
 
+MIN_PPI_LABELS = 10  # below: Wilson on the labels alone
+PSEUDO_ROWS = 0.25  # weight of a correct and of a wrong pseudo-row at the audited mean f, in the variance only
+FEW_REASON = "n < 10 labels: Wilson on the labels alone"
+
+
 def ppi(f, correct, rows, level):
-    """theta = mean_all(f) + mean_audit(c - f), Var = (1 - n/N) s^2(c - f) / n: (theta, [lo, hi])
+    """theta = mean_all(f) + mean_audit(c - f), Var = (1 - n/N) s^2 / n with s^2 the weighted sample
+    variance of the audited c - f and two pseudo-rows of weight PSEUDO_ROWS (residuals 1 - g and -g, g the
+    audited mean f; divisor: the weights less 1), interval theta -/+ t_{n-1} sd: (theta, [lo, hi])
     within [0, 1]. f and correct are per row of the whole set; rows the audited ones."""
     n, big_n = len(rows), len(f)
     r = correct[rows] - f[rows]
     estimate = f.mean() + r.mean()
-    sd = np.sqrt((1 - n / big_n) * r.var(ddof=1) / n)
+    g = f[rows].mean()
+    values = np.concatenate([r, [1 - g, -g]])
+    weights = np.concatenate([np.ones(n), [PSEUDO_ROWS, PSEUDO_ROWS]])
+    center = np.average(values, weights=weights)
+    s2 = np.sum(weights * (values - center) ** 2) / (weights.sum() - 1)
+    half = t.ppf(0.5 + level / 2, n - 1) * np.sqrt((1 - n / big_n) * s2 / n)
+    return estimate, [max(0, estimate - half), min(1, estimate + half)]
+
+
+def audited(f, correct, rows, level):
+    """What mano predict --audit gives with a correctness model: (method, estimate, [lo, hi])."""
+    if len(rows) < MIN_PPI_LABELS:
+        k = int(correct[rows].sum())
+        return "wilson", k / len(rows), wilson(k, len(rows), level)
+    return ("ppi", *ppi(f, correct, rows, level))
+
+
+def ppi_width(v, n, big_n, level):
+    """The expected width of the PPI interval with n of N rows audited, V the calibration's mean
+    Var(c - f), the pseudo-rows at their widest (residuals 1 and 0 about 0)."""
+    v_n = ((n - 1) * v + PSEUDO_ROWS) / (n + 2 * PSEUDO_ROWS - 1)
+    return 2 * t.ppf(0.5 + level / 2, n - 1) * np.sqrt((1 - n / big_n) * v_n / n)
+
+
+def wilson_width(p, n, level):
     z = norm.ppf(0.5 + level / 2)
-    return estimate, [max(0, estimate - z * sd), min(1, estimate + z * sd)]
+    return 2 * z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+
+
+def labels_for_width(v, big_n, lower, upper, level, width=0.25):
+    """{"width", "n", "method"} as mano's labels_for_width, by counting up (v None: no model)."""
+    if not upper - lower > width or big_n < 2:
+        return None
+    if big_n < MIN_PPI_LABELS:
+        return {"width": width, "n": big_n, "method": "wilson"}
+    p = min(upper, max(lower, 0.5))
+    for n in range(2, big_n + 1):
+        if n < MIN_PPI_LABELS or v is None:
+            if wilson_width(p, n, level) <= width:
+                return {"width": width, "n": n, "method": "wilson"}
+        elif ppi_width(v, n, big_n, level) <= width:
+            return {"width": width, "n": n, "method": "ppi"}
+    return {"width": width, "n": big_n, "method": "wilson" if v is None else "ppi"}
 
 
 def wilson(correct, n, level):

@@ -17,7 +17,7 @@ export const labelsNeededText = (need) => `${need.n.toLocaleString()} label${nee
 
 // The audited accuracy in words, Wilson's labels-only interval beside it.
 export function auditText(a) {
-  const how = a.method === 'ppi' ? 'with the correctness model (PPI)' : 'labels alone: the calibration has no correctness model';
+  const how = a.method === 'ppi' ? 'with the correctness model (PPI)' : `(${a.reason})`;
   const warned = (a.warnings ?? []).map((w) => ` · warning: ${w}`).join('');
   return `${pct(a.accuracy)} ${range(a.interval)} from ${a.n.toLocaleString()} labeled rows ${how} · labels alone (Wilson) ${range(a.wilson)}${warned}`;
 }

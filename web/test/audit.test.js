@@ -90,13 +90,15 @@ describe('predict with an audit: mano predict --audit', () => {
     return out;
   };
 
-  test('the audited prediction equals the CLI\'s (PPI), for several draws and levels', () => {
-    for (const [budget, seed, level] of [[30, 7, 0.9], [100, 3, 0.8], [2, 11, 0.95], [500, 2 ** 40, 0.9]]) {
+  test('the audited prediction equals the CLI\'s (PPI; Wilson on the labels alone under 10), for several draws and levels', () => {
+    for (const [budget, seed, level] of [[30, 7, 0.9], [100, 3, 0.8], [2, 11, 0.95], [9, 4, 0.9], [10, 4, 0.9], [500, 2 ** 40, 0.9]]) {
       const text = labeled(cliAudit(budget, seed), labels);
       const file = path.join(tmp, `labeled_${budget}_${seed}.csv`);
       fs.writeFileSync(file, text);
       const want = cliPredict(file, level);
-      assert.equal(want.audit.method, 'ppi');
+      assert.equal(want.audit.method, budget < 10 ? 'wilson' : 'ppi');
+      assert.equal(want.audit.reason, budget < 10 ? 'n < 10 labels: Wilson on the labels alone' : undefined);
+      if (budget < 10) assert.deepEqual(want.audit.interval, want.audit.wilson);
       assert.equal(want.audit.n, budget);
       const got = mano.predict(cal, result, { level, audit: text, logits: m });
       relOK(got, want);

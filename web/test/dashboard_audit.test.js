@@ -108,6 +108,23 @@ describe('dashboard audit mode (chromium)', { skip }, () => {
     assert.equal(csv.find((r) => r[0] === 'blend_0')[col('audit_n')], '', 'a set not audited has empty audit columns');
   });
 
+  test('under 10 labels the card says Wilson on the labels alone, with mano predict --audit\'s interval', async () => {
+    await page.selectOption('[data-testid="audit-set"]', 'blend_1');
+    await page.fill('[data-testid="audit-budget"]', '9');
+    await page.fill('[data-testid="audit-seed"]', '3');
+    const rows = await downloaded(page, 'audit-export');
+    const labeledFile = path.join(tmp, 'blend_1_labeled.csv');
+    fs.writeFileSync(labeledFile, labeled(rows.text, npyLabels(file('blend_1_labels.npy'))));
+    const want = runNative(['predict', '--calibration', calFile, '--json', '--quiet', file('blend_1_logits.npy'), '--audit', labeledFile]);
+    assert.equal(want.audit.method, 'wilson');
+    await page.setInputFiles('[data-testid="audit-file"]', labeledFile);
+    const shown = page.locator('[data-testid="estimate-card"][data-name="blend_1"] [data-testid="audited"]');
+    await shown.waitFor({ timeout: 30_000 });
+    const a = want.audit;
+    assert.equal(await shown.textContent(), `${pct(a.accuracy)} ${range(a.interval)} from 9 labeled rows ` +
+      `(n < 10 labels: Wilson on the labels alone) · labels alone (Wilson) ${range(a.wilson)}`);
+  });
+
   test('a bad labeled file is one clear message and the page stays usable', async () => {
     const bad = path.join(tmp, 'bad.csv');
     fs.writeFileSync(bad, 'row,weight,label\n1,1,3\n1,1,4\n');

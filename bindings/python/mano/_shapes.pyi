@@ -5,12 +5,14 @@ from typing import Any, Literal, TypedDict, Union
 from typing_extensions import Required
 
 class Audit(TypedDict, total=False):
-    """The set's accuracy from a labeled uniform sample of its rows (`mano predict --audit`): PPI with the calibration's correctness model, or labels alone (Wilson) when the calibration has none; at the prediction's level."""
+    """The set's accuracy from a labeled uniform sample of its rows (`mano predict --audit`): PPI with the calibration's correctness model from 10 labeled rows on, or labels alone (Wilson) below 10 or when the calibration has none; at the prediction's level."""
     n: Required[int]
     """Labeled rows."""
     accuracy: Required[float]
     interval: Required[Interval]
     method: Required[Literal["ppi", "wilson"]]
+    reason: str
+    """Why the method is wilson, in words: "n < 10 labels: Wilson on the labels alone", or that the calibration has no correctness model. Only with wilson."""
     wilson: Required[Interval]
     """The labels-only Wilson interval of the same rows, for comparison."""
     warnings: list[str]
@@ -18,7 +20,7 @@ class Audit(TypedDict, total=False):
 
 
 class LabelsForWidth(TypedDict, total=False):
-    """When the estimate's interval is wider than `width`: how many uniformly audited labels would bring the audited interval to `width` (ppi: from the calibration's correctness model; wilson: labels alone, at the estimate interval's point nearest 0.5). At most the set's rows."""
+    """When the estimate's interval is wider than `width`: how many uniformly audited labels would bring the audited interval to `width` (ppi: from the calibration's correctness model, 10 labels or more; wilson: labels alone, at the estimate interval's point nearest 0.5, below 10 labels or without a model). At least 2 and at most the set's rows: all of them for a set of fewer than 10 rows."""
     width: Required[float]
     n: Required[int]
     method: Required[Literal["ppi", "wilson"]]

@@ -18,6 +18,7 @@ told apart by their keys, and their rows:
   ``regime`` (``label_shift`` or ``general``), ``shift_distance``, ``shift_outside``, and per method ``<method>_estimate``,
   ``<method>_low``, ``<method>_high``. A prediction with an audit (``mano.predict(...,
   audit=...)``) adds ``audit_n``, ``audit_accuracy``, ``audit_method`` (``ppi`` or ``wilson``),
+  ``audit_reason`` (why ``wilson``: "n < 10 labels: Wilson on the labels alone", or no correctness model),
   ``audit_low``, ``audit_high`` and the labels-alone ``audit_wilson_low``, ``audit_wilson_high``;
   one whose interval is wider than 0.25 adds ``labels_needed`` (the uniformly audited labels that
   would bring it to ``labels_needed_width``) and ``labels_needed_method``.
@@ -129,7 +130,7 @@ def _predict_row(p: Mapping) -> dict:
     audit = p.get("audit")
     if isinstance(audit, Mapping):
         row.update(audit_n=audit.get("n"), audit_accuracy=_number(audit.get("accuracy")),
-                   audit_method=audit.get("method"))
+                   audit_method=audit.get("method"), audit_reason=audit.get("reason", ""))
         row["audit_low"], row["audit_high"] = _interval(audit.get("interval"))
         row["audit_wilson_low"], row["audit_wilson_high"] = _interval(audit.get("wilson"))
     need = p.get("labels_for_width")

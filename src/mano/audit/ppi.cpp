@@ -20,6 +20,7 @@ namespace mano {
 nlohmann::json audit_estimate::to_json() const {
     nlohmann::json j = {{"n", n}, {"accuracy", accuracy}, {"interval", {lower, upper}}, {"method", method},
                         {"wilson", {wilson_lower, wilson_upper}}};
+    if (!reason.empty()) j["reason"] = reason;
     if (!warnings.empty()) j["warnings"] = warnings;
     return j;
 }
@@ -40,6 +41,27 @@ double wilson_width(double p, double n, double z) {
     return 2 * z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n);
 }
 
+// The t quantile of the PPI interval with n audited rows.
+double t_of(double level, double n) { return student_t_quantile(0.5 + level / 2, n - 1); }
+
+// The expected PPI width with n of N rows audited, V the calibration's mean Var(c - f) (ppi.hpp).
+double ppi_width(double v, double n, double big_n, double level) {
+    const double w = audit_pseudo_rows, v_n = ((n - 1) * v + w) / (n + 2 * w - 1);
+    return 2 * t_of(level, n) * std::sqrt(std::max(0.0, 1 - n / big_n) * v_n / n);
+}
+
+// The least n in [low, high] with width(n) <= width, width falling with n; high + 1 when none.
+template <class F>
+std::size_t least_n(std::size_t low, std::size_t high, double width, const F& width_of) {
+    if (width_of(static_cast<double>(high)) > width) return high + 1;
+    while (low < high) {
+        const std::size_t mid = low + (high - low) / 2;
+        if (width_of(static_cast<double>(mid)) <= width) high = mid;
+        else low = mid + 1;
+    }
+    return low;
+}
+
 }  // namespace
 
 std::pair<double, double> wilson_interval(std::size_t correct, std::size_t n, double level) {
@@ -53,7 +75,7 @@ std::pair<double, double> wilson_interval(std::size_t correct, std::size_t n, do
 }
 
 audit_estimate audit(const calibration& c, const result& all, const result& audited, double level) {
-    const double z = z_of(level);
+    z_of(level);  // checks the level
     if (all.k != c.k || audited.k != c.k)
         throw error("audit: the logits have " + std::to_string(all.k != c.k ? all.k : audited.k) +
                     " classes but the calibration was fitted on logits with " + std::to_string(c.k));
@@ -68,8 +90,9 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
     out.n = audited.n;
     out.correct = static_cast<std::size_t>(std::llround(*audited.accuracy * static_cast<double>(audited.n)));
     std::tie(out.wilson_lower, out.wilson_upper) = wilson_interval(out.correct, out.n, level);
-    if (!c.correctness) {
+    if (!c.correctness || out.n < audit_min_ppi_labels) {
         out.method = "wilson";
+        out.reason = c.correctness ? audit_wilson_reason_few : audit_wilson_reason_no_model;
         out.accuracy = static_cast<double>(out.correct) / static_cast<double>(out.n);
         out.lower = out.wilson_lower;
         out.upper = out.wilson_upper;
@@ -83,51 +106,50 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
     const auto& model = *c.correctness;
     const double whole_mean = mean_probability(model, *all.correctness);
     const auto f = model.cell_probabilities(h, &*all.correctness);
-    // c - f over the audited rows: c is 1 on the cell's correct rows, 0 on the others
-    double sum = 0, sum_sq = 0;
+    // c - f over the audited rows (c is 1 on the cell's correct rows, 0 on the others), and f
+    double sum = 0, sum_sq = 0, sum_f = 0;
     for (std::size_t i = 0; i < f.size(); ++i) {
         const auto& x = h.cell(i / h.classes(), i % h.classes());
         const double good = static_cast<double>(x.correct), bad = static_cast<double>(x.rows - x.correct);
         sum += good * (1 - f[i]) - bad * f[i];
         sum_sq += good * (1 - f[i]) * (1 - f[i]) + bad * f[i] * f[i];
+        sum_f += static_cast<double>(x.rows) * f[i];
     }
     const double n = static_cast<double>(audited.n), big_n = static_cast<double>(all.n);
-    const double rectifier = sum / n;
-    const double s2 = std::max(0.0, (sum_sq - n * rectifier * rectifier) / (n - 1));
-    const double theta = whole_mean + rectifier;
-    const double sd = std::sqrt((1 - n / big_n) * s2 / n);
+    const double theta = whole_mean + sum / n;
+    // the variance with w correct and w wrong pseudo-rows at the audited mean f (residuals 1 - f, -f)
+    const double w = audit_pseudo_rows, f_mean = sum_f / n;
+    const double up = 1 - f_mean, down = -f_mean, m = (sum + w * (up + down)) / (n + 2 * w);
+    const double squares = sum_sq - 2 * m * sum + n * m * m + w * ((up - m) * (up - m) + (down - m) * (down - m));
+    const double s2 = std::max(0.0, squares / (n + 2 * w - 1));
+    const double half = t_of(level, n) * std::sqrt((1 - n / big_n) * s2 / n);
     out.accuracy = clip01(theta);
-    out.lower = clip01(theta - z * sd);
-    out.upper = clip01(theta + z * sd);
+    out.lower = clip01(theta - half);
+    out.upper = clip01(theta + half);
     return out;
 }
 
 std::optional<labels_needed> labels_for_width(const calibration& c, std::size_t n_rows, double lower, double upper,
                                               double level, double width) {
     if (!(upper - lower > width) || n_rows < 2) return std::nullopt;  // an audit needs 2 labeled rows
-    const double z = z_of(level), half = width / 2, big_n = static_cast<double>(n_rows);
+    const double z = z_of(level), big_n = static_cast<double>(n_rows);
     labels_needed out;
     out.width = width;
-    if (c.correctness) {
-        // (1 - n/N) V/n <= (h/z)^2  <=>  n >= V / ((h/z)^2 + V/N)
-        const double v = c.correctness->residual_variance;
-        const double n = std::ceil(v / (half * half / (z * z) + v / big_n) - 1e-9);
-        out.n = static_cast<std::size_t>(std::min(big_n, std::max(2.0, n)));
-        return out;
-    }
     out.method = "wilson";
-    const double p_worst = std::min(upper, std::max(lower, 0.5));
-    std::size_t low = 1, high = n_rows;
-    if (wilson_width(p_worst, big_n, z) > width) {
+    if (n_rows < audit_min_ppi_labels) {  // too few rows for PPI: label them all
         out.n = n_rows;
         return out;
     }
-    while (low < high) {  // the Wilson width falls as n grows
-        const std::size_t mid = low + (high - low) / 2;
-        if (wilson_width(p_worst, static_cast<double>(mid), z) <= width) high = mid;
-        else low = mid + 1;
+    const double p_worst = std::min(upper, std::max(lower, 0.5));
+    const auto wilson_of = [&](double n) { return wilson_width(p_worst, n, z); };
+    const std::size_t few = audit_min_ppi_labels - 1;  // Wilson up to here, with or without a model
+    std::size_t n = least_n(2, c.correctness ? few : n_rows, width, wilson_of);
+    if (c.correctness && n > few) {
+        out.method = "ppi";
+        const double v = c.correctness->residual_variance;
+        n = least_n(audit_min_ppi_labels, n_rows, width, [&](double m) { return ppi_width(v, m, big_n, level); });
     }
-    out.n = std::min(n_rows, std::max<std::size_t>(2, low));
+    out.n = std::min(n_rows, std::max<std::size_t>(2, n));
     return out;
 }
 
