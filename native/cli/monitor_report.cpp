@@ -32,8 +32,9 @@ std::vector<std::string> summary_lines(const json& r) {
     const json& line = r.at("threshold");
     const json& ref = r.at("reference");
     std::vector<std::string> out;
-    out.push_back("reference: " + ref.at("chosen_by").get<std::string>() + " (" + std::to_string(ref.at("points").get<std::size_t>()) +
-                  (ref.at("points").get<std::size_t>() == 1 ? " point" : " points") + "), calibration " + ref.at("calibration").get<std::string>().substr(0, 12));
+    const auto points = ref.at("points").get<std::size_t>();
+    out.push_back("reference: " + ref.at("chosen_by").get<std::string>() + " (" + std::to_string(points) +
+                  (points == 1 ? " point" : " points") + "), calibration " + ref.at("calibration").get<std::string>().substr(0, 12));
     if (!line.contains("value"))
         out.push_back("alert line: none yet (it needs 2 reference points with an estimate)");
     else

@@ -39,14 +39,14 @@ void bound(prediction& p, double fitted, double lower, double upper) {
 }
 
 // bound() for a set of `rows` rows (0: the population the line speaks of), its interval first
-// widened to the quantiles of the set's own accuracy, a population accuracy drawn from
-// `candidates` (own_accuracy.hpp); an interval wholly outside [0, 1] is left to bound().
-void own_set(prediction& p, double fitted, double lower, double upper, const std::vector<accuracy_candidate>& candidates,
-             std::size_t rows, double level) {
+// widened to the quantiles of the set's own accuracy, the population's accuracy drawn from the
+// symmetric interval fitted -/+ half's own spread (t with `dof`, 0: normal; own_accuracy.hpp); an
+// interval wholly outside [0, 1] is left to bound(). The candidates are made only for a set.
+void own_set(prediction& p, double fitted, double lower, double upper, double half, double dof, std::size_t rows,
+             double level) {
     if (rows > 0 && upper >= 0 && lower <= 1) {
-        double total = 0;
-        for (const auto& c : candidates) total += c.weight;
-        const auto ends = own_accuracy_ends(candidates, total, rows, level);
+        const auto candidates = interval_candidates(fitted, half, level, dof);
+        const auto ends = own_accuracy_ends(candidates, static_cast<double>(candidates.size()), rows, level);
         lower = std::min(lower, ends.first);
         upper = std::max(upper, ends.second);
     }
@@ -134,7 +134,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
         double variance = residual_sq / total;
         if (p.score_se) variance += slope * slope * *p.score_se * *p.score_se;
         const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
-        own_set(p, fitted, fitted - half, fitted + half, interval_candidates(fitted, half, level, folds - 1), rows, level);
+        own_set(p, fitted, fitted - half, fitted + half, half, folds - 1, rows, level);
         return p;
     }
     if (!c.folds.empty()) {
@@ -164,7 +164,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
     variance += f.slope * f.slope * x_se * x_se;
     const double half = t * std::sqrt(variance);
     const double lower = from_link(c.link, line - half), upper = from_link(c.link, line + half);
-    own_set(p, fitted, lower, upper, interval_candidates(fitted, std::max(fitted - lower, upper - fitted), level, n - 2), rows, level);
+    own_set(p, fitted, lower, upper, std::max(fitted - lower, upper - fitted), n - 2, rows, level);
     return p;
 }
 
@@ -187,7 +187,7 @@ prediction predict_label_shift(double accuracy, double se, const std::vector<dou
     }
     const double z = normal_quantile(0.5 + level / 2);
     const double half = std::max(label_shift_interval_floor, std::hypot(q, z * se));
-    own_set(p, accuracy, accuracy - half, accuracy + half, interval_candidates(accuracy, half, level, 0), rows, level);
+    own_set(p, accuracy, accuracy - half, accuracy + half, half, 0, rows, level);
     return p;
 }
 
@@ -275,6 +275,13 @@ set_prediction predict(const calibration& c, const result& r, double level) {
     }
     // the regime: MLLS on a label-shift-like set, else the calibrated method with the lowest
     // leave-one-group-out error that this result has (the class-shift check above is information)
+    std::optional<set_estimate> general;
+    for (const auto* mc : detail::by_held_out_error(c.methods))
+        if (out.methods.count(mc->m)) {
+            general = set_estimate{mc->m, out.methods.at(mc->m), regime::general};
+            break;
+        }
+    out.estimate = general;
     const auto& mlls = r[method::mlls];
     if (mlls && r.mlls && out.methods.count(method::mlls) && c.opts.source && c.opts.source->fitted.contains("mlls")) {
         label_shift_check check;
@@ -288,24 +295,18 @@ set_prediction predict(const calibration& c, const result& r, double level) {
             const auto model = label_shift_model::from_json(c.opts.source->fitted.at("mlls"), c.k);
             out.estimate = set_estimate{method::mlls, predict_label_shift(mlls->value, mlls->se.value_or(0), model.residuals, level, r.n),
                                         regime::label_shift};
-        }
-    }
-    for (const auto* mc : detail::by_held_out_error(c.methods))
-        if (out.methods.count(mc->m)) {
-            if (!out.estimate) {
-                out.estimate = set_estimate{mc->m, out.methods.at(mc->m), regime::general};
-            } else if (3 * r.mlls->confidence_se > label_shift_tolerance) {
+            if (general && 3 * r.mlls->confidence_se > label_shift_tolerance) {
                 // a check too weak to see a gap of its tolerance (3 se beyond it: a small set, where
                 // corrupted sets pass it too) cannot tell label shift from a corruption: MLLS's
                 // estimate, with an interval that holds the general regime's too
                 // (bench/trust_report.py's subsets of 20 and 50 rows: corrupted ones routed to MLLS
                 // were covered 76-84% of the time, label-shifted ones left to the line 52-62%)
                 auto& v = out.estimate->value;
-                v.lower = std::min(v.lower, out.methods.at(mc->m).lower);
-                v.upper = std::max(v.upper, out.methods.at(mc->m).upper);
+                v.lower = std::min(v.lower, general->value.lower);
+                v.upper = std::max(v.upper, general->value.upper);
             }
-            break;
         }
+    }
     if (out.estimate)
         out.labels_for_width = labels_for_width(c, r.n, out.estimate->value.lower, out.estimate->value.upper, level);
     out.too_small = r.n < min_judged_rows;
