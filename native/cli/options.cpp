@@ -240,15 +240,6 @@ std::vector<double> read_marginal(const std::string& spec, std::size_t k) {
     return marginal;
 }
 
-// A whole (small) matrix in doubles, e.g. the source logits.
-std::vector<double> read_all(io::matrix_reader& reader) {
-    std::vector<double> out(reader.rows() * reader.cols());
-    if (reader.rows() == 0) return out;
-    const auto rows = reader.read(0, reader.rows());
-    widen_rows(rows, 0, rows.rows(), out.data());
-    return out;
-}
-
 }  // namespace
 
 const options& option_resolver::resolve(std::size_t n, std::size_t columns) {
@@ -293,16 +284,19 @@ options option_resolver::build(std::size_t columns, const std::vector<method>& m
     const std::size_t k = classes_of(o.input, columns);
     const bool has_source = !args_.source_logits.empty();
     std::vector<std::int64_t> labels;
-    std::vector<double> source;
+    // the source rows as the file holds them (float32 stays float32), read once and kept by the
+    // reader until the fits are done
+    std::unique_ptr<io::matrix_reader> reader;
+    logits_view source_view(static_cast<const float*>(nullptr), 0, columns);
     std::size_t source_rows = 0;
     if (has_source) {
-        auto reader = input_.open(args_.source_logits);
+        reader = input_.open(args_.source_logits);
         if (reader->cols() != columns)
             throw error(args_.source_logits + ": the source logits have " + std::to_string(reader->cols()) +
                         (o.input == input_kind::logits ? " classes but the target logits have " : " columns but the target files have ") +
                         std::to_string(columns));
         source_rows = reader->rows();
-        source = read_all(*reader);
+        if (source_rows > 0) source_view = reader->read(0, source_rows);
         auto label_options = input_.labels_options();
         label_options.expected_rows = source_rows;  // refused before a deflated member is inflated
         labels = io::read_labels(args_.source_labels, label_options);
@@ -310,8 +304,8 @@ options option_resolver::build(std::size_t columns, const std::vector<method>& m
             throw error(args_.source_labels + ": " + std::to_string(labels.size()) + " labels for " +
                         std::to_string(source_rows) + " source rows in " + args_.source_logits);
     }
-    const logits_view source_view(source.data(), source_rows, columns);
     workflow::source_inputs given;
+    given.parallel = host::thread_runner(host::thread_count(input_.threads));
     given.source_option = "--source-logits and --source-labels";
     given.temperature_option = "--temperature";
     given.marginal_option = "--label-marginal";

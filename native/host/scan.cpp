@@ -105,17 +105,6 @@ void run_threads(unsigned threads, const Job& job) {
         if (f) std::rethrow_exception(f);
 }
 
-// A parallel_for over `threads` threads: each takes the next task until none is left.
-parallel_for thread_runner(unsigned threads) {
-    if (threads <= 1) return run_in_order;
-    return [threads](std::size_t count, const std::function<void(std::size_t)>& task) {
-        std::atomic<std::size_t> next{0};
-        run_threads(static_cast<unsigned>(std::min<std::size_t>(threads, count)), [&](unsigned) {
-            for (std::size_t t = next++; t < count; t = next++) task(t);
-        });
-    };
-}
-
 }  // namespace
 
 result scan_rows(io::matrix_reader& reader, const std::vector<std::uint64_t>& rows, const std::vector<std::int64_t>& labels,
@@ -144,6 +133,17 @@ result scan_rows(io::matrix_reader& reader, const std::vector<std::uint64_t>& ro
     } catch (const error& e) {
         throw file_error(reader.path(), e);
     }
+}
+
+// A parallel_for over `threads` threads: each takes the next task until none is left.
+parallel_for thread_runner(unsigned threads) {
+    if (threads <= 1) return run_in_order;
+    return [threads](std::size_t count, const std::function<void(std::size_t)>& task) {
+        std::atomic<std::size_t> next{0};
+        run_threads(static_cast<unsigned>(std::min<std::size_t>(threads, count)), [&](unsigned) {
+            for (std::size_t t = next++; t < count; t = next++) task(t);
+        });
+    };
 }
 
 unsigned thread_count(unsigned requested) {

@@ -40,6 +40,9 @@ private:
     std::thread thread_;
 };
 
+// A parallel_for over `threads` threads (1: in order): each takes the next task until none is left.
+parallel_for thread_runner(unsigned threads);
+
 // A logits file and the row-aligned inputs that go with it.
 struct scan_inputs {
     io::matrix_reader* logits = nullptr;

@@ -27,8 +27,9 @@ const detail::shift_kernels& kernels_for(const std::string& architecture) {
 
 }  // namespace
 
-double fit_temperature(const logits_view& logits, const std::int64_t* labels, const std::string& architecture) {
-    const detail::source_rows rows(logits, labels, 1.0, kernels_for(architecture));
+double fit_temperature(const logits_view& logits, const std::int64_t* labels, const std::string& architecture,
+                       const parallel_for& parallel) {
+    const detail::source_rows rows(logits, labels, 1.0, kernels_for(architecture), parallel);
     const std::size_t n = rows.n();
     // Mean NLL(beta) = mean_i [LSE(beta d_i) - beta d_iy] is convex in beta = 1/T (source_rows.hpp)
     const auto derivatives = [&](double beta) { return rows.slope(beta, nullptr, true); };
@@ -101,22 +102,26 @@ double atc_threshold(std::vector<double> scores, const std::vector<bool>& correc
 }
 
 source_model fit_source(const logits_view& logits, const std::int64_t* labels, double temperature,
-                        const std::vector<method>& methods, const std::string& architecture) {
+                        const std::vector<method>& methods, const std::string& architecture,
+                        const parallel_for& parallel) {
     if (!(std::isfinite(temperature) && temperature > 0))
         throw error("temperature must be a finite number > 0 (1 means no scaling); got " + number_text(temperature));
-    const detail::source_rows rows(logits, labels, temperature, kernels_for(architecture));
+    const detail::source_rows rows(logits, labels, temperature, kernels_for(architecture), parallel);
     const std::size_t n = rows.n(), k = rows.k();
     // Per row, in double: the maximum's probability 1 / sum_k e_k and sum_k p log p = E_p[d] - log s,
     // with e_k = exp(d_k), d = (q - max q) / T.
-    std::vector<double> max_prob(n), neg_entropy(n), row(k);
+    std::vector<double> max_prob(n), neg_entropy(n);
+    rows.in_ranges([&](std::size_t, std::size_t first, std::size_t count) {
+        std::vector<double> row(k);
+        double sums[4];
+        for (std::size_t i = first; i < first + count; ++i) {
+            rows.kernels().softmax_moments_exact(rows.row_f(i), rows.row_d(i), 1, k, 1 / temperature, sums, row.data());
+            max_prob[i] = 1 / sums[1];
+            neg_entropy[i] = sums[2] / temperature / sums[1] - std::log(sums[1]);
+        }
+    });
     std::vector<bool> correct(n);
-    double sums[4];
-    for (std::size_t i = 0; i < n; ++i) {
-        rows.kernels().softmax_moments_exact(rows.row_f(i), rows.row_d(i), 1, k, 1 / temperature, sums, row.data());
-        max_prob[i] = 1 / sums[1];
-        neg_entropy[i] = sums[2] / temperature / sums[1] - std::log(sums[1]);
-        correct[i] = rows.predicted()[i] == labels[i];
-    }
+    for (std::size_t i = 0; i < n; ++i) correct[i] = rows.predicted()[i] == labels[i];
     source_model m;
     m.n = n;
     m.k = k;
@@ -136,8 +141,8 @@ source_model fit_source(const logits_view& logits, const std::int64_t* labels, d
     return m;
 }
 
-void check_source(const logits_view& logits, const std::int64_t* labels) {
-    detail::source_rows(logits, labels, 1.0, kernels_for(""));
+void check_source(const logits_view& logits, const std::int64_t* labels, const parallel_for& parallel) {
+    detail::source_rows(logits, labels, 1.0, kernels_for(""), parallel);
 }
 
 std::vector<double> label_frequencies(const std::int64_t* labels, std::size_t n, std::size_t k) {

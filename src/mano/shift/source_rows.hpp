@@ -1,13 +1,16 @@
 #pragma once
 // A labeled source set as the fits read it (source_fit.hpp, label_shift.hpp, and each method's
 // fit_source in the method table): its rows checked once (finite logits, labels in [0, K)), each
-// row's predicted class, and the kernel's passes over any of its rows (kernel/kernel.hpp).
+// row's predicted class, and the kernel's passes over any of its rows (kernel/kernel.hpp). Its
+// passes run in fixed ranges of rows (source_task_rows) that `parallel` may run at once, summed in
+// their order: the same numbers for any number of threads.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "mano/base/parallel.hpp"
 #include "mano/kernel/kernel.hpp"
 #include "mano/scan/logits_view.hpp"
 
@@ -21,18 +24,25 @@ struct nll_slope {
     double curvature = 0;
 };
 
+// Rows per task of a pass over the source: fixed, so that sums do not depend on the threads.
+inline constexpr std::size_t source_task_rows = 512;
+
 class source_rows {
 public:
     // Throws mano::error naming the first row with a label outside [0, K) or a logit that is not
     // finite; `temperature` is the options' T (softmax(q / T) is what the methods see).
     source_rows(const logits_view& logits, const std::int64_t* labels, double temperature,
-                const shift_kernels& kernels);
+                const shift_kernels& kernels, parallel_for parallel = run_in_order);
 
     std::size_t n() const { return n_; }
     std::size_t k() const { return k_; }
     double temperature() const { return temperature_; }
     const std::int64_t* labels() const { return labels_; }
     const shift_kernels& kernels() const { return kernels_; }
+    // task(t, first, count) for each of the ranges() ranges of source_task_rows rows (the last
+    // may be shorter), possibly several at once
+    void in_ranges(const std::function<void(std::size_t task, std::size_t first, std::size_t count)>& task) const;
+    std::size_t ranges() const { return (n_ + source_task_rows - 1) / source_task_rows; }
     // each row's predicted class: the first maximum (numpy.argmax)
     const std::vector<std::int32_t>& predicted() const { return predicted_; }
     std::size_t correct() const { return correct_; }
@@ -58,6 +68,7 @@ private:
     const std::int64_t* labels_;
     double temperature_;
     const shift_kernels& kernels_;
+    parallel_for parallel_;
     std::size_t n_, k_, stride_ = 0;
     std::vector<double> widened_;  // the rows, when the view is neither contiguous float32 nor float64
     const float* rows_f_ = nullptr;

@@ -25,7 +25,7 @@ options learn_from_source(options o, const source_inputs& given) {
     if (source) {
         if (source->rows() == 0) throw error(given.source_option + ": the source set has no rows");
         if (!given.labels) throw error(given.source_option + ": the source logits need their labels");
-        if (given.fit_temperature) o.temperature = fit_temperature(*source, given.labels, o.architecture);
+        if (given.fit_temperature) o.temperature = fit_temperature(*source, given.labels, o.architecture, given.parallel);
         // default methods are resolved per set later: fit what every default could need; methods
         // named that read no source (MaNo alone) fit nothing
         std::vector<method> fitting = o.methods;
@@ -34,8 +34,8 @@ options learn_from_source(options o, const source_inputs& given) {
         if (fitting.empty())
             for (const auto& m : method_table)
                 if (m.by_default && m.fit_source) fitting.push_back(m.id);
-        if (needed) o.source = fit_source(*source, given.labels, o.temperature, fitting, o.architecture);
-        else check_source(*source, given.labels);
+        if (needed) o.source = fit_source(*source, given.labels, o.temperature, fitting, o.architecture, given.parallel);
+        else check_source(*source, given.labels, given.parallel);
         if (given.label_marginal_of_source)
             o.label_marginal = label_frequencies(given.labels, source->rows(), source->cols());
     } else if (given.fit_temperature) {

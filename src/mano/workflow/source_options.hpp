@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "mano/base/parallel.hpp"
 #include "mano/scan/features.hpp"
 #include "mano/scan/logits_view.hpp"
 #include "mano/scan/options.hpp"
@@ -21,6 +22,7 @@ struct source_inputs {
     bool fit_temperature = false;           // temperature "fit": on the source logits
     bool label_marginal_of_source = false;  // label_marginal "source": the source labels' class shares
     std::shared_ptr<const feature_moments> features;  // the source features' moments (Frechet)
+    parallel_for parallel = run_in_order;             // who runs the fits' passes over the source rows
 
     std::string source_option = "source";             // e.g. "--source-logits and --source-labels"
     std::string temperature_option = "temperature";   // e.g. "--temperature"
