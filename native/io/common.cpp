@@ -176,16 +176,16 @@ public:
                                    " were asked for, but the array has " + std::to_string(rows_) + " rows");
         const std::size_t item = array_.element.size;
         const std::size_t bytes = count * cols_ * item;
-        buffer_.resize((bytes + sizeof(double) - 1) / sizeof(double));
-        auto* out = reinterpret_cast<unsigned char*>(buffer_.data());
+        const std::size_t doubles = (bytes + sizeof(double) - 1) / sizeof(double);
+        double* rows = buffer_.room(doubles);
+        auto* out = reinterpret_cast<unsigned char*>(rows);
         if (bytes > 0) {
             if (!array_.fortran) {
                 array_.file->read_at(array_.offset + static_cast<std::uint64_t>(first) * cols_ * item, out, bytes);
                 track_crc(first, count, out, bytes);
             } else {
                 // Column-major: one read per column gathers the chunk, then a transpose.
-                staging_.resize(buffer_.size());
-                auto* columns = reinterpret_cast<unsigned char*>(staging_.data());
+                auto* columns = reinterpret_cast<unsigned char*>(staging_.room(doubles));
                 for (std::size_t j = 0; j < cols_; ++j)
                     array_.file->read_at(array_.offset + (static_cast<std::uint64_t>(j) * rows_ + first) * item,
                                          columns + j * count * item, count * item);
@@ -198,9 +198,9 @@ public:
             if (array_.element.swap) swap_bytes(out, count * cols_, item);
         }
         switch (type_) {
-            case dtype::float64: return logits_view(buffer_.data(), count, cols_);
-            case dtype::float32: return logits_view(reinterpret_cast<const float*>(buffer_.data()), count, cols_);
-            default: return logits_view(reinterpret_cast<const std::uint16_t*>(buffer_.data()), type_, count, cols_);
+            case dtype::float64: return logits_view(rows, count, cols_);
+            case dtype::float32: return logits_view(reinterpret_cast<const float*>(rows), count, cols_);
+            default: return logits_view(reinterpret_cast<const std::uint16_t*>(rows), type_, count, cols_);
         }
     }
 
@@ -223,8 +223,8 @@ private:
     }
 
     dense_array array_;
-    std::vector<double> buffer_;   // double storage keeps every dtype aligned
-    std::vector<double> staging_;  // Fortran order: the chunk's columns before the transpose
+    row_buffer buffer_;
+    row_buffer staging_;  // Fortran order: the chunk's columns before the transpose
     std::uint32_t crc_ = 0;
     std::size_t crc_row_ = 0;
 };

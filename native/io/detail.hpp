@@ -48,6 +48,22 @@ private:
     std::uint64_t size_ = 0;
 };
 
+// Room for rows that a read is about to fill: grows, never shrinks, and is not zeroed first (a
+// std::vector would write every byte once more before the file does). Double storage keeps every
+// dtype aligned.
+class row_buffer {
+public:
+    double* room(std::size_t doubles) {
+        if (doubles > size_) data_.reset(new double[doubles]), size_ = doubles;
+        return data_.get();
+    }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    std::unique_ptr<double[]> data_;
+    std::size_t size_ = 0;
+};
+
 // Reverses the bytes of each of `count` elements of `size` bytes.
 void swap_bytes(void* data, std::size_t count, std::size_t size) noexcept;
 // The logits dtype of a floating element type; nullopt for integers and unsupported sizes.

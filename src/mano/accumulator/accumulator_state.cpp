@@ -46,16 +46,14 @@ void check_state(bool ok, const std::string& what) {
 template <class T>
 T* row_store_of<T>::extend(std::size_t count) {
     const bool writable = !blocks_.empty() && blocks_.back().data.use_count() == 1 &&
-                          blocks_.back().data->size() + count * k_ <= blocks_.back().data->capacity();
+                          blocks_.back().rows + count <= blocks_.back().capacity;
     if (!writable) {
-        auto data = std::make_shared<std::vector<T>>();
         const std::size_t block_rows_max = (std::size_t{1} << 24) / sizeof(T) / k_ + 1;
-        data->reserve((count + std::min(rows(), block_rows_max)) * k_);
-        blocks_.push_back({std::move(data), 0});
+        const std::size_t capacity = count + std::min(rows(), block_rows_max);
+        blocks_.push_back({std::shared_ptr<T[]>(new T[capacity * k_]), capacity, 0});
     }
     block& last = blocks_.back();
-    last.data->resize((last.rows + count) * k_);
-    T* out = last.data->data() + last.rows * k_;
+    T* out = last.data.get() + last.rows * k_;
     last.rows += count;
     return out;
 }
@@ -64,10 +62,7 @@ template <class T>
 void row_store_of<T>::rollback() {
     blocks_.resize(saved_blocks_);
     // the last block kept was written in this push only when no other store shares it
-    if (!blocks_.empty() && blocks_.back().data.use_count() == 1) {
-        blocks_.back().rows = saved_rows_;
-        blocks_.back().data->resize(saved_rows_ * k_);
-    }
+    if (!blocks_.empty() && blocks_.back().data.use_count() == 1) blocks_.back().rows = saved_rows_;
 }
 
 template <class T>
@@ -81,7 +76,7 @@ template <class T>
 std::vector<std::pair<const T*, std::size_t>> row_store_of<T>::blocks() const {
     std::vector<std::pair<const T*, std::size_t>> out;
     for (const auto& b : blocks_)
-        if (b.rows > 0) out.push_back({b.data->data(), b.rows});
+        if (b.rows > 0) out.push_back({b.data.get(), b.rows});
     return out;
 }
 
@@ -89,7 +84,7 @@ template <class T>
 nlohmann::json row_store_of<T>::to_json() const {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& b : blocks_)
-        for (std::size_t i = 0; i < b.rows * k_; ++i) j.push_back(static_cast<double>((*b.data)[i]));
+        for (std::size_t i = 0; i < b.rows * k_; ++i) j.push_back(static_cast<double>(b.data[i]));
     return j;
 }
 

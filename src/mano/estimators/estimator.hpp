@@ -230,7 +230,11 @@ public:
 
 private:
     struct block {
-        std::shared_ptr<std::vector<T>> data;  // rows x K, its capacity reserved when made
+        // room for `capacity` rows x K, allocated when made and not zeroed (the caller writes
+        // the rows extend() hands out; zeroing first would be one more pass over memory as large
+        // as the logits, 200 MB at 50000 x 1000)
+        std::shared_ptr<T[]> data;
+        std::size_t capacity;
         std::size_t rows;
     };
     std::vector<block> blocks_;
