@@ -86,6 +86,13 @@ struct shift_kernels {
     void (*em_pass)(const float* rows, std::size_t count, std::size_t k, const double* w, double* sums,
                     double* row_sums, double* log_sum, std::size_t* zero_rows, double* row);
     best_two (*best_values)(const float* row, std::size_t k, const double* price);
+    // The classes j of the highest values v_j = p_j - price_j (the same doubles as best_values'),
+    // ascending, with their values: every class at or above the count-th largest of the largest
+    // value of each vector of lanes (at least count classes, a few more in general; every class
+    // where count is more than the vectors). `vector_max` holds k doubles of scratch. COT's
+    // candidates (shift/auction.cpp).
+    std::size_t (*top_classes)(const float* row, std::size_t k, const double* price, std::size_t count,
+                               std::uint32_t* classes, double* values, double* vector_max);
 };
 
 struct kernel_entry {

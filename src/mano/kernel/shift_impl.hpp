@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
@@ -247,6 +248,52 @@ struct shift_impl {
             else r.second = std::max(r.second, v);
         }
         return r;
+    }
+
+    // The lanes' vectors of the row (k / D of them, the rest of the row a last short one): the
+    // largest value of each into vector_max, then the classes of every value at or above the
+    // count-th largest of those (at least count classes: each of those vectors has one), ascending.
+    // NaN values never reach here: the rows are probabilities and the prices finite or +inf.
+    static std::size_t top_classes(const float* p, std::size_t k, const double* price, std::size_t count,
+                                   std::uint32_t* classes, double* values, double* vector_max) {
+        const std::size_t vectors = (k + D - 1) / D;
+        std::size_t j = 0, v = 0;
+        for (; j + D <= k; j += D, ++v) {
+            const dbatch x = dbatch::load_unaligned(p + j) - dbatch::load_unaligned(price + j);
+            alignas(64) double lanes[D];
+            x.store_aligned(lanes);
+            double top = lanes[0];
+            for (std::size_t i = 1; i < D; ++i) top = std::max(top, lanes[i]);
+            vector_max[v] = top;
+        }
+        if (j < k) {
+            double top = -std::numeric_limits<double>::infinity();
+            for (std::size_t c = j; c < k; ++c) top = std::max(top, static_cast<double>(p[c]) - price[c]);
+            vector_max[v] = top;
+        }
+        // the count-th largest vector maximum: the count largest kept in descending order in
+        // values' room (k >= count doubles), each new one inserted by shifting the lower ones
+        double floor = -std::numeric_limits<double>::infinity();
+        if (count <= vectors) {
+            std::size_t kept = 0;
+            for (v = 0; v < vectors; ++v) {
+                const double x = vector_max[v];
+                if (kept == count && !(x > values[count - 1])) continue;
+                std::size_t at = kept < count ? kept++ : count - 1;
+                for (; at > 0 && values[at - 1] < x; --at) values[at] = values[at - 1];
+                values[at] = x;
+            }
+            floor = values[count - 1];
+        }
+        std::size_t n = 0;
+        for (v = 0, j = 0; v < vectors; ++v, j += D) {
+            if (!(vector_max[v] >= floor)) continue;
+            for (std::size_t c = j; c < std::min(k, j + D); ++c) {
+                const double x = static_cast<double>(p[c]) - price[c];
+                classes[n] = static_cast<std::uint32_t>(c), values[n] = x, n += x >= floor ? 1 : 0;
+            }
+        }
+        return n;
     }
 };
 

@@ -3,8 +3,9 @@
 //
 // The rows bid for the classes. A class c of supply s_c is s_c identical units; its price g_c is
 // what its cheapest unit costs: the price it started the phase at while a unit is free, else the
-// lowest bid it holds. A row with units left finds its best class c (the largest p_ic - g_c, by
-// the kernel's best_values) and the second best value, and bids g_c + (best - second) + eps for
+// lowest bid it holds. A row with units left finds its best class c (the largest p_ic - g_c,
+// among its candidate classes while they hold it, else by a kernel pass: best_of) and the second
+// best value (or a bound above it), and bids g_c + (best - second) + eps for
 // as many units as are free at c, or as the cheapest holder of c holds; the holder's units go
 // back to bidding. Every unit then stays within eps of its best class (eps-complementary
 // slackness), so the plan costs at most eps per unit more than the optimum. Each phase keeps the
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <limits>
 
@@ -44,6 +46,17 @@ constexpr long long bids_fixed = 1'000'000;
 // Rows whose best classes are found at once (a round) when this many or more wait to bid; and
 // the rows of one task of a round or of the dual's pass.
 constexpr std::size_t round_rows = 1024;
+// Classes a row keeps as its candidates (best_of), where K is more than 4 times this.
+constexpr std::size_t candidates = 24;
+
+// The next phase's eps once a plan's gap is known: the gap falls about in proportion to eps
+// (measured: about eps / 100 at 50000 x 1000), so it aims at half the tolerance, dividing eps by
+// eps_factor at least and by eps_factor^3 at most (a fine phase costs a pass over the rows for
+// its plan, whatever its eps).
+double next_eps(double eps, double gap, double tolerance) {
+    const double most = eps_factor * eps_factor * eps_factor;
+    return eps * std::clamp(0.5 * tolerance / gap, 1 / most, 1 / eps_factor);
+}
 
 struct holding {
     double price;  // what the row bid per unit
@@ -72,7 +85,8 @@ public:
             std::int64_t demand, const shift_kernels& kernels, const parallel_for& parallel)
         : rows_(rows), k_(k), supply_(supply), demand_(demand), kernels_(kernels), parallel_(parallel),
           price_(k, 0.0), held_(k, 0), classes_(k), left_(rows.size(), demand), queued_(rows.size(), true),
-          queue_(rows.size()), best_(rows.size()) {
+          queue_(rows.size()), best_(rows.size()), candidates_(k > 4 * candidates ? rows.size() * candidates : 0),
+          bound_(rows.size(), std::numeric_limits<double>::infinity()) {
         // a class of supply 0 takes nothing: its price keeps it out of every row's choice
         for (std::size_t c = 0; c < k; ++c)
             if (supply[c] == 0) price_[c] = std::numeric_limits<double>::infinity();
@@ -98,7 +112,7 @@ public:
             const std::size_t i = queue_.front();
             queue_.pop_front();
             queued_[i] = false;
-            bid(i, eps, kernels_.best_values(rows_[i], k_, price_.data()), true);
+            bid(i, eps, best_of(i), true);
         }
         return true;
     }
@@ -110,7 +124,7 @@ public:
         std::vector<double> part(tasks, 0.0);
         parallel_(tasks, [&](std::size_t t) {
             for (std::size_t i = t * round_rows; i < std::min(rows_.size(), (t + 1) * round_rows); ++i) {
-                best_[i] = kernels_.best_values(rows_[i], k_, price_.data()).first;
+                best_[i] = best_of(i).first;
                 part[t] += 1.0 - best_[i];
             }
         });
@@ -175,7 +189,10 @@ public:
             if (std::isfinite(g)) dearest = std::max(dearest, g);
         supply_ = supply, demand_ = demand;
         for (std::size_t c = 0; c < k_; ++c) {
-            if (supply_[c] > 0 && !std::isfinite(price_[c])) price_[c] = dearest;
+            if (supply_[c] > 0 && !std::isfinite(price_[c])) {
+                price_[c] = dearest;
+                std::fill(bound_.begin(), bound_.end(), std::numeric_limits<double>::infinity());
+            }
             holdings& h = classes_[c];
             for (auto& item : h.items) item.units *= demand;
             held_[c] *= demand;
@@ -201,11 +218,11 @@ private:
         const std::size_t tasks = (batch.size() + round_rows - 1) / round_rows;
         parallel_(tasks, [&](std::size_t t) {
             for (std::size_t j = t * round_rows; j < std::min(batch.size(), (t + 1) * round_rows); ++j)
-                best[j] = kernels_.best_values(rows_[batch[j]], k_, price_.data());
+                best[j] = best_of(batch[j]);
         });
         for (std::size_t j = 0; j < batch.size(); ++j)
             if (!bid(batch[j], eps, best[j], false))
-                bid(batch[j], eps, kernels_.best_values(rows_[batch[j]], k_, price_.data()), true);
+                bid(batch[j], eps, best_of(batch[j]), true);
     }
 
     // Row i's bid for its best class c at the prices `best` was found at: p_ic - second + eps, the
@@ -248,6 +265,65 @@ private:
         return true;
     }
 
+    // Row i's best and second-best values at the current prices. With candidates, from the row's
+    // `candidates` classes of highest value when they were chosen, while the best of them beats
+    // bound_[i], the highest value of any other class then: prices only rise, so no other class
+    // can have risen above it, and the best is exact (ties to the lowest class, as best_values);
+    // the second is then at most max(second of the candidates, bound_[i]), and bidding as if it
+    // were that bound still leaves the row within eps of its best class (the bid is only
+    // smaller). Otherwise (or without candidates) a pass over the row, which chooses them anew.
+    // Only row i's own entries are written: rows may be looked at at once.
+    best_two best_of(std::size_t i) {
+        const float* p = rows_[i];
+        if (!candidates_.empty() && std::isfinite(bound_[i])) {
+            const candidate* own = &candidates_[i * candidates];
+            best_two r{0, -std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+            for (std::size_t j = 0; j < candidates; ++j) {
+                const std::size_t c = own[j].cls;
+                const double v = static_cast<double>(own[j].p) - price_[c];
+                if (v > r.first || (v == r.first && c < r.index)) r.second = r.first, r.first = v, r.index = c;
+                else r.second = std::max(r.second, v);
+            }
+            if (r.first > bound_[i]) {
+                r.second = std::max(r.second, bound_[i]);
+                return r;
+            }
+        }
+        if (candidates_.empty()) return kernels_.best_values(p, k_, price_.data());
+        return choose_candidates(i);
+    }
+
+    // Row i's candidates: its classes of highest value at the current prices, and the highest
+    // value of the others (bound_[i]); returns the row's best and second-best values (the
+    // kernel's top_classes holds them, and ties go to the lower class, as in best_values). Where
+    // every other class is without supply (value -inf), the bound is left infinite, which
+    // best_of takes as no candidates.
+    best_two choose_candidates(std::size_t i) {
+        const float* p = rows_[i];
+        using entry = std::pair<double, std::uint32_t>;
+        thread_local std::vector<std::uint32_t> classes;
+        thread_local std::vector<double> values, scratch;
+        classes.resize(k_), values.resize(k_), scratch.resize(k_);
+        const std::size_t kept =
+            kernels_.top_classes(p, k_, price_.data(), candidates + 1, classes.data(), values.data(), scratch.data());
+        // the candidates + 1 highest in descending order (ties to the lower class: the classes
+        // come ascending, and a later one passes only a strictly lower value), by insertion
+        entry top[candidates + 1];
+        std::size_t size = 0;
+        for (std::size_t j = 0; j < kept; ++j) {
+            const entry e{values[j], classes[j]};
+            if (size == candidates + 1 && !(e.first > top[candidates].first)) continue;
+            std::size_t at = size <= candidates ? size++ : candidates;
+            for (; at > 0 && top[at - 1].first < e.first; --at) top[at] = top[at - 1];
+            top[at] = e;
+        }
+        const double rest = top[candidates].first;
+        bound_[i] = std::isfinite(rest) ? rest : std::numeric_limits<double>::infinity();
+        candidate* own = &candidates_[i * candidates];
+        for (std::size_t j = 0; j < candidates; ++j) own[j] = {top[j].second, p[top[j].second]};
+        return {top[0].second, top[0].first, top[1].first};
+    }
+
     void requeue(std::size_t row) {
         if (!queued_[row]) queued_[row] = true, queue_.push_back(row);
     }
@@ -265,6 +341,13 @@ private:
     std::vector<bool> queued_;
     std::deque<std::size_t> queue_;
     std::vector<double> best_;  // each row's best value at the prices of the last plan()
+    // each row's candidate classes (best_of) with their p, so that a look at them reads no row
+    struct candidate {
+        std::uint32_t cls;
+        float p;
+    };
+    std::vector<candidate> candidates_;
+    std::vector<double> bound_;              // and the highest value of its other classes then
     long long bids_ = 0;
     long long budget_ = bids_fixed + bids_per_row * static_cast<long long>(rows_.size());
 };
@@ -304,16 +387,18 @@ auction_plan auction_transport(const std::vector<const float*>& rows, std::size_
     for (std::size_t j = 0; placed < static_cast<std::int64_t>(n); ++j, ++placed) ++whole[remainders[j].second];
     auction a(rows, k, whole, 1, kernels, parallel);
     double eps = first_eps;
-    for (;; eps /= eps_factor) {
+    for (;;) {
         if (!a.bid_all(eps)) return unfinished;
         if (eps > check_from) {
             a.restart();
+            eps /= eps_factor;
             continue;
         }
         if (!exact) break;
         plan = a.plan();
         if (plan.gap <= tolerance || eps < last_eps) break;
-        a.tighten(eps / eps_factor);
+        eps = next_eps(eps, plan.gap, tolerance);
+        a.tighten(eps);
     }
     if (exact) {
         for (auto& f : plan.flows) f.units *= demand;
@@ -323,7 +408,7 @@ auction_plan auction_transport(const std::vector<const float*>& rows, std::size_
     // lie far from the rows', and an auction at a small eps would raise them by eps a bid, so eps
     // starts over (the units within eps of their best class stay where they are).
     a.rescale(supply, demand);
-    for (eps = first_eps;; eps /= eps_factor) {
+    for (eps = first_eps;; eps = next_eps(eps, plan.gap, tolerance)) {
         a.find_best();
         a.tighten(eps);
         if (!a.bid_all(eps)) return unfinished;

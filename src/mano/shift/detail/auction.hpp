@@ -29,8 +29,9 @@ struct auction_plan {
 // of supply 0 takes nothing) to n rows (`demand` units each) at cost 1 - rows[i][c] per unit from
 // class c to row i, to within `tolerance` of the optimal cost per unit, certified by the dual.
 // Rows may come from several blocks: rows[i] points at row i's k floats. Memory O(n + k) besides
-// the rows; time one pass of the kernel's best_values per bid, those of many waiting rows at once
-// (`parallel`), with the same plan whatever the threads. At most about 400 bids a row: beyond,
+// the rows (24 candidate classes a row); time a look at a row's candidates per bid, or where they
+// no longer hold its best class, a kernel pass over the row that chooses them anew; those of many
+// waiting rows at once (`parallel`), with the same plan whatever the threads. At most about 400 bids a row: beyond,
 // it returns an unfinished plan (rows with many exact ties can make it trade small parts of rows
 // for ever).
 auction_plan auction_transport(const std::vector<const float*>& rows, std::size_t k, const std::vector<std::int64_t>& supply,
