@@ -110,15 +110,11 @@ source_model fit_source(const logits_view& logits, const std::int64_t* labels, d
     const std::size_t n = rows.n(), k = rows.k();
     // Per row, in double: the maximum's probability 1 / sum_k e_k and sum_k p log p = E_p[d] - log s,
     // with e_k = exp(d_k), d = (q - max q) / T.
+    // (one exact pass at beta = 1 / T, which also gives the temperature scale's fit its start)
     std::vector<double> max_prob(n), neg_entropy(n);
-    rows.in_ranges([&](std::size_t, std::size_t first, std::size_t count) {
-        std::vector<double> row(k);
-        double sums[4];
-        for (std::size_t i = first; i < first + count; ++i) {
-            rows.kernels().softmax_moments_exact(rows.row_f(i), rows.row_d(i), 1, k, 1 / temperature, sums, row.data());
-            max_prob[i] = 1 / sums[1];
-            neg_entropy[i] = sums[2] / temperature / sums[1] - std::log(sums[1]);
-        }
+    rows.exact_slope(1 / temperature, [&](std::size_t i, const double* sums) {
+        max_prob[i] = 1 / sums[1];
+        neg_entropy[i] = sums[2] / temperature / sums[1] - std::log(sums[1]);
     });
     std::vector<bool> correct(n);
     for (std::size_t i = 0; i < n; ++i) correct[i] = rows.predicted()[i] == labels[i];

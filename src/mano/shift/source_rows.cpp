@@ -53,9 +53,11 @@ source_rows::source_rows(const logits_view& logits, const std::int64_t* labels, 
     }
     predicted_.resize(n_);
     // each range checks its rows and keeps its first fault; the first range with one says it
-    std::vector<std::string> faults(ranges());
-    std::vector<std::size_t> correct(ranges(), 0);
-    in_ranges([&](std::size_t t, std::size_t first, std::size_t count) {
+    const std::size_t ranges = (n_ + source_task_rows - 1) / source_task_rows;
+    std::vector<std::string> faults(ranges);
+    std::vector<std::size_t> correct(ranges, 0);
+    parallel_(ranges, [&](std::size_t t) {
+        const std::size_t first = t * source_task_rows, count = std::min(source_task_rows, n_ - first);
         std::vector<double> q(k_);
         const std::vector<double> no_price(rows_f_ ? k_ : 0, 0.0);
         for (std::size_t r = first; r < first + count; ++r) {
@@ -107,14 +109,19 @@ source_rows::source_rows(const logits_view& logits, const std::int64_t* labels, 
     }
 }
 
-void source_rows::in_ranges(const std::function<void(std::size_t, std::size_t, std::size_t)>& task) const {
-    parallel_(ranges(), [&](std::size_t t) {
-        const std::size_t first = t * source_task_rows;
-        task(t, first, std::min(source_task_rows, n_ - first));
-    });
+nll_slope source_rows::slope(double beta, const std::vector<std::size_t>* rows, bool exact) const {
+    if (!rows && exact_at_ && exact_at_->first == beta) return exact_at_->second;
+    return slope_pass(beta, rows, exact, nullptr);
 }
 
-nll_slope source_rows::slope(double beta, const std::vector<std::size_t>* rows, bool exact) const {
+nll_slope source_rows::exact_slope(double beta, const std::function<void(std::size_t, const double*)>& each_row) const {
+    const nll_slope out = slope_pass(beta, nullptr, true, &each_row);
+    exact_at_.emplace(beta, out);
+    return out;
+}
+
+nll_slope source_rows::slope_pass(double beta, const std::vector<std::size_t>* rows, bool exact,
+                                  const std::function<void(std::size_t, const double*)>* each_row) const {
     const std::size_t count = rows ? rows->size() : n_;
     // the rows in tasks of source_task_rows, summed in order
     const std::size_t tasks = (count + source_task_rows - 1) / source_task_rows;
@@ -133,6 +140,7 @@ nll_slope source_rows::slope(double beta, const std::vector<std::size_t>* rows, 
             // d_y as the kernel's d: in double when exact, else rounded to float
             const double q_y = rows_f_ ? static_cast<double>(row_f(i)[y]) : row_d(i)[y];
             const double d_y = exact ? q_y - moments[0] : static_cast<double>(static_cast<float>(q_y - moments[0]));
+            if (each_row) (*each_row)(i, moments);
             const double mean = moments[2] / moments[1];
             part.slope += mean - d_y;
             part.curvature += std::max(0.0, moments[3] / moments[1] - mean * mean);
@@ -147,7 +155,7 @@ nll_slope source_rows::slope(double beta, const std::vector<std::size_t>* rows, 
 
 double source_rows::fit_scale(const std::vector<std::size_t>* rows) const {
     // In beta = a / T the NLL is convex. A bracket [lo, hi] with slope(lo) < 0 < slope(hi) from
-    // beta = 1 / T (a = 1) outwards, then Newton steps that stay inside it and halve the last
+    // beta = 1 / T (a = 1) outwards (below), then Newton steps that stay inside it and halve the last
     // step (else bisection): in float passes to ~1e-6, then in exact ones, inside a bracket of
     // 1e-2 around that (the float slope is within ~1e-7 of the exact one), until a Newton step of
     // at most 1e-7 (relative), which is taken. A set whose NLL keeps falling (every prediction
@@ -158,11 +166,26 @@ double source_rows::fit_scale(const std::vector<std::size_t>* rows) const {
     double beta = start;
     nll_slope s = at(beta, false);
     if (s.slope == 0) return 1;
-    // downhill from start, doubling the distance, until the slope changes sign
+    // Downhill from start until the slope changes sign: by Newton's steps while they point
+    // downhill and reach no farther than the doubling search would (the slope of these NLLs
+    // bends so that Newton's steps from one side often stay on it, converging without a bracket:
+    // then a bracket of 1e-2 around the point reached), else doubling the distance.
     const double dir = s.slope < 0 ? 1 : -1;
     double lo = start, hi = start;
-    for (double reach = start;; reach *= 2) {
-        beta = start + dir * reach;
+    bool exact = false;
+    for (double reach = start;;) {
+        const double newton = s.curvature > 0 ? -s.slope / s.curvature : 0;
+        const bool downhill = newton * dir > 0 && std::abs(newton) <= reach;
+        const double size = std::max(std::abs(beta + newton), 1e-3 * start);
+        if (downhill && std::abs(newton) <= 1e-6 * size) {
+            beta += newton;
+            exact = true, lo = beta - 1e-2 * size, hi = beta + 1e-2 * size;
+            s = at(beta, true);
+            if (s.slope == 0) return beta * temperature_;
+            break;
+        }
+        if (downhill) beta += newton;
+        else beta += dir * reach, reach *= 2;
         s = at(beta, false);
         if (s.slope == 0) return beta * temperature_;
         (s.slope < 0 ? lo : hi) = beta;
@@ -170,7 +193,6 @@ double source_rows::fit_scale(const std::vector<std::size_t>* rows) const {
         if (passes >= max_passes / 2) return beta * temperature_;
     }
     double last_step = hi - lo;
-    bool exact = false;
     while (passes < max_passes) {
         const double newton = beta - s.slope / s.curvature;
         const double size = std::max(std::abs(beta), 1e-3 * start);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "mano/base/parallel.hpp"
@@ -39,10 +40,6 @@ public:
     double temperature() const { return temperature_; }
     const std::int64_t* labels() const { return labels_; }
     const shift_kernels& kernels() const { return kernels_; }
-    // task(t, first, count) for each of the ranges() ranges of source_task_rows rows (the last
-    // may be shorter), possibly several at once
-    void in_ranges(const std::function<void(std::size_t task, std::size_t first, std::size_t count)>& task) const;
-    std::size_t ranges() const { return (n_ + source_task_rows - 1) / source_task_rows; }
     // each row's predicted class: the first maximum (numpy.argmax)
     const std::vector<std::int32_t>& predicted() const { return predicted_; }
     std::size_t correct() const { return correct_; }
@@ -54,6 +51,10 @@ public:
     // The NLL's slope and curvature at beta over `rows` (every row when null), with float
     // exponentials or, when exact, double ones.
     nll_slope slope(double beta, const std::vector<std::size_t>* rows, bool exact) const;
+    // The exact slope over every row at beta, handing each row's exact softmax moments (the
+    // kernel's 4 doubles at beta) to each_row(i, moments), possibly at once; slope() at this beta
+    // then returns it without a pass (the base fit and the scale fit both start at 1 / T).
+    nll_slope exact_slope(double beta, const std::function<void(std::size_t, const double*)>& each_row) const;
 
     // Temperature scaling on top of T: the a minimizing the mean NLL of softmax(a q / T) at the
     // labels over `rows` (every row when null), by a safeguarded Newton in one pass per step.
@@ -76,6 +77,9 @@ private:
     std::vector<std::int32_t> predicted_;
     std::size_t correct_ = 0;
     mutable std::optional<double> scale_;
+    mutable std::optional<std::pair<double, nll_slope>> exact_at_;  // exact_slope's beta and slope
+    nll_slope slope_pass(double beta, const std::vector<std::size_t>* rows, bool exact,
+                         const std::function<void(std::size_t, const double*)>* each_row) const;
 };
 
 }  // namespace detail
