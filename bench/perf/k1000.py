@@ -6,8 +6,9 @@ MLLS and CBPE (bench/perf/anchors.py, label_shift_anchors), with their values be
   /usr/bin/python3 bench/perf/k1000.py build/release/native/mano [ROWS ...] > k1000.md
 
 ROWS: the target sizes (default 10000 50000). The logits are made here (seeded; the target's
-logits shifted from the source's) in a temporary folder. Prints Markdown: median seconds of 3
-runs (1 for the NumPy anchors), ratios to MaNo alone from the same run, RSS in MB."""
+logits shifted from the source's) in a temporary folder. Prints Markdown: median seconds of 7
+runs (3 for MLLS, 1 for the NumPy anchors; MaNo alone takes about 20 ms at 50000 x 1000, so a few
+runs' noise moves its ratios), ratios to MaNo alone from the same run, RSS in MB."""
 import json
 import os
 import pathlib
@@ -33,7 +34,7 @@ def logits(rows, seed, shift):
     return (2 * z).astype(np.float32), y
 
 
-def timed(command, repeats=3):
+def timed(command, repeats=7):
     """Median seconds of `repeats` runs and the largest peak RSS (MB) among them, and the output."""
     times, rss, out = [], 0.0, ""
     for _ in range(repeats):
@@ -70,7 +71,7 @@ def main(mano, sizes):
             for name, extra in cases:
                 if name == "default set + mlls + cot":
                     extra = [*source, "--methods", extra]
-                seconds, rss, out = timed([*score, *extra])
+                seconds, rss, out = timed([*score, *extra], 3 if "mlls" in name else 7)
                 methods = json.loads(out.splitlines()[0])["methods"]
                 shown = {m: v.get("accuracy") for m, v in methods.items() if m in ("mlls", "cbpe", "cot")}
                 if name == "default set, source given":
@@ -88,7 +89,7 @@ def main(mano, sizes):
             anchor = label_shift_anchors(qs, ys, qt)
             score = [mano, "score", str(tmp / f"t{rows}.npy"), "--json", *source]
             for name in ("mlls", "cbpe"):
-                seconds, _, out = timed([*score, "--methods", name])
+                seconds, _, out = timed([*score, "--methods", name], 3)
                 got = json.loads(out.splitlines()[0])["methods"][name]["accuracy"]
                 print(f"| {rows}×{K} | {name} ({anchor[name + '_detail']}) | {anchor[name]:.2f} | {seconds:.3f} | "
                       f"{anchor[name] / seconds:.1f}× | {anchor[name + '_value']:.8f} | {got:.8f} |")

@@ -7,7 +7,8 @@
 // processes (MaNo alone, the nuclear norm on one thread, the default set) against the nuclear norm
 // as NumPy (OpenBLAS) and PyTorch users compute it; and the peak RSS of `mano score` on the 200 MB
 // file; the Python package against PyTorch and the native kernel, and mano.dask on 1 and 2 workers
-// (bench/perf/python.py). Prints Markdown tables and the design targets, met or not.
+// (bench/perf/python.py); and MLLS, CBPE and COT at K = 1000 in WASM against MaNo alone (issue 44).
+// Prints Markdown tables and the design targets, met or not.
 //   node bench/perf/run.mjs [--quick]     (after npm run build; --quick: the two small shapes)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -90,6 +91,36 @@ function warmUp(fn, ms = 500) {
   const until = performance.now() + ms;
   do fn(); while (performance.now() < until);
 }
+// Logits whose true class stands out, as bench/perf/k1000.py makes them (its own generator here):
+// the source's labels are those classes, the target's are shifted to a weaker signal.
+function labeledLogits(rows, cols, signal, seed) {
+  const q = normalLogits(rows, cols, 2, seed);
+  const labels = new Int32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    labels[r] = r % cols;  // normalLogits' boosted class
+    q[r * cols + (r % cols)] += 2 * signal;
+  }
+  return { q, labels };
+}
+
+// Seconds of each label-shift method and of MaNo alone, each warmed up once (score() of MLLS runs
+// for seconds: one warm-up call is the steady state).
+function wasmLabelShift(mano, rows, cols) {
+  const source = labeledLogits(rows, cols, 2, 300);
+  const target = labeledLogits(rows, cols, 1.5, 301);
+  const shape = { rows, cols };
+  const time = (options) => {
+    const run = () => mano.score(target.q, shape, options);
+    run();
+    return seconds(run, 30);
+  };
+  const out = { rows, cols, mano: time({ methods: ['mano'] }) };
+  const given = { logits: source.q, labels: source.labels };
+  for (const method of ['mlls', 'cbpe', 'cot'])
+    out[method] = time(method === 'cot' ? { methods: [method] } : { methods: [method], source: given });
+  return out;
+}
+
 const results = [];
 try {
   for (const [i, [rows, cols]] of shapes.entries()) {
@@ -122,6 +153,10 @@ try {
     nuclearShapes.push({ rows, cols, native, wasm: seconds(run, 30) });
     fs.rmSync(file);
   }
+  // The label-shift methods at K = 1000 in WebAssembly (issue 44): 10000 x 1000 float32 logits
+  // and a labeled 10000 x 1000 source, each method alone against MaNo alone on the same logits.
+  const labelShift = quick ? undefined : wasmLabelShift(mano, 10000, 1000);
+  if (labelShift) process.stderr.write('bench: WASM label shift at K = 1000 done\n');
   const anchors = JSON.parse(execFileSync('/usr/bin/python3', [path.join(root, 'bench/perf/anchors.py'), ...results.map((r) => r.file)],
     { encoding: 'utf8', maxBuffer: 1 << 26, env: anchorEnv }));
   process.stderr.write('bench: NumPy/PyTorch anchors done\n');
@@ -246,6 +281,16 @@ function report(results, rss, bigMB, blas, nuclearShapes, python) {
     console.log(`| ${f(d.workers_1, 3)} | ${f(d.workers_2, 3)} | ${f(d.workers_1 / d.workers_2, 2)}× | ${d.rel_diff.toExponential(1)} |`);
   }
 
+  if (labelShift) {
+    const ls = labelShift;
+    console.log(`\nThe label-shift methods in WebAssembly (Node, the same mano.wasm the browser loads), ${ls.rows}×${ls.cols} float32 logits, ` +
+      `a labeled ${ls.rows}×${ls.cols} source (seconds, and × MaNo alone in this run):\n`);
+    console.log('| MaNo | MLLS | CBPE | COT |');
+    console.log('|---|---|---|---|');
+    console.log(`| ${f(ls.mano, 3)} | ${f(ls.mlls, 3)} (${f(ls.mlls / ls.mano, 1)}×) | ${f(ls.cbpe, 3)} (${f(ls.cbpe / ls.mano, 1)}×) | ` +
+      `${f(ls.cot, 3)} (${f(ls.cot / ls.mano, 1)}×) |`);
+  }
+
   const target = (ok, text) => console.log(`${ok ? 'met    ' : 'NOT met'}  ${text}`);
   console.log('\nDesign targets:');
   const big = results.find((r) => r.rows === 50000);
@@ -281,6 +326,9 @@ function report(results, rss, bigMB, blas, nuclearShapes, python) {
     target(python.mano_1 / kernel <= 1.2, `mano.score (Python, 1 thread) within 1.2x of the native kernel on 50000x1000: ${f(python.mano_1 / kernel, 2)}x`);
     target(python.dask.workers_1 / python.dask.workers_2 >= 1.6, `mano.dask 2 workers >= 1.6x 1 worker on ${f(python.dask.gb, 1)} GB of .npy shards: ${f(python.dask.workers_1 / python.dask.workers_2, 2)}x`);
   }
+  if (labelShift)
+    target(labelShift.mlls / labelShift.mano <= 5, `WASM MLLS <= 5x MaNo alone on ${labelShift.rows}x${labelShift.cols} with a labeled source: ` +
+      `${f(labelShift.mlls / labelShift.mano, 1)}x`);
   const cotShape = results.find((r) => r.rows === 10000 && r.cols === 10);
   if (cotShape?.native.cot_1 !== undefined) target(cotShape.native.cot_1 < 1, `COT on 10000x10 under 1 s: ${f(cotShape.native.cot_1, 3)} s`);
 }
