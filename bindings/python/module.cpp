@@ -107,23 +107,28 @@ std::string score(const py::object& logits_in, const std::string& options_json, 
 }
 
 std::string prepare_options(const std::string& partial, const py::object& source_logits, const py::object& source_labels,
-                            bool fit_temperature, const py::object& source_features) {
+                            bool fit_temperature, const py::object& source_features, unsigned threads) {
     api::source_inputs source;
     source.source_option = "source=(logits, labels)";
     source.fit_temperature = fit_temperature;
-    // a source set is held whole, as doubles (as the CLI holds it)
+    // the fits' passes over the source rows on `threads` threads (0: every core), as the CLI's
+    source.parallel = mano::host::thread_runner(mano::host::thread_count(threads));
     const auto widened = [](array_reader& reader) {
         std::vector<double> out(reader.rows() * reader.cols());
         if (reader.rows() > 0) mano::widen_rows(reader.read(0, reader.rows()), 0, reader.rows(), out.data());
         return out;
     };
-    std::vector<double> logits_copy, feature_copy;
+    std::vector<double> feature_copy;
     std::vector<std::int64_t> labels;
+    std::optional<array_reader> logits_reader;
     std::optional<mano::logits_view> view;
     if (auto a = optional_array(source_logits, "source logits")) {
-        array_reader reader(*a, "source logits");
-        logits_copy = widened(reader);
-        view.emplace(logits_copy.data(), reader.rows(), reader.cols());
+        // the source rows as the array holds them (a view into it, or the reader's own copy where
+        // it is strided), as the CLI holds a file's; the array outlives this call
+        logits_reader.emplace(*a, "source logits");
+        array_reader& reader = *logits_reader;
+        if (reader.rows() > 0) view.emplace(reader.read(0, reader.rows()));
+        else view.emplace(static_cast<const double*>(nullptr), 0, reader.cols());
         source.logits = &*view;
         if (auto l = optional_array(source_labels, "source labels")) {
             labels = labels_of(*l, reader.rows(), "source labels");

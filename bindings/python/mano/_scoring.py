@@ -80,9 +80,10 @@ def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
 def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = None, p: Any = None, eta: Any = None,
              taylor_order: Any = None, normalization: Any = None, batch_size: Any = None, criterion: Any = None,
              temperature: Any = None, label_marginal: Any = None, architecture: Any = None,
-             correctness_histogram: bool = False, input: Any = None) -> str:
+             correctness_histogram: bool = False, input: Any = None, threads: Any = 0) -> str:
     """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
-    temperature, the source model of ATC/DoC/COTT, the source feature moments."""
+    temperature, the source model of ATC/DoC/COTT, the source feature moments (the fits' passes
+    over the source rows on `threads` threads, 0 = every core)."""
     partial: dict = {"methods": _methods_list(methods)}
     if input is not None:
         partial["input"] = _input_name(input)
@@ -132,7 +133,7 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
         text = json.dumps(partial, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise InputError(f"options: {e}") from None
-    return _core.prepare_options(text, src_logits, src_labels, fit, feats)
+    return _core.prepare_options(text, src_logits, src_labels, fit, feats, _threads(threads))
 
 
 def _number(key: str, value: Any) -> Union[int, float]:
@@ -168,7 +169,8 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
     labels: the true classes (the result then has the true "accuracy"); second: a second model's
     logits (AgreeScore); features: penultimate features (Dispersion, Frechet); source: labeled
     source logits ``(logits, labels)`` for ATC, DoC, COTT, temperature 'fit' and label_marginal
-    'source'; source_features: the source's features (Frechet). threads: 0 = every core.
+    'source'; source_features: the source's features (Frechet). threads: for the scan and the
+    source's fits, 0 = every core.
     correctness_histogram: also give the rows by confidence bin and predicted class (docs/audit.md).
     input: what the values are: 'logits' (default), 'probabilities' (a softmax, taken through the
     log, zeros floored at 1.2e-38), 'binary-logit' (one column, class 1's logit z: the classes
@@ -179,7 +181,7 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
     opts = _prepare(methods, source=source, source_features=source_features, p=p, eta=eta, taylor_order=taylor_order,
                     normalization=normalization, batch_size=batch_size, criterion=criterion, temperature=temperature,
                     label_marginal=label_marginal, architecture=architecture,
-                    correctness_histogram=correctness_histogram, input=input)
+                    correctness_histogram=correctness_histogram, input=input, threads=threads)
     if _is_path(logits) and second is None and features is None and (labels is None or _is_path(labels)):
         # the CLI's own path: the native reader streams the file (no copy of it in memory)
         result = json.loads(_scan_file(logits, opts, key, labels, _threads(threads)).result())
