@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <mano/base/error.hpp>
+#include <mano/base/page_memory.hpp>
 #include <mano/base/text.hpp>
 
 #include "io/header.hpp"
@@ -49,18 +50,18 @@ private:
 };
 
 // Room for rows that a read is about to fill: grows, never shrinks, and is not zeroed first (a
-// std::vector would write every byte once more before the file does). Double storage keeps every
-// dtype aligned.
+// std::vector would write every byte once more before the file does; mano/base/page_memory.hpp).
+// Double storage keeps every dtype aligned.
 class row_buffer {
 public:
     double* room(std::size_t doubles) {
-        if (doubles > size_) data_.reset(new double[doubles]), size_ = doubles;
+        if (doubles > size_) data_ = allocate_pages<double>(doubles), size_ = doubles;
         return data_.get();
     }
     std::size_t size() const noexcept { return size_; }
 
 private:
-    std::unique_ptr<double[]> data_;
+    page_memory<double> data_;
     std::size_t size_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "mano/accumulator/detail/accumulator_impl.hpp"
 #include "mano/base/detail/json_fields.hpp"
 #include "mano/base/error.hpp"
+#include "mano/base/page_memory.hpp"
 
 namespace mano {
 
@@ -50,7 +51,7 @@ T* row_store_of<T>::extend(std::size_t count) {
     if (!writable) {
         const std::size_t block_rows_max = (std::size_t{1} << 24) / sizeof(T) / k_ + 1;
         const std::size_t capacity = count + std::min(rows(), block_rows_max);
-        blocks_.push_back({std::shared_ptr<T[]>(new T[capacity * k_]), capacity, 0});
+        blocks_.push_back({std::shared_ptr<T[]>(allocate_pages<T>(capacity * k_).release(), page_memory_release{}), capacity, 0});
     }
     block& last = blocks_.back();
     T* out = last.data.get() + last.rows * k_;

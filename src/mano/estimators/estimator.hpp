@@ -232,7 +232,7 @@ private:
     struct block {
         // room for `capacity` rows x K, allocated when made and not zeroed (the caller writes
         // the rows extend() hands out; zeroing first would be one more pass over memory as large
-        // as the logits, 200 MB at 50000 x 1000)
+        // as the logits, 200 MB at 50000 x 1000), in 2 MB pages where offered (base/page_memory.hpp)
         std::shared_ptr<T[]> data;
         std::size_t capacity;
         std::size_t rows;
