@@ -188,11 +188,9 @@ public:
         for (const double g : price_)
             if (std::isfinite(g)) dearest = std::max(dearest, g);
         supply_ = supply, demand_ = demand;
+        bool fell = false;  // a price that falls from infinity invalidates every candidate bound
         for (std::size_t c = 0; c < k_; ++c) {
-            if (supply_[c] > 0 && !std::isfinite(price_[c])) {
-                price_[c] = dearest;
-                std::fill(bound_.begin(), bound_.end(), std::numeric_limits<double>::infinity());
-            }
+            if (supply_[c] > 0 && !std::isfinite(price_[c])) price_[c] = dearest, fell = true;
             holdings& h = classes_[c];
             for (auto& item : h.items) item.units *= demand;
             held_[c] *= demand;
@@ -205,6 +203,7 @@ public:
                 if ((cheapest.units -= out) == 0) h.pop();
             }
         }
+        if (fell) std::fill(bound_.begin(), bound_.end(), std::numeric_limits<double>::infinity());
     }
 
 private:
