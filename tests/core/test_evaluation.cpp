@@ -115,6 +115,11 @@ TEST_CASE("evaluation refuses data it cannot judge, saying why", "[evaluation][v
         CHECK_THROWS_WITH(f(s, same), Catch::Contains("all accuracies are equal") && Catch::Contains(name));
     }
     CHECK_THROWS_WITH(mano::fit_line(same, a), Catch::Contains("all scores are equal") && Catch::Contains("cannot be fitted"));
+    // equal but for rounding (MDE saturated at log K, a few ulps apart on the scalar kernel): equal
+    const std::vector<double> ulps{5.991464547107982, 5.991464547107983, 5.991464547107981};
+    CHECK_THROWS_WITH(mano::fit_line(ulps, a), Catch::Contains("all scores are equal"));
+    CHECK_THROWS_WITH(mano::pearson(ulps, a), Catch::Contains("all scores are equal"));
+    CHECK(mano::fit_line({5.9914, 5.9915, 5.9916}, a).slope != 0);
     CHECK_THROWS_WITH(mano::summarize(same, a), Catch::Contains("all scores are equal"));
     CHECK_THROWS_WITH(mano::loo_mae({0.2, 0.2, 0.2, 0.9}, {0.5, 0.6, 0.7, 0.9}),
                       Catch::Contains("leaving out test set 3 leaves all other scores equal"));
