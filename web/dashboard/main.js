@@ -7,7 +7,7 @@ import { describeAudit, exportAuditRows, readAuditFile } from './audit.js';
 import { csvText, download, exportObject } from './export.js';
 import { addFiles, repair } from './files.js';
 import { drawHistory, isHistoryFile, openHistory } from './history.js';
-import { $, setStatus, showError, summaryText } from './page.js';
+import { $, serially, setStatus, showError, summaryText } from './page.js';
 import { render, renderHeadline, selectMethod } from './render.js';
 import { setMethodOrder, state, worker } from './state.js';
 import { buildTimeline, drawTimeline } from './timeline.js';
@@ -51,11 +51,13 @@ async function addAny(fileList) {
 }
 
 // a set paired with other labels in the pairing table (render.js asks)
-$('pairing-table').addEventListener('pair', (e) => repair(e.detail.set, e.detail.labels));
+$('pairing-table').addEventListener('pair', (e) => serially(() => repair(e.detail.set, e.detail.labels)));
 
 const input = $('file-input');
 input.addEventListener('change', () => {
-  addAny(input.files).finally(() => { input.value = ''; });
+  const files = [...input.files];
+  input.value = '';
+  serially(() => addAny(files));
 });
 const zone = $('dropzone');
 zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
@@ -63,12 +65,13 @@ zone.addEventListener('dragleave', () => zone.classList.remove('over'));
 zone.addEventListener('drop', (e) => {
   e.preventDefault();
   zone.classList.remove('over');
-  addAny(e.dataTransfer.files);
+  const files = [...e.dataTransfer.files];
+  serially(() => addAny(files));
 });
-$('load-example').onclick = loadExample;
-$('clear').onclick = clearAll;
+$('load-example').onclick = () => serially(loadExample);
+$('clear').onclick = () => serially(clearAll);
 $('method-select').onchange = (e) => selectMethod(e.target.value);
-$('build-timeline').onclick = buildTimeline;
+$('build-timeline').onclick = () => serially(buildTimeline);
 $('threshold').onchange = () => { renderHeadline(); if (state.timeline) drawTimeline(); };
 $('reference').onchange = () => { if (state.timeline) drawTimeline(); };
 $('history-reference').onchange = drawHistory;
@@ -84,7 +87,7 @@ const auditInput = $('audit-file');
 auditInput.addEventListener('change', async () => {
   const [file] = auditInput.files;
   auditInput.value = '';
-  if (file && await readAuditFile(file)) render();
+  if (file) serially(async () => { if (await readAuditFile(file)) render(); });
 });
 worker.init().catch((e) => showError(e.message));
 // asked for before any file can be scored, so the worker answers it first

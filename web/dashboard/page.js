@@ -15,11 +15,32 @@ export const pct = (x) => (x === undefined || x === null ? '–' : `${(100 * x).
 export const interval = (p) => `[${pct(p.interval[0])}, ${pct(p.interval[1])}]`;
 export const branchName = (mano) => (mano ? (mano.normalization === 'taylor' ? `taylor${mano.taylor_order}` : mano.normalization) : '–');
 
+// Operations asked for and not yet finished (serially): the page is busy until the last one ends.
+let pending = 0;
+let queue = Promise.resolve();
+
+function showState(busy) {
+  const working = busy || pending > 0;
+  $('status').dataset.state = working ? 'busy' : state.sets.length ? 'ready' : 'idle';
+  for (const id of ['load-example', 'build-timeline', 'clear']) $(id).disabled = working;
+}
+
 export function setStatus(text, busy) {
-  const s = $('status');
-  s.textContent = text;
-  s.dataset.state = busy ? 'busy' : state.sets.length ? 'ready' : 'idle';
-  for (const id of ['load-example', 'build-timeline', 'clear']) $(id).disabled = busy;
+  $('status').textContent = text;
+  showState(busy);
+}
+
+// Runs the operations a user asks for (files dropped, a set paired, the example, the timeline)
+// one at a time, in order: two at once would score and forget the same sets. The status is busy
+// from the moment one is asked for, so whoever waits for "ready" waits for this one too.
+export function serially(task) {
+  pending += 1;
+  showState(true);
+  queue = queue.then(task).catch((e) => showError(e.message)).finally(() => {
+    pending -= 1;
+    showState(false);
+  });
+  return queue;
 }
 
 export function showProgress(label, done, total) {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, nativeMano, normalLogits, root, runNative, tempDir } from './support.js';
+import { compareDeep, loadPackage, nativeMano, normalLogits, PARITY, root, runNative, tempDir } from './support.js';
 
 let mano;
 before(async () => {
@@ -198,7 +198,7 @@ describe('inputs', () => {
       path.join(dir, 'source_logits.npy'), '--source-labels', path.join(dir, 'source_labels.npy'), '--temperature', 'fit',
       '--label-marginal', 'source']);
     delete want.file;
-    assert.deepEqual(compareDeep(got, want, 1e-6), []);
+    assert.deepEqual(compareDeep(got, want, PARITY), []);
     assert.throws(() => mano.score(target.data, target, { labelMarginal: 'source' }),
       (e) => e instanceof mano.InputError && /labelMarginal 'source' needs options.source/.test(e.message));
   });

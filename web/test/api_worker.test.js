@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, normalLogits, root, runNative } from './support.js';
+import { compareDeep, PARITY, loadPackage, normalLogits, root, runNative } from './support.js';
 
 let mano;
 before(async () => {
@@ -39,7 +39,7 @@ describe('worker protocol (handleMessage, as the Worker runs it)', () => {
     assert.equal(value.result.chunks.length, 4);
     assert.ok(value.result.accuracy > 0.5);
     const want = runNative(['score', '--json', '--quiet', path.join(root, 'tests/data/example/blend_0_logits.npy')]);
-    assert.deepEqual(compareDeep(value.result.methods, want.methods, 1e-6), []);
+    assert.deepEqual(compareDeep(value.result.methods, want.methods, PARITY), []);
   });
 
   test('operations are own properties; malformed arguments are InputErrors, not internal errors', async () => {

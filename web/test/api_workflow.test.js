@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, nativeMano, normalCdf, root, runNative, tempDir } from './support.js';
+import { compareDeep, PARITY, loadPackage, nativeMano, normalCdf, root, runNative, tempDir } from './support.js';
 
 let mano;
 before(async () => {
@@ -66,8 +66,8 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const result = mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal });
     const got = mano.predict(cal, result);
     const want = runNative(['predict', '--calibration', file, '--json', '--quiet', path.join(dir, 'contrast_3_logits.npy')]);
-    assert.deepEqual(compareDeep(got.estimate, want.estimate, 1e-6, 'estimate'), []);
-    assert.deepEqual(compareDeep(got.methods, want.methods, 1e-6, 'methods'), []);
+    assert.deepEqual(compareDeep(got.estimate, want.estimate, PARITY, 'estimate'), []);
+    assert.deepEqual(compareDeep(got.methods, want.methods, PARITY, 'methods'), []);
     assert.throws(() => mano.score(m.data, { rows: m.rows, cols: m.cols }, { calibration: cal, p: 3 }),
       (e) => e instanceof mano.InputError && /give no other option but input \(got p\)/.test(e.message));
     assert.throws(() => mano.score(m.data.subarray(0, 20 * 5), { rows: 20, cols: 5 }, { calibration: cal }),
@@ -83,11 +83,11 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const choice = mano.calibrate(scans, { source }).normalization;
     const want = { ...nativeEval.normalization };
     delete want.per_set;
-    assert.deepEqual(compareDeep(choice, want, 1e-6), [], 'the branch chosen over all 12 sets (2 groups)');
+    assert.deepEqual(compareDeep(choice, want, PARITY), [], 'the branch chosen over all 12 sets (2 groups)');
     const evaluation = mano.evaluate(onBranch(scans, choice));
-    assert.deepEqual(compareDeep(evaluation.summary, nativeEval.summary, 1e-6), []);
-    assert.deepEqual(compareDeep(evaluation.groups, nativeEval.groups, 1e-6), []);
-    assert.deepEqual(compareDeep(evaluation.sets.map((s) => s.methods), nativeEval.sets.map((s) => s.methods), 1e-6), []);
+    assert.deepEqual(compareDeep(evaluation.summary, nativeEval.summary, PARITY), []);
+    assert.deepEqual(compareDeep(evaluation.groups, nativeEval.groups, PARITY), []);
+    assert.deepEqual(compareDeep(evaluation.sets.map((s) => s.methods), nativeEval.sets.map((s) => s.methods), PARITY), []);
   });
 
   test('calibrate (normalization family) and predict equal mano calibrate / mano predict', () => {
@@ -102,9 +102,9 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     // softmax, the family's is not): `mano calibrate` scored them again on the family's branch.
     const once = mano.calibrate(contrast, { source });
     assert.equal(once.version, 2);
-    assert.deepEqual(compareDeep(once.normalization, nativeCal.normalization, 1e-6), []);
-    assert.deepEqual(compareDeep(once.methods.mano, nativeCal.methods.mano, 1e-6), []);
-    assert.deepEqual(compareDeep(once.shift, nativeCal.shift, 1e-6), []);
+    assert.deepEqual(compareDeep(once.normalization, nativeCal.normalization, PARITY), []);
+    assert.deepEqual(compareDeep(once.methods.mano, nativeCal.methods.mano, PARITY), []);
+    assert.deepEqual(compareDeep(once.shift, nativeCal.shift, PARITY), []);
     assert.deepEqual(compareDeep(once.options, nativeCal.options, 1e-6, '', 0).filter((d) => !d.startsWith('.methods')), []);
     assert.equal(once.recommended, nativeCal.recommended);
     assert.ok(contrast.every((s) => s.result.methods.mano.normalization === 'softmax'), 'the example\'s sets are on softmax one by one');
@@ -117,7 +117,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
       { source, normalization: family.normalization, taylorOrder: family.taylor_order });
     assert.equal(calibration.normalization, undefined, 'a forced branch records no choice');
     calibration.normalization = family;
-    assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(calibration))), byMethod(nativeCal), 1e-6), []);
+    assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(calibration))), byMethod(nativeCal), PARITY), []);
     assert.ok(Array.isArray(calibration.notes));
     assert.ok(calibration.methods.mano.folds.length === 6 && calibration.methods.mano.folds.every((f) => f.residuals.length === 1),
       'one group: every set is its own fold');
@@ -129,7 +129,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     blend.forEach((s, i) => {
       const p = mano.predict(calibration, s.result, { level: 0.8 });
       const want = withoutName(nativePredict.sets[i]);
-      assert.deepEqual(compareDeep(p, want, 1e-6), [], s.name);
+      assert.deepEqual(compareDeep(p, want, PARITY), [], s.name);
       assert.ok(p.estimate && p.shift, `${s.name}: estimate and shift`);
       // the regime: MLLS's own estimate on a set that passed the label-shift check, else the line's
       if (p.estimate.regime === 'label_shift') {
@@ -145,10 +145,10 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
       const p = mano.predict(calibration, s.result, { level: 0.8 });
       const want = nativePredict.sets[i];
       assert.equal(p.estimate.method, want.estimate.method);
-      assert.deepEqual(compareDeep(p.estimate.accuracy, want.estimate.accuracy, 1e-6), [], s.name);
+      assert.deepEqual(compareDeep(p.estimate.accuracy, want.estimate.accuracy, PARITY), [], s.name);
       assert.ok(p.estimate.interval[0] >= want.estimate.interval[0] - 1e-9 && p.estimate.interval[1] <= want.estimate.interval[1] + 1e-9,
         `${s.name}: ${p.estimate.interval} inside ${want.estimate.interval}`);
-      assert.deepEqual(compareDeep(p.shift, want.shift, 1e-6), [], s.name);
+      assert.deepEqual(compareDeep(p.shift, want.shift, PARITY), [], s.name);
     });
 
     // predictScores is predict without the score's own standard error
@@ -182,7 +182,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
       const again = runNative(['predict', '--calibration', path.join(tmp, name), '--manifest', manifestFile, '--group', 'blend',
         '--json', '--level', '0.8']);
       const js = blend.map((s) => mano.predict(cal, s.result, { level: 0.8 }));
-      assert.deepEqual(compareDeep(again.sets.map(withoutName), js, 1e-6), [], name);
+      assert.deepEqual(compareDeep(again.sets.map(withoutName), js, PARITY), [], name);
     }
   });
 
@@ -194,7 +194,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     const calibration = mano.calibrate(contrast, { source, normalization: 'softrun' });
     assert.ok(!('normalization' in calibration), 'no family choice is recorded');
     assert.equal(calibration.options.normalization, 'softrun');
-    assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(calibration))), byMethod(nativeCal), 1e-6), []);
+    assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(calibration))), byMethod(nativeCal), PARITY), []);
     // MaNo's line is fitted on each set's own (softmax) score, not the family's (on the probit
     // link its score range is on the probit scale: read back through Phi)
     const highest = Math.max(...contrast.map((s) => s.result.methods.mano.score));
@@ -207,7 +207,7 @@ describe('evaluate, calibrate, predict (the CLI semantics)', () => {
     assert.notEqual(family.methods.mano.slope, calibration.methods.mano.slope);
     const nativePredict = runNative(['predict', '--calibration', calFile, '--manifest', manifestFile, '--group', 'blend', '--json']);
     scans.filter((s) => s.group === 'blend').forEach((s, i) => {
-      assert.deepEqual(compareDeep(mano.predict(calibration, s.result), withoutName(nativePredict.sets[i]), 1e-6), [], s.name);
+      assert.deepEqual(compareDeep(mano.predict(calibration, s.result), withoutName(nativePredict.sets[i]), PARITY), [], s.name);
     });
   });
 });

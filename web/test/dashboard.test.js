@@ -13,9 +13,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CHROMIUM, compareDeep, foreignRequests, haveChromium, nativeMano, normalLogits, root, runNative, writeNpy,
+  CHROMIUM, compareDeep, PARITY, foreignRequests, haveChromium, nativeMano, normalLogits, root, runNative, writeNpy,
 } from './support.js';
-import { blend, contrast, example, file, openWithExample, ready, site } from './dashboard_support.js';
+import { blend, contrast, example, file, hangGuard, openWithExample, ready, site } from './dashboard_support.js';
 
 const artifacts = path.join(root, 'build/artifacts');
 const sourceFlags = ['--source-logits', file('source_logits.npy'), '--source-labels', file('source_labels.npy')];
@@ -39,7 +39,7 @@ async function exported(page) {
 const skip = !haveChromium ? `${CHROMIUM} does not exist: no browser to test in`
   : !fs.existsSync(path.join(site, 'index.html')) ? 'build/dashboard is missing: run npm run build' : false;
 
-describe('dashboard (chromium)', { skip }, () => {
+describe('dashboard (chromium)', { skip, ...hangGuard }, () => {
   let browser;
   let server;
   let origin;
@@ -72,16 +72,16 @@ describe('dashboard (chromium)', { skip }, () => {
     for (const want of evaluation.sets) {
       const got = report.sets.find((s) => s.name === want.name);
       assert.deepEqual(compareDeep({ n: got.n, k: got.k, accuracy: got.accuracy, methods: got.methods },
-        { n: want.n, k: want.k, accuracy: want.accuracy, methods: want.methods }, 1e-6, want.name), []);
+        { n: want.n, k: want.k, accuracy: want.accuracy, methods: want.methods }, PARITY, want.name), []);
     }
-    assert.deepEqual(compareDeep(report.evaluation.summary, evaluation.summary, 1e-6, 'summary'), []);
+    assert.deepEqual(compareDeep(report.evaluation.summary, evaluation.summary, PARITY, 'summary'), []);
     // the unlabeled sets are scored on the branch chosen for the labeled ones
     const scored = execFileSync(nativeMano, ['score', '--json', '--quiet', ...sourceFlags, ...branchFlags(evaluation.normalization),
       ...blend.map((s) => file(`${s}_logits.npy`))], { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
     blend.forEach((name, i) => {
       const got = report.sets.find((s) => s.name === name);
       assert.equal(got.accuracy, undefined, `${name} was loaded without labels`);
-      assert.deepEqual(compareDeep(got.methods, scored[i].methods, 1e-6, name), []);
+      assert.deepEqual(compareDeep(got.methods, scored[i].methods, PARITY, name), []);
     });
   });
 
@@ -91,14 +91,14 @@ describe('dashboard (chromium)', { skip }, () => {
     execFileSync(nativeMano, ['calibrate', manifest, '--allow-outside-paths', '-o', cal, '--quiet']);
     const want = JSON.parse(fs.readFileSync(cal, 'utf8'));
     assert.ok(want.normalization && want.recommended, 'the native calibration chose a branch and a method');
-    assert.deepEqual(compareDeep(byMethod(report.calibration), byMethod(want), 1e-6, 'calibration', 1e-7), []);
+    assert.deepEqual(compareDeep(byMethod(report.calibration), byMethod(want), PARITY, 'calibration'), []);
     const list = execFileSync(nativeMano, ['predict', '--calibration', cal, '--json', '--quiet', ...blend.map((s) => file(`${s}_logits.npy`))],
       { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
     blend.forEach((name, i) => {
       const got = report.sets.find((s) => s.name === name);
-      assert.deepEqual(compareDeep(got.prediction, list[i].methods, 1e-6, name), []);
-      assert.deepEqual(compareDeep(got.estimate, list[i].estimate, 1e-6, `${name} estimate`), []);
-      assert.deepEqual(compareDeep(got.shift, list[i].shift, 1e-6, `${name} shift`), []);
+      assert.deepEqual(compareDeep(got.prediction, list[i].methods, PARITY, name), []);
+      assert.deepEqual(compareDeep(got.estimate, list[i].estimate, PARITY, `${name} estimate`), []);
+      assert.deepEqual(compareDeep(got.shift, list[i].shift, PARITY, `${name} shift`), []);
     });
   });
 
@@ -143,7 +143,7 @@ describe('dashboard (chromium)', { skip }, () => {
     assert.equal(timeline.chunks.length, chunks.length);
     timeline.chunks.forEach((c, i) => {
       assert.equal(c.first, i * 500);
-      assert.deepEqual(compareDeep(c.methods, chunks[i].methods, 1e-6, `chunk ${i}`), []);
+      assert.deepEqual(compareDeep(c.methods, chunks[i].methods, PARITY, `chunk ${i}`), []);
       assert.ok(c.prediction.mano.interval[0] <= c.prediction.mano.accuracy);
     });
     const alerts = (await page.locator('[data-testid="timeline-alerts"] li').allTextContents()).join(' / ');
@@ -230,7 +230,7 @@ describe('dashboard (chromium)', { skip }, () => {
     const set = after.sets.find((s) => s.name === 'blend_5');
     const truth = runNative(['score', '--json', '--quiet', ...branchFlags(after.calibration.normalization), file('blend_5_logits.npy')]);
     assert.ok(set.accuracy > 0 && set.accuracy <= 1, 'labels added later give blend_5 its true accuracy');
-    assert.deepEqual(compareDeep(set.methods.mano, truth.methods.mano, 1e-6), []);
+    assert.deepEqual(compareDeep(set.methods.mano, truth.methods.mano, PARITY), []);
   });
 
   test('files pair by their last name part only, and labels of another length are refused', async () => {
@@ -278,8 +278,8 @@ describe('dashboard (chromium)', { skip }, () => {
     const cal = path.join(tmp, 'page_cal.json');
     fs.writeFileSync(cal, JSON.stringify(calibration));
     const want = runNative(['predict', '--calibration', cal, '--json', '--quiet', shifted]);
-    assert.deepEqual(compareDeep(got.estimate, want.estimate, 1e-6, 'moved estimate'), []);
-    assert.deepEqual(compareDeep(got.shift, want.shift, 1e-6, 'moved shift'), []);
+    assert.deepEqual(compareDeep(got.estimate, want.estimate, PARITY, 'moved estimate'), []);
+    assert.deepEqual(compareDeep(got.shift, want.shift, PARITY, 'moved shift'), []);
   });
 
   test('nothing was fetched from anywhere but the page\'s own origin; no errors logged', async () => {
@@ -317,7 +317,7 @@ describe('dashboard (chromium)', { skip }, () => {
     await ready(page);
     const { sets: scored, calibration } = await exported(page);
     const want = runNative(['predict', '--calibration', cal, '--json', '--quiet', file('blend_2_logits.npy')]);
-    assert.deepEqual(compareDeep(scored.find((x) => x.name === 'blend_2').estimate, want.estimate, 1e-6, 'blend_2 estimate'), []);
+    assert.deepEqual(compareDeep(scored.find((x) => x.name === 'blend_2').estimate, want.estimate, PARITY, 'blend_2 estimate'), []);
     assert.match(await page.locator('[data-testid="recommended-card"]').textContent(), /from cli-calibration\.json/);
     const fromFile = JSON.parse(fs.readFileSync(cal, 'utf8'));
     assert.deepEqual(compareDeep(calibration, fromFile, 1e-12, 'calibration'), []);
@@ -395,16 +395,16 @@ describe('dashboard (chromium)', { skip }, () => {
     fs.mkdirSync(artifacts, { recursive: true });
     await page.click('[data-testid="clear"]');
     await page.click('[data-testid="load-example"]');
-    await page.waitForFunction(() => /12 sets scored/.test(document.querySelector('[data-testid="status"]').textContent) &&
-      document.querySelector('[data-testid="status"]').dataset.state === 'ready', null, { timeout: 60_000 });
+    await ready(page);
+    assert.match(await page.locator('[data-testid="status"]').textContent(), /12 sets scored/);
     assert.equal(await page.locator('[data-testid="set-row"]').count(), 12, 'Load example gives the 12 example sets');
     await page.waitForSelector('[data-testid="scatter"] canvas');
     await page.fill('[data-testid="threshold"]', '0.8');
     await page.selectOption('[data-testid="timeline-file"]', 'blend_1');
     await page.fill('[data-testid="chunk-rows"]', '200');
     await page.click('[data-testid="build-timeline"]');
-    await page.waitForFunction(() => /10 chunks of 200 rows/.test(document.querySelector('[data-testid="timeline-note"]').textContent),
-      null, { timeout: 60_000 });
+    await ready(page);
+    assert.match(await page.locator('[data-testid="timeline-note"]').textContent(), /10 chunks of 200 rows/);
     const shot = path.join(artifacts, 'dashboard.png');
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(fs.statSync(shot).size > 10_000);

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { haveChromium, CHROMIUM, launchChromium, root, serveDirectory, tempDir } from './support.js';
-import { ready, site } from './dashboard_support.js';
+import { hangGuard, ready, site } from './dashboard_support.js';
 
 const skip = !haveChromium ? `${CHROMIUM} does not exist: no browser to test in`
   : !fs.existsSync(path.join(site, 'index.html')) ? 'build/dashboard is missing: run npm run build' : false;
 
-describe('dashboard: a CSV\'s columns that are not classes (chromium)', { skip }, () => {
+describe('dashboard: a CSV\'s columns that are not classes (chromium)', { skip, ...hangGuard }, () => {
   let browser, server, dir, want;
 
   before(async () => {

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { compareDeep, loadPackage, nativeMano, normalLogits, tempDir, writeNpy } from './support.js';
+import { compareDeep, PARITY, loadPackage, nativeMano, normalLogits, tempDir, writeNpy } from './support.js';
 
 let mano;
 let dir;
@@ -53,8 +53,8 @@ test('every default method on random float32 logits of many shapes', () => {
   inputs.forEach(({ rows, cols, data }, i) => {
     const got = mano.score(data, { rows, cols });
     assert.deepEqual(Object.keys(got.methods).sort(), Object.keys(want[i].methods).sort(), `${rows}x${cols}: same methods`);
-    assert.deepEqual(compareDeep(got, want[i], 1e-6, `${rows}x${cols}`), []);
-    assert.deepEqual(compareDeep(withoutSe(got), withoutSe(best[i]), 1e-6, `${rows}x${cols} (best native kernel)`), []);
+    assert.deepEqual(compareDeep(got, want[i], PARITY, `${rows}x${cols}`), []);
+    assert.deepEqual(compareDeep(withoutSe(got), withoutSe(best[i]), PARITY, `${rows}x${cols} (best native kernel)`), []);
     assert.deepEqual(compareDeep(got, best[i], 1e-4, `${rows}x${cols} (best native kernel)`, 1e-8), []);
   });
 });
@@ -81,8 +81,8 @@ test('float64 and float16 files', () => {
   writeNpy(files[0], f64, [rows, cols]);
   writeNpy(files[1], f16, [rows, cols]);
   const [want64, want16] = native(files);
-  assert.deepEqual(compareDeep(mano.score(f64, { rows, cols }), want64, 1e-6, 'float64'), []);
-  assert.deepEqual(compareDeep(mano.score(f16, { rows, cols, dtype: 'float16' }), want16, 1e-6, 'float16'), []);
+  assert.deepEqual(compareDeep(mano.score(f64, { rows, cols }), want64, PARITY, 'float64'), []);
+  assert.deepEqual(compareDeep(mano.score(f16, { rows, cols, dtype: 'float16' }), want16, PARITY, 'float16'), []);
 });
 
 test('options: p, eta, Taylor order, normalization, batches, fixed criterion, temperature', () => {
@@ -102,6 +102,6 @@ test('options: p, eta, Taylor order, normalization, batches, fixed criterion, te
   ];
   for (const [options, flags] of variants) {
     const [want] = native([file], flags);
-    assert.deepEqual(compareDeep(mano.score(data, { rows, cols }, options), want, 1e-6, JSON.stringify(options)), []);
+    assert.deepEqual(compareDeep(mano.score(data, { rows, cols }, options), want, PARITY, JSON.stringify(options)), []);
   }
 });

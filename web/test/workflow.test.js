@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { compareDeep, loadPackage, nativeMano, root, runNative, tempDir } from './support.js';
+import { compareDeep, PARITY, loadPackage, nativeMano, root, runNative, tempDir } from './support.js';
 
 const mano = await loadPackage();
 
@@ -54,11 +54,11 @@ describe('evaluate and calibrate of sets given as logits equal mano eval and man
         assert.deepEqual(Object.keys(got.normalization.errors).sort(), ['softmax', ...c.options.taylorOrders.map((o) => `taylor${o}`)].sort());
       // native and WebAssembly kernels agree within 1e-6 relative (docs/testing.md); residuals, of
       // accuracies near 1, within 1e-7
-      assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(got))), byMethod(want), 1e-6, '', 1e-7), []);
+      assert.deepEqual(compareDeep(byMethod(JSON.parse(JSON.stringify(got))), byMethod(want), PARITY), []);
 
       const wantEval = runNative(['eval', '--json', '--quiet', file, ...c.cli]);
       const gotEval = mano.evaluate(sets, options);
-      assert.deepEqual(compareDeep(gotEval, wantEval, 1e-6, '', 1e-7), []);
+      assert.deepEqual(compareDeep(gotEval, wantEval, PARITY), []);
       assert.ok(Array.isArray(gotEval.warnings));
     });
   }
@@ -114,7 +114,7 @@ describe('the Worker\'s calibrateFiles: the family workflow one awaited read at 
     const cal = `${list}.cal.json`;
     execFileSync(nativeMano, ['calibrate', list, '--allow-outside-paths', '-o', cal, '--quiet', '--taylor-orders', '1,2',
       '--methods', 'mano,confscore,entropy']);
-    assert.deepEqual(compareDeep(byMethod(calibration), byMethod(JSON.parse(fs.readFileSync(cal, 'utf8'))), 1e-6, '', 1e-7), []);
+    assert.deepEqual(compareDeep(byMethod(calibration), byMethod(JSON.parse(fs.readFileSync(cal, 'utf8'))), PARITY), []);
     fs.rmSync(path.dirname(list), { recursive: true, force: true });
   });
 
