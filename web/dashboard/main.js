@@ -70,10 +70,11 @@ zone.addEventListener('drop', (e) => {
 });
 $('load-example').onclick = () => serially(loadExample);
 $('clear').onclick = () => serially(clearAll);
-$('method-select').onchange = (e) => selectMethod(e.target.value);
+// what draws the sets waits for an operation in progress: until it ends, its sets are not all scored
+$('method-select').onchange = (e) => serially(() => selectMethod(e.target.value));
 $('build-timeline').onclick = () => serially(buildTimeline);
-$('threshold').onchange = () => { renderHeadline(); if (state.timeline) drawTimeline(); };
-$('reference').onchange = () => { if (state.timeline) drawTimeline(); };
+$('threshold').onchange = () => serially(() => { renderHeadline(); if (state.timeline) drawTimeline(); });
+$('reference').onchange = () => serially(() => { if (state.timeline) drawTimeline(); });
 $('history-reference').onchange = drawHistory;
 $('export-json').onclick = () => download('mano-results.json', `${JSON.stringify(exportObject(), null, 1)}\n`, 'application/json');
 $('export-csv').onclick = () => download('mano-results.csv', csvText(), 'text/csv');
