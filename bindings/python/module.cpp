@@ -403,6 +403,7 @@ PYBIND11_MODULE(_core, m) {
     m.attr("label_shift_max_seed") = mano::label_shift_max_seed;
     m.def("read_rows", &read_rows);
     m.attr("audit_max_rows") = mano::audit_max_rows;
+    m.attr("max_interval_level") = mano::max_interval_level;
     m.attr("audit_max_bytes") = mano::audit_max_bytes;
     m.attr("audit_max_seed") = mano::audit_max_seed;
     m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"),

@@ -372,6 +372,7 @@ std::string version() { return mano::version_string; }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(mano) {
+    emscripten::constant("maxIntervalLevel", mano::max_interval_level);
     emscripten::class_<raw_accumulator>("Accumulator")
         .function("push", &raw_accumulator::push)
         .function("merge", &raw_accumulator::merge)

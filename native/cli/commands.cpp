@@ -12,6 +12,7 @@
 #include "cli/manifest.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
+#include "mano/calibration/interval_level.hpp"
 #include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
@@ -73,7 +74,7 @@ int run_score(score_command& c) {
     if (!c.emit_state.empty() && (c.files.size() != 1 || c.chunk_size > 0))
         throw error("--emit-state writes the state of one logits file; give exactly one file and no --chunk-size");
     if (!c.rows.empty() && c.files.size() != 1) throw error("--rows selects rows of one logits file; give exactly one");
-    if (!(c.level > 0 && c.level < 1)) throw error("--level must lie strictly between 0 and 1, e.g. 0.9");
+    check_interval_level(c.level, "--level");
     if (!c.emit_state.empty()) {
         auto inputs = c.files;
         inputs.insert(inputs.end(), {c.methods.second_logits, c.methods.features, c.methods.source_features,
@@ -258,7 +259,7 @@ int run_calibrate(calibrate_command& c) {
 
 int run_predict(predict_command& c) {
     c.input.finish();
-    if (!(c.level > 0 && c.level < 1)) throw error("--level must lie strictly between 0 and 1, e.g. 0.9");
+    check_interval_level(c.level, "--level");
     if (c.files.empty() == c.manifest.empty()) throw error("give logit files or --manifest (one of them)");
     calibration cal = host::read_calibration(c.calibration);
     if (!c.methods.empty()) {

@@ -22,8 +22,6 @@ constexpr const char* outside_help =
     "read files the manifest names outside its own folder (absolute paths elsewhere, '..', symbolic links "
     "elsewhere); refused by default";
 
-bool probability_level(double x) { return x > 0 && x < 1; }
-
 }  // namespace
 
 char** mano::cli::command_line = nullptr;
@@ -58,7 +56,7 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     score->add_option("--level", score_args.level, "prediction interval level with --calibration")
         ->capture_default_str()
-        ->check(real_number("in (0, 1)", probability_level));
+        ->check(real_number(mano::interval_level_range(), mano::interval_level_ok));
     score->add_flag("--correctness-histogram", score_args.correctness_histogram,
                     "also give each result its rows by confidence bin and predicted class (docs/audit.md)");
     score_args.methods.add_to(score, true);
@@ -127,7 +125,7 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     infer->add_option("--level", infer_args.level, "prediction interval level with --calibration")
         ->capture_default_str()
-        ->check(real_number("in (0, 1)", probability_level));
+        ->check(real_number(mano::interval_level_range(), mano::interval_level_ok));
     infer->add_flag("--quiet", infer_args.quiet, "no progress or speed line on stderr");
     infer_args.methods.add_to(infer, false, "--mano-batch-size");
 
@@ -144,7 +142,7 @@ int main(int argc, char** argv) {
     predict->add_flag("--json", predict_args.json, "JSON output");
     predict->add_option("--level", predict_args.level, "prediction interval level")
         ->capture_default_str()
-        ->check(real_number("in (0, 1)", probability_level));
+        ->check(real_number(mano::interval_level_range(), mano::interval_level_ok));
     predict->add_option("--audit", predict_args.audit,
                         "a labeled audit file of the set (mano audit, with a column label): its accuracy from those rows "
                         "(PPI on the calibration's correctness model)")

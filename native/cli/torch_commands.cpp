@@ -14,6 +14,7 @@
 #include "cli/options.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
+#include "mano/calibration/interval_level.hpp"
 #include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
@@ -245,7 +246,7 @@ void print_speed(std::size_t images, std::chrono::steady_clock::time_point start
 
 int run_infer(infer_command& c) {
     check_run(c.run, "infer");
-    if (!(c.level > 0 && c.level < 1)) throw error("--level must lie strictly between 0 and 1, e.g. 0.9");
+    check_interval_level(c.level, "--level");
     preprocessing p = preprocessing_of(c.run);
     std::optional<calibration> cal;
     if (!c.calibration.empty()) {

@@ -28,6 +28,8 @@ options prediction_options(const calibration& cal, const std::string& path, std:
     } catch (const error& e) {
         throw file_error(path, e);
     }
+    // a file of 0 rows is refused by the scan ("no rows to score"); its size leaves nothing out
+    if (n == 0) return o;
     for (const method m : left_out)
         notes.push_back(path + ": " + method_name(m) + " left out of this prediction: it keeps every row, which a prediction " +
                         "does only up to " + std::to_string(keeps_rows_max_logits) + " logits and " +

@@ -23,6 +23,7 @@
 #include "mano/calibration/calibration.hpp"
 #include "mano/calibration/correctness_model.hpp"
 #include "mano/calibration/evaluate.hpp"
+#include "mano/calibration/interval_level.hpp"
 #include "mano/calibration/label_shift_copies.hpp"
 #include "mano/calibration/normalization_choice.hpp"
 #include "mano/calibration/statistics.hpp"

@@ -251,8 +251,9 @@ def test_numeric_options(tmp, rng):
         for value in ("nan", "inf", "-inf", "1e999", "x"):
             cases.append((score + [option, value], f"{option}: must be a finite number"))
     for command in (score + ["--calibration", cal], ["predict", "--calibration", cal, logits]):
-        for value in ("nan", "inf", "0", "1", "-0.5", "1.5", "1e-400"):
-            cases.append((command + ["--level", value], "--level: must be a finite number in (0, 1)"))
+        # 0.9999999999999999: 0.5 + level / 2 rounds to 1, so its t quantile is infinite
+        for value in ("nan", "inf", "0", "1", "-0.5", "1.5", "1e-400", "0.9999999999999999", "0.9999995"):
+            cases.append((command + ["--level", value], "--level: must be a finite number in (0, 0.999999]"))
     for value in ("0", "171", "-1", "1.5", "2e0", "99999999999999999999"):
         cases.append((score + ["--taylor-order", value], "--taylor-order: must be a whole number >= 1 and <= 170"))
     for value in ("0", "2,171", "2,-1", "2,x"):
@@ -270,7 +271,7 @@ def test_numeric_options(tmp, rng):
         (["infer", "--crop", "0"], "--crop: must be a whole number >= 1 and <= 16384"),
         (["infer", "--workers", "5000"], "--workers: must be a whole number >= 0 and <= 1024"),
         (["infer", "--batch-size", "1000000000"], "--batch-size: must be a whole number >= 1 and <= 65536"),
-        (["infer", "--level", "nan"], "--level: must be a finite number in (0, 1)"),
+        (["infer", "--level", "nan"], "--level: must be a finite number in (0, 0.999999]"),
     ]
     for args, needle in cases:
         line = one_error(run(*args), needle, " ".join(map(str, args)).replace(str(folder), ""))

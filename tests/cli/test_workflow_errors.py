@@ -221,6 +221,11 @@ def test_bad_inputs(tmp):
     np.save(tmp / "k5.npy", rng.standard_normal((50, 5)).astype(np.float32))
     proc = run("predict", "--calibration", cal, tmp / "k5.npy")
     check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, f"predict K mismatch: {proc.stderr!r}")
+    # a file of 0 rows: the one error, no size warning about the methods that keep rows before it
+    np.save(tmp / "empty.npy", np.zeros((0, 10), np.float32))
+    proc = run("predict", "--calibration", cal, tmp / "empty.npy")
+    lines = proc.stderr.strip().splitlines()
+    check(proc.returncode == 2 and len(lines) == 1 and "empty.npy: no rows to score" in lines[0], f"predict 0 rows: {proc.stderr!r}")
 
 
 with tempfile.TemporaryDirectory() as d:

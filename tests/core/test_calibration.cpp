@@ -189,6 +189,10 @@ TEST_CASE("calibration fits the line and predicts with a t interval") {
         CHECK(folds_far.out_of_range == 1);
     }
     CHECK_THROWS_WITH(mano::predict(mc, 0.5, std::nullopt, 1.0), Catch::Contains("level"));
+    // 0.5 + level / 2 rounds to 1 here: the range's message, not student_t_quantile's
+    CHECK_THROWS_WITH(mano::predict(mc, 0.5, std::nullopt, 0.9999999999999999),
+                      Catch::Equals("the interval level must be in (0, 0.999999], e.g. 0.9 (got 0.99999999999999989)"));
+    CHECK_NOTHROW(mano::predict(mc, 0.5, std::nullopt, mano::max_interval_level));
 
     SECTION("JSON round trip and validation") {
         const auto back = mano::calibration::from_json(cal.to_json());

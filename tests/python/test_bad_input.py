@@ -1,5 +1,6 @@
 """Bad input raises mano.InputError (a ValueError) with a clear message, never a crash."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -149,7 +150,9 @@ BAD_INPUTS = [
     ("default-methods-k-0", lambda t: mano.default_methods(0), r"\bk\b"),
     ("default-methods-n-negative", lambda t: mano.default_methods(10, -1), r"\bn\b"),
     ("default-methods-input", lambda t: mano.default_methods(10, 5, ["foo"]), r"'\"foo\"' is not one of source"),
-    ("predict-level", lambda t: mano.predict({}, X, level=1.5), r"level must lie strictly between 0 and 1"),
+    ("predict-level", lambda t: mano.predict({}, X, level=1.5), r"level must be in \(0, 0.999999\]"),
+    # 0.5 + level / 2 rounds to 1: before, an internal "student_t_quantile: ... (got 1)"
+    ("predict-level-next-to-1", lambda t: mano.predict({}, X, level=0.9999999999999999), r"level must be in \(0, 0.999999\]"),
     ("predict-not-a-calibration", lambda t: mano.predict({"format": "x"}, X), r"not a mano calibration"),
     ("read-calibration-missing", lambda t: mano.read_calibration(t / "cal.json"), r"cal\.json: cannot open"),
     ("evaluate-not-sets", lambda t: mano.evaluate(3), r"sets must be a manifest path"),
@@ -212,6 +215,12 @@ def test_calibration_misuse_raises_input_error(calibration, tmp_path):
     np.save(path, random_logits(50, 4, 17))
     with pytest.raises(mano.InputError, match=f"k4\\.npy: {cli_like}"):
         mano.predict(calibration, path)
+    # a file of 0 rows: the one error, no size warning about the methods that keep rows before it
+    np.save(tmp_path / "empty.npy", np.zeros((0, 10), np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(mano.InputError, match=r"empty\.npy: no rows to score"):
+            mano.predict(calibration, tmp_path / "empty.npy")
     with pytest.raises(mano.InputError, match=r"row 3, column 1: logit is NaN"):
         mano.predict(calibration, np.hstack([with_value(np.nan, 3, 1), X]))
     for bad in (float("nan"), math.inf, "0.5", None):
@@ -225,7 +234,7 @@ def test_calibration_misuse_raises_input_error(calibration, tmp_path):
         mano.evaluate([{"name": str(i), "result": {"n": 3}} for i in range(3)])
     with pytest.raises(mano.InputError, match=r"result: .*\"k\""):
         mano.predict(calibration, {"methods": {}, "n": 3})
-    with pytest.raises(mano.InputError, match=r"level must lie strictly between 0 and 1"):
+    with pytest.raises(mano.InputError, match=r"level must be in \(0, 0.999999\]"):
         mano.predict(calibration, EXAMPLE / "blend_0_logits.npy", level=math.nan)
 
 

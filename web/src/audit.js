@@ -7,7 +7,7 @@ import { callCore, readerCore as ready } from './core.js';
 import { jsonForCore } from './json.js';
 import { Accumulator } from './accumulator.js';
 import { UNNAMED } from './loaders.js';
-import { classesOf, coreOptions, dtypeOf, withDefaultMethods } from './options.js';
+import { checkLevel, classesOf, coreOptions, dtypeOf, withDefaultMethods } from './options.js';
 import { shownValue } from './text.js';
 
 const call = (fn) => callCore(ready(), fn);
@@ -117,10 +117,6 @@ export async function auditedLogitsRead(source, rows) {
 
 // The file a Matrix or MatrixSource was read from ('' when it was given without a name).
 const setNameOf = (m) => (typeof m.name === 'string' && m.name !== UNNAMED ? m.name : '');
-
-function checkLevel(level) {
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
-}
 
 // The set the audit is of: `logits` must be the rows `result` was scored from.
 export function checkAuditedSet(result, logits) {

@@ -148,6 +148,13 @@ export function inputName(input) {
   return input;
 }
 
+// An interval's level: in (0, max], the core's range (src/mano/calibration/interval_level.hpp).
+export function checkLevel(level) {
+  const max = ready().maxIntervalLevel;
+  if (!(typeof level === 'number' && level > 0 && level <= max))
+    throw new InputError(`level must be in (0, ${max}], e.g. 0.9 (got ${shownValue(level)})`);
+}
+
 // The classes of rows of `cols` values of an input kind (2 for a binary column), and back.
 export const classesOf = (input, cols) => call(() => ready().classesOf(inputName(input), cols));
 export const columnsOf = (input, classes) => call(() => ready().columnsOf(inputName(input), classes));

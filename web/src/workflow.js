@@ -6,7 +6,7 @@ import { jsonForCore } from './json.js';
 import { shownValue } from './text.js';
 import { Accumulator } from './accumulator.js';
 import { predictWithAudit } from './audit.js';
-import { checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
+import { checkLevel, checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -273,7 +273,7 @@ export function predict(calibration, result, options = {}) {
   const { level = 0.9, audit, logits } = options;
   if (audit !== undefined) return predictWithAudit(calibration, result, options);
   if (logits !== undefined) throw new InputError('options.logits is read for options.audit: give the labeled audit too, or leave logits out');
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
+  checkLevel(level);
   return JSON.parse(call(() => ready().predict(jsonForCore(calibration, 'calibration'), JSON.stringify(result), level)));
 }
 
@@ -281,7 +281,7 @@ export function predict(calibration, result, options = {}) {
 // from the calibration's own uncertainty: [{ accuracy, interval: [lo, hi], extrapolated }].
 export function predictScores(calibration, method, scores, { level = 0.9 } = {}) {
   ready();
-  if (!(level > 0 && level < 1)) throw new InputError(`level must be in (0, 1) (got ${shownValue(level)})`);
+  checkLevel(level);
   if (!Array.isArray(scores) && !ArrayBuffer.isView(scores)) throw new InputError('scores must be an array of numbers');
   return JSON.parse(call(() => ready().predictScores(jsonForCore(calibration, 'calibration'), String(method),
     JSON.stringify(Array.from(scores, Number)), level)));

@@ -51,7 +51,9 @@ describe('bad input: a typed error with a clear message, and the module stays us
     ['evaluate without accuracy', () => mano.evaluate([1, 2, 3].map((i) => ({ name: `s${i}`, result: mano.score(q, { rows: 2, cols: 3 }) }))),
       'InputError', /accuracy/],
     ['predict with a bad calibration', () => mano.predict({ format: 'x' }, mano.score(q, { rows: 2, cols: 3 })), 'InputError', /calibration/],
-    ['predict level', () => mano.predict({}, {}, { level: 2 }), 'InputError', /level must be in \(0, 1\)/],
+    ['predict level', () => mano.predict({}, {}, { level: 2 }), 'InputError', /level must be in \(0, 0\.999999\], e\.g\. 0\.9 \(got 2\)/],
+    // 0.5 + level / 2 rounds to 1 (before: an internal "student_t_quantile: ... (got 1)")
+    ['predict level next to 1', () => mano.predict({}, {}, { level: 0.9999999999999999 }), 'InputError', /level must be in \(0, 0\.999999\]/],
     ['calibrate normalization', () => mano.calibrate([], { normalization: 'per-set' }), 'InputError',
       /normalization 'per-set' is not one of family, softrun, softmax, taylor/],
     ['calibrate family with a fixed criterion', () => mano.calibrate([], { criterion: 5 }), 'InputError',

@@ -200,6 +200,6 @@ describe('predict with an audit: mano predict --audit', () => {
     bad(good, /options\.logits has 20 x 10 logits but the result is of 2000 rows of 10 classes/,
       { logits: { data: m.data.subarray(0, 200), rows: 20, cols: 10 } });
     assert.throws(() => mano.predict(cal, result, { logits: m }), (e) => e instanceof mano.InputError && /options\.logits is read for options\.audit/.test(e.message));
-    assert.throws(() => mano.predict(cal, result, { audit: good, logits: m, level: 1 }), (e) => e instanceof mano.InputError && /level must be in \(0, 1\)/.test(e.message));
+    assert.throws(() => mano.predict(cal, result, { audit: good, logits: m, level: 1 }), (e) => e instanceof mano.InputError && /level must be in \(0, 0\.999999\]/.test(e.message));
   });
 });

@@ -206,7 +206,12 @@ def _score_any(logits: Any, options_json: str, labels: Any, threads: int) -> dic
     """Logits given as an array or a file (streamed by the native reader), with prepared options;
     rows that look like probabilities are a warning."""
     if _is_path(logits) and (labels is None or _is_path(labels)):
-        result = json.loads(_scan_file(logits, options_json, None, labels, threads).result())
+        scan = _scan_file(logits, options_json, None, labels, threads)
+        try:
+            result = json.loads(scan.result())
+        except InputError as e:  # what the rows gave ("no rows to score"), named by their file as the CLI does
+            path = os.fspath(logits)
+            raise InputError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
     else:
         result = _score(_rows_of(_logits(logits), json.loads(options_json).get("input")), options_json, labels, threads=threads)
     _warn_probabilities(result, os.fspath(logits) if _is_path(logits) else "logits", 3)

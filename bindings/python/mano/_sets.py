@@ -234,8 +234,8 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     """
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
     cal_text = json.dumps(cal)
-    if not (isinstance(level, (int, float)) and 0 < level < 1):
-        raise InputError(f"level must lie strictly between 0 and 1, e.g. 0.9 (got {level!r})")
+    if not (isinstance(level, (int, float)) and 0 < level <= _core.max_interval_level):
+        raise InputError(f"level must be in (0, {_core.max_interval_level}], e.g. 0.9 (got {level!r})")
 
     def one(result: Mapping) -> dict:
         return shown(json.loads(_core.predict(cal_text, json.dumps(result), float(level))))
@@ -255,7 +255,8 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
             if _is_path(logits):
                 raise InputError(f"{os.fspath(logits)}: {e}") from None
             raise
-        for name in scoring["left_out"]:
+        # a set of 0 rows is refused by the scan ("no rows to score"); its size leaves nothing out
+        for name in scoring["left_out"] if rows else []:
             warnings.warn(f"{name} left out of this prediction: it keeps every row, which a prediction does only up to "
                           f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
                           f"{cols}); score with methods='{name}' and predict from that result to run it anyway",

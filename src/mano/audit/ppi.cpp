@@ -14,6 +14,7 @@
 #include "mano/calibration/student_t.hpp"
 #include "mano/scan/result.hpp"
 #include "mano/base/text.hpp"
+#include "mano/calibration/interval_level.hpp"
 
 namespace mano {
 
@@ -32,7 +33,7 @@ namespace {
 double clip01(double x) { return std::min(1.0, std::max(0.0, x)); }
 
 double z_of(double level) {
-    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    check_interval_level(level);
     return normal_quantile(0.5 + level / 2);
 }
 

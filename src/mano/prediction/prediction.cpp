@@ -10,6 +10,7 @@
 
 #include "mano/shift/label_shift.hpp"
 #include "mano/calibration/student_t.hpp"
+#include "mano/calibration/interval_level.hpp"
 #include "mano/prediction/own_accuracy.hpp"
 #include "mano/calibration/detail/labeled_sets.hpp"
 #include "mano/base/error.hpp"
@@ -67,7 +68,7 @@ nlohmann::json prediction::to_json() const {
 }
 
 prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level, std::size_t rows) {
-    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    check_interval_level(level);
     if (!std::isfinite(score)) throw error(std::string(method_name(c.m)) + ": the score is not a finite number");
     const auto& f = c.fit;
     if (f.n < detail::min_sets) throw error(std::string(method_name(c.m)) + ": the calibration has fewer than 3 sets");
@@ -171,7 +172,7 @@ prediction predict(const method_calibration& c, double score, std::optional<doub
 const char* regime_name(regime r) noexcept { return r == regime::label_shift ? "label_shift" : "general"; }
 
 prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level, std::size_t rows) {
-    if (!(level > 0 && level < 1)) throw error("the interval level must lie strictly between 0 and 1 (e.g. 0.9)");
+    check_interval_level(level);
     prediction p;
     p.score = accuracy;
     p.score_se = se;
