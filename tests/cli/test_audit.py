@@ -8,6 +8,9 @@ seed, uniform), and every bad audit file refused in one line with exit status 2.
   /usr/bin/python3 tests/cli/test_audit.py build/release/native/mano"""
 import json
 import pathlib
+import re
+import shlex
+import subprocess
 import sys
 import tempfile
 
@@ -279,7 +282,7 @@ def check_labels_needed(tmp, cal):
     advice = [line for line in text.splitlines() if "labeled rows" in line]
     check(advice == [f"2 of 2 sets have 90% intervals wider than 0.25; {want} labeled rows of each, drawn uniformly, would bring "
                      f"each to 0.25 (for {target}: mano audit {target} --budget {want} -o rows.csv, label them, then mano "
-                     "predict --audit rows.csv; each set's number: labels_for_width in --json)"],
+                     f"predict --calibration {cal} {target} --audit rows.csv; each set's number: labels_for_width in --json)"],
           f"two sets get one line of advice: {advice}")
     got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--json", "--quiet"))
     lo, hi = got["estimate"]["interval"]
@@ -328,6 +331,52 @@ def check_bad_files(tmp):
           f"columns in any order, quoted, a BOM, CRLF and blank lines: {proc.stderr.strip()}")
 
 
+def check_suggested_commands_run(tmp):
+    """The mano audit and mano predict --audit commands predict suggests run as printed, with the
+    options the set needs to be read the same way (--input binary-logit, --key; a path with a space)."""
+    rng = np.random.default_rng(7)
+    sets = []
+    for i in range(8):
+        y = rng.integers(0, 2, 600)
+        z = (2 * y - 1) * (0.2 + 0.3 * i) + rng.standard_normal(600) * 1.5
+        z *= [0.5, 1.0, 2.0, 3.0][i % 4]
+        np.save(tmp / f"bin{i}.npy", z.astype(np.float32)[:, None])
+        np.save(tmp / f"bin{i}_labels.npy", y)
+        sets.append({"name": f"bin{i}", "group": f"g{i % 4}", "logits": f"bin{i}.npy", "labels": f"bin{i}_labels.npy"})
+    (tmp / "binary.json").write_text(json.dumps({"sets": sets}))
+    cal = tmp / "binary_cal.json"
+    output("calibrate", tmp / "binary.json", "-o", cal, "--quiet", "--input", "binary-logit", "--methods", "confscore,nuclear")
+    folder = tmp / "new sets"
+    folder.mkdir()
+    y = rng.integers(0, 2, 1200)
+    z = (2 * y - 1) * 0.3 + rng.standard_normal(1200) * 2.0
+    target = folder / "batch.npz"
+    np.savez(target, scores=z.astype(np.float32)[:, None], other=np.zeros(3))
+    text = output("predict", "--calibration", cal, target, "--input", "binary-logit", "--key", "scores", "--quiet")
+    found = [line for line in text.splitlines() if "labeled rows drawn uniformly" in line]
+    check(len(found) == 1, f"predict suggests an audit: {text[-400:]!r}")
+    m = re.search(r"\(mano audit (.*) -o rows\.csv, label them, then mano predict (.*) --audit rows\.csv\)$", found[0] if found else "")
+    check(m is not None, f"the suggestion names both commands: {found}")
+    if not m:
+        return
+    audit_args, predict_args = shlex.split(m.group(1)), shlex.split(m.group(2))
+    check("--input" in audit_args and "binary-logit" in audit_args and "--key" in audit_args and "scores" in audit_args,
+          f"the audit command reads the set as predict did: {audit_args}")
+    proc = subprocess.run([str(pathlib.Path(sys.argv[1]).resolve()), "audit", *audit_args, "-o", "rows.csv", "--quiet"], cwd=tmp, capture_output=True,
+                          text=True, timeout=300)
+    check(proc.returncode == 0, f"mano audit {m.group(1)} runs as printed: {proc.stderr.strip()}")
+    rows_file = tmp / "rows.csv"
+    path, rows = labeled_audit(tmp, rows_file, y, "rows.csv")
+    proc = subprocess.run([str(pathlib.Path(sys.argv[1]).resolve()), "predict", *predict_args, "--audit", "rows.csv", "--json", "--quiet"], cwd=tmp,
+                          capture_output=True, text=True, timeout=300)
+    check(proc.returncode == 0 and json.loads(proc.stdout or "{}").get("audit", {}).get("n") == len(rows),
+          f"mano predict {m.group(2)} --audit rows.csv runs as printed: {proc.stderr.strip()}")
+    # mano audit's own line names the options too
+    proc = run("audit", target, "--input", "binary-logit", "--key", "scores", "--budget", 20, "--seed", 1, "-o", tmp / "r.csv")
+    check(proc.returncode == 0 and f"'{target}' --input binary-logit --key scores --audit" in proc.stdout,
+          f"mano audit's line says how to predict with it: {proc.stdout.strip()!r}")
+
+
 def main():
     rng = np.random.default_rng(20240531)
     with tempfile.TemporaryDirectory() as d:
@@ -343,6 +392,7 @@ def main():
         check_audit_belongs(tmp, cal)
         check_labels_needed(tmp, cal)
         check_bad_files(tmp)
+        check_suggested_commands_run(tmp)
     finish()
 
 
