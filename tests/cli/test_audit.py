@@ -172,6 +172,7 @@ def check_sample(tmp):
     check(chisquare(counts).pvalue > 1e-4, f"every row equally likely over 300 seeds: {counts.tolist()}")
     for args, what in [(("--budget", 1501, "--seed", 1), "more than the set's 1500 rows"),
                        (("--budget", 0), "--budget"),
+                       (("--budget", 1, "--seed", 1), "a budget of 1 row is below the 2 rows an audit needs"),
                        (("--budget", 5, "--seed", 2 ** 53), "--seed")]:
         proc = run("audit", target, *args, "-o", tmp / "x.csv")
         check(proc.returncode == 2 and what in proc.stderr and len(proc.stderr.strip().splitlines()) == 1,
@@ -309,7 +310,11 @@ def check_bad_files(tmp):
         ("label_not_integer", header + "5,1,cat\n", "line 2, column 3 (label): \"cat\" is not a class index"),
         ("label_missing", header + "5,1,\n", "line 2, column 3 (label): no label"),
         ("empty", "", "empty; an audit file starts with the header row,weight,label"),
-        ("comments_only", "# mano audit: nothing\n\n", "empty"),
+        ("comments_only", "# a comment\n\n", "empty"),
+        ("garbled_record", "# mano audit: nothing\n" + header + "5,1,0\n7,1,0\n",
+         "line 1: this line starts as mano audit's record of the draw but does not read as one"),
+        ("one_row", header + "5,1,0\n", "1 labeled row; an audit needs at least 2"),
+        ("half_label", header + "5,1,3.5\n7,1,0\n", "line 2, column 3 (label): \"3.5\" is not a class index"),
         ("header_only", header, "no audited rows after the header"),
         ("long_line", header + "5,1,0," + "x" * 5000 + "\n", "line 2: a line of 5006 bytes, over the 4096"),
         ("long_field", "row,weight,label,note\n5,1,0," + "x" * 300 + "\n", "column 4: a field of 300 bytes, over the 256"),
@@ -329,6 +334,57 @@ def check_bad_files(tmp):
     proc = run("predict", "--calibration", cal, target, "--audit", good, "--json", "--quiet")
     check(proc.returncode == 0 and json.loads(proc.stdout)["audit"]["n"] == 2,
           f"columns in any order, quoted, a BOM, CRLF and blank lines: {proc.stderr.strip()}")
+
+
+def check_draw_is_checked(tmp, cal):
+    """The rows of an audit file are the draw its first line records (recomputed): the red team's
+    file, the wrongly classified drawn rows swapped for correct ones, is refused, as are an edited
+    seed or count and a row left out; labels written as pandas' floats (3.0) are read as 3."""
+    target = tmp / "target.npy"
+    q, labels = np.load(target), np.load(tmp / "target_labels.npy")
+    output("audit", target, "--budget", 30, "--seed", 5, "-o", tmp / "rows.csv", "--quiet")
+    path, rows = labeled_audit(tmp, tmp / "rows.csv", labels, "honest.csv")
+    honest = json.loads(output("predict", "--calibration", cal, target, "--audit", path, "--json", "--quiet"))["audit"]
+    wrong = [r for r in rows if q[r].argmax() != labels[r]]
+    right = [r for r in range(len(q)) if r not in rows and q[r].argmax() == labels[r]]
+    check(len(wrong) >= 3, f"the draw has wrongly classified rows to swap ({len(wrong)})")
+    swap = dict(zip(wrong, right))
+    lines = path.read_text().splitlines()
+    edited = [lines[0], lines[1]] + [f"{swap[int(l.split(',')[0])]},1,{labels[swap[int(l.split(',')[0])]]}"
+                                     if int(l.split(",")[0]) in swap else l for l in lines[2:]]
+    first = 3 + next(i for i, r in enumerate(rows) if r in swap)
+
+    def refused(name, text, want):
+        bad = tmp / f"{name}.csv"
+        bad.write_text(text)
+        proc = run("predict", "--calibration", cal, target, "--audit", bad, "--json", "--quiet")
+        got = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(got) == 1 and got[0].startswith(f"mano: error: {bad}") and want in got[0],
+              f"{name}: refused in one line naming what differs: {proc.returncode} {proc.stderr.strip()!r}")
+
+    refused("swapped", "\n".join(edited) + "\n",
+            f"{tmp / 'swapped.csv'}, line {first}, column 1 (row): row {swap[rows[first - 3]]} is not in the draw of seed 5 "
+            "(30 of the 1500 rows) that line 1 records: the rows or line 1 were edited")
+    refused("seed_edited", "\n".join([lines[0].replace("seed 5 ", "seed 6 ")] + lines[1:]) + "\n",
+            "is not in the draw of seed 6 (30 of the 1500 rows) that line 1 records")
+    refused("count_edited", "\n".join([lines[0].replace("30 of", "31 of")] + lines[1:]) + "\n",
+            "is not in the draw of seed 5 (31 of the 1500 rows) that line 1 records (30 rows given)")
+    refused("left_out", "\n".join(lines[:5] + lines[6:]) + "\n",
+            f"row {rows[3]} of the draw of seed 5 (30 of the 1500 rows) that line 1 records is not labeled (29 rows given)")
+    refused("seed_garbled", "\n".join([lines[0].replace("seed 5 ", "seed five ")] + lines[1:]) + "\n",
+            "line 1: this line starts as mano audit's record of the draw but does not read as one")
+    # labels as pandas writes a column that held a NaN: 3.0 is 3, the same audit
+    frame = pd.read_csv(path, comment="#")
+    frame["label"] = frame["label"].astype(float)
+    floats = tmp / "floats.csv"
+    floats.write_text(lines[0] + "\n" + frame.to_csv(index=False))
+    check(",3.0\n" in floats.read_text() or ",1.0\n" in floats.read_text(), "pandas wrote the labels as floats")
+    got = json.loads(output("predict", "--calibration", cal, target, "--audit", floats, "--json", "--quiet"))["audit"]
+    check(got == honest, f"float labels read as the whole numbers they are: {got} vs {honest}")
+    frame.loc[0, "label"] = 3.5
+    halves = tmp / "halves.csv"
+    halves.write_text(lines[0] + "\n" + frame.to_csv(index=False))
+    refused("halves", halves.read_text(), "line 3, column 3 (label): \"3.5\" is not a class index")
 
 
 def check_suggested_commands_run(tmp):
@@ -392,6 +448,7 @@ def main():
         check_audit_belongs(tmp, cal)
         check_labels_needed(tmp, cal)
         check_bad_files(tmp)
+        check_draw_is_checked(tmp, cal)
         check_suggested_commands_run(tmp)
     finish()
 
