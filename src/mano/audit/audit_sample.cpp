@@ -191,40 +191,55 @@ struct entry {
     bool operator<(const entry& o) const { return std::tie(row, at) < std::tie(o.row, o.at); }
 };
 
-// The rows (ascending, each once) against `drawn`, the rows audit_sample draws for the recorded
-// budget and seed (`draw` says which, `fix` what to do): the first row given (by `at`) that is not
-// drawn, or else the first drawn row not given, refused in one line.
-template <class Place>
-void check_drawn(const std::vector<entry>& entries, const std::vector<std::uint64_t>& drawn, const std::string& who,
-                 const std::string& draw, const std::string& fix, Place place_of) {
+// Where labeled rows were given, for messages: a file (its name, and the column of its rows) or a
+// list (its name; column 0). One function for both keeps the WebAssembly module small.
+struct given_as {
+    const std::string& who;
+    std::size_t row_column;
+    std::string at(std::size_t at) const {  // "FILE, line L, column C (row): " or "NAME: rows[i]: "
+        return row_column ? place{who, at}.at(row_column, "row") : who + ": rows[" + std::to_string(at) + "]: ";
+    }
+};
+
+// Refuses a row listed twice (side by side once sorted) and fewer labeled rows than an audit needs.
+void check_count(const std::vector<entry>& entries, const given_as& given) {
+    for (std::size_t i = 1; i < entries.size(); ++i) {
+        const entry &first = entries[i - 1], &again = entries[i];
+        if (again.row != first.row) continue;
+        const std::string row = "row " + std::to_string(again.row) + " is listed twice (";
+        throw error(given.row_column ? given.at(again.at) + row + "also on line " + std::to_string(first.at) +
+                                           "); list each audited row once"
+                                     : given.who + ": " + row + "rows[" + std::to_string(first.at) + "] and rows[" +
+                                           std::to_string(again.at) + "]); label each row once");
+    }
+    if (entries.size() < audit_min_rows)
+        throw error(given.who + ": " + std::to_string(entries.size()) + " labeled " + (entries.size() == 1 ? "row" : "rows") +
+                    "; an audit needs at least " + std::to_string(audit_min_rows) + ": label every row mano audit drew (draw " +
+                    std::to_string(audit_min_rows) + " or more)");
+}
+
+// The rows (ascending, each once) against `drawn`, the rows audit_sample draws with `seed` for
+// drawn.size() of n_rows: the first row given (by `at`) that is not drawn, or else the first
+// drawn row not given, refused in one line.
+void check_drawn(const std::vector<entry>& entries, const std::vector<std::uint64_t>& drawn, const given_as& given,
+                 std::uint64_t seed, std::uint64_t n_rows) {
+    const std::string draw = "the draw of seed " + std::to_string(seed) + " (" + std::to_string(drawn.size()) + " of the " +
+                             std::to_string(n_rows) + " rows)" + (given.row_column ? " that line 1 records" : "");
     const entry* extra = nullptr;
     for (const auto& e : entries)
         if (!std::binary_search(drawn.begin(), drawn.end(), e.row) && (!extra || e.at < extra->at)) extra = &e;
     const std::string listed = entries.size() == drawn.size() ? "" : " (" + rows_text(entries.size()) + " given)";
     if (extra)
-        throw error(place_of(extra->at) + "row " + std::to_string(extra->row) + " is not in " + draw + listed + ": " + fix);
+        throw error(given.at(extra->at) + "row " + std::to_string(extra->row) + " is not in " + draw + listed + ": " +
+                    (given.row_column ? "the rows or line 1 were edited; label the rows of that draw, or draw them again "
+                                        "(mano audit)"
+                                      : "the rows or the seed were changed; give the rows mano audit drew with that seed, or "
+                                        "draw them again"));
     if (entries.size() == drawn.size()) return;
     std::size_t i = 0;
     while (i < entries.size() && entries[i].row == drawn[i]) ++i;
-    throw error(who + ": row " + std::to_string(drawn[i]) + " of " + draw + " is not labeled" + listed +
+    throw error(given.who + ": row " + std::to_string(drawn[i]) + " of " + draw + " is not labeled" + listed +
                 ": label every row drawn (leaving rows out biases the accuracy), or draw them again (mano audit)");
-}
-
-// "the draw of seed S (B of the N rows)"
-std::string draw_text(std::uint64_t seed, std::uint64_t budget, std::uint64_t n_rows) {
-    return "the draw of seed " + std::to_string(seed) + " (" + std::to_string(budget) + " of the " + std::to_string(n_rows) +
-           " rows)";
-}
-
-// Refuses fewer labeled rows than an audit needs, and a row listed twice (side by side once sorted).
-template <class Place>
-void check_count(const std::vector<entry>& entries, const std::string& who, Place twice) {
-    for (std::size_t i = 1; i < entries.size(); ++i)
-        if (entries[i].row == entries[i - 1].row) throw error(twice(entries[i - 1], entries[i]));
-    if (entries.size() < audit_min_rows)
-        throw error(who + ": " + std::to_string(entries.size()) + " labeled " + (entries.size() == 1 ? "row" : "rows") +
-                    "; an audit needs at least " + std::to_string(audit_min_rows) + ": label every row mano audit drew (draw " +
-                    std::to_string(audit_min_rows) + " or more)");
 }
 
 void fill(audit_labels& out, const std::vector<entry>& entries) {
@@ -357,14 +372,9 @@ audit_labels parse_audit(std::string_view text, const std::string& file_name, st
     if (entries.empty())
         throw error(file + ": no audited rows after the header; label the rows mano audit drew, one line each");
     std::sort(entries.begin(), entries.end());  // by row, then line: a row listed twice lies side by side
-    check_count(entries, file, [&](const entry& first, const entry& again) {
-        return place{file, again.at}.at(at.row, "row") + "row " + std::to_string(again.row) + " is listed twice (also on line " +
-               std::to_string(first.at) + "); list each audited row once";
-    });
-    if (out.drawn_rows)
-        check_drawn(entries, drawn, file, draw_text(*out.seed, *out.budget, n_rows) + " that line 1 records",
-                    "the rows or line 1 were edited; label the rows of that draw, or draw them again (mano audit)",
-                    [&](std::size_t line) { return place{file, line}.at(at.row, "row"); });
+    const given_as given{file, at.row};
+    check_count(entries, given);
+    if (out.drawn_rows) check_drawn(entries, drawn, given, *out.seed, n_rows);
     fill(out, entries);
     const std::string set = printable(set_name, 1024);
     if (out.drawn_rows && !set_name.empty() && out.drawn_from != audit_array_source &&
@@ -390,20 +400,19 @@ audit_labels audit_rows(const std::vector<std::int64_t>& rows, const std::vector
     std::vector<entry> entries;
     entries.reserve(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        const std::string at = "[" + std::to_string(i) + "] is ";
-        if (rows[i] < 0 || static_cast<std::uint64_t>(rows[i]) >= n_rows)
-            throw error(who + ": rows" + at + std::to_string(rows[i]) + ", outside the set's rows 0 to " + std::to_string(n_rows - 1) +
-                        "; give the rows mano audit drew (they count from 0)");
-        if (labels[i] < 0 || static_cast<std::uint64_t>(labels[i]) >= k)
-            throw error(who + ": labels" + at + std::to_string(labels[i]) + ", outside the classes 0 to " + std::to_string(k - 1) +
-                        "; give row " + std::to_string(rows[i]) + "'s true class");
+        const bool row_out = rows[i] < 0 || static_cast<std::uint64_t>(rows[i]) >= n_rows;
+        if (row_out || labels[i] < 0 || static_cast<std::uint64_t>(labels[i]) >= k)
+            throw error(who + (row_out ? ": rows[" : ": labels[") + std::to_string(i) + "] is " +
+                        std::to_string(row_out ? rows[i] : labels[i]) +
+                        (row_out ? ", outside the set's rows 0 to " + std::to_string(n_rows - 1) +
+                                       "; give the rows mano audit drew (they count from 0)"
+                                 : ", outside the classes 0 to " + std::to_string(k - 1) + "; give row " +
+                                       std::to_string(rows[i]) + "'s true class"));
         entries.push_back({static_cast<std::uint64_t>(rows[i]), i, labels[i]});
     }
     std::sort(entries.begin(), entries.end());
-    check_count(entries, who, [&](const entry& first, const entry& again) {
-        return who + ": row " + std::to_string(again.row) + " is listed twice (rows[" + std::to_string(first.at) + "] and rows[" +
-               std::to_string(again.at) + "]); label each row once";
-    });
+    const given_as given{who, 0};
+    check_count(entries, given);
     audit_labels out;
     if (seed) {
         std::vector<std::uint64_t> drawn;
@@ -412,9 +421,7 @@ audit_labels audit_rows(const std::vector<std::int64_t>& rows, const std::vector
         } catch (const error& e) {
             throw error(who + ": seed " + std::to_string(*seed) + ": " + e.what());
         }
-        check_drawn(entries, drawn, who, draw_text(*seed, entries.size(), n_rows),
-                    "the rows or the seed were changed; give the rows mano audit drew with that seed, or draw them again",
-                    [&](std::size_t i) { return who + ": rows[" + std::to_string(i) + "]: "; });
+        check_drawn(entries, drawn, given, *seed, n_rows);
         out.seed = seed;
         out.budget = entries.size();
         out.drawn_rows = n_rows;
