@@ -184,6 +184,47 @@ std::string parse_audit(const std::string& text, const std::string& file, std::u
     return mano::parse_audit(text, file, n_rows, k, set_name).to_json().dump();
 }
 
+namespace {
+
+// A JSON list of whole numbers (`what` names it): values beyond int64 come back as its largest,
+// outside any range the core checks.
+std::vector<std::int64_t> whole_numbers(const json& list, const std::string& what) {
+    if (!list.is_array()) throw error(what + " must be a list of whole numbers");
+    std::vector<std::int64_t> out;
+    out.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& v = list[i];
+        if (v.is_number_unsigned())
+            out.push_back(static_cast<std::int64_t>(std::min<std::uint64_t>(v.get<std::uint64_t>(), std::numeric_limits<std::int64_t>::max())));
+        else if (v.is_number_integer())
+            out.push_back(v.get<std::int64_t>());
+        else
+            throw error(what + "[" + std::to_string(i) + "] is " + (v.is_number() ? v.dump() : std::string(v.type_name())) +
+                        ", not a whole number");
+    }
+    return out;
+}
+
+// An optional whole number >= 0 of an object (`what` names it).
+std::optional<std::uint64_t> optional_whole(const json& j, const char* key, const std::string& what) {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    if (!j[key].is_number_unsigned() && !(j[key].is_number_integer() && j[key].get<std::int64_t>() >= 0))
+        throw error(what + ": " + key + " must be a whole number >= 0, as audit() gives it (got " + j[key].dump().substr(0, 40) + ")");
+    return j[key].get<std::uint64_t>();
+}
+
+}  // namespace
+
+std::string audit_rows(const std::string& labeled_json, const std::string& name, std::uint64_t n_rows, std::size_t k) {
+    const json given = parse_input(labeled_json, name);
+    if (!given.is_object() || !given.contains("rows") || !given.contains("labels"))
+        throw error(name + ": labeled rows are {rows, labels} (with the draw's seed and n_rows when audit() gave them)");
+    return mano::audit_rows(whole_numbers(given["rows"], name + ": rows"), whole_numbers(given["labels"], name + ": labels"),
+                            n_rows, k, name, optional_whole(given, "seed", name), optional_whole(given, "n_rows", name))
+        .to_json()
+        .dump();
+}
+
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
                             const std::string& audited_json, double level, const std::string& warnings_json) {
     const auto c = calibration::from_json(parse_calibration(calibration_json));

@@ -107,7 +107,11 @@ std::string predict(const std::string& calibration_json, const std::string& resu
 // "labels": [...], "warnings"?}; predict_audited: predict() with "audit" added, from the set's
 // result (scored with scoring_options) and the result of its audited rows scored with the same
 // options and their labels, the audit carrying `warnings_json` (parse_audit's "warnings", a JSON
-// list; "" for none).
+// list; "" for none); audit_rows: labeled rows given as lists, {"rows", "labels", "seed"?,
+// "n_rows"?} (`name` names them in messages; seed and n_rows as audit_sample gave them, and then
+// the rows must be that draw), read as parse_audit reads a file (mano::audit_rows), the same shape
+// out.
+std::string audit_rows(const std::string& labeled_json, const std::string& name, std::uint64_t n_rows, std::size_t k);
 std::string audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed);
 std::string audit_file(std::uint64_t n_rows, std::size_t k, std::uint64_t budget, std::uint64_t seed, const std::string& source);
 std::string parse_audit(const std::string& text, const std::string& file, std::uint64_t n_rows, std::size_t k,

@@ -393,6 +393,10 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release r;
         return api::parse_audit(bytes, file, n_rows, k, set_name);
     });
+    m.def("audit_rows", [](const std::string& labeled, const std::string& name, std::uint64_t n_rows, std::size_t k) {
+        py::gil_scoped_release r;
+        return api::audit_rows(labeled, name, n_rows, k);
+    });
     m.def("predict_audited", [](const std::string& calibration, const std::string& result, const std::string& audited,
                                 double level, const std::string& warnings) {
         py::gil_scoped_release r;
@@ -406,6 +410,7 @@ PYBIND11_MODULE(_core, m) {
     m.attr("max_interval_level") = mano::max_interval_level;
     m.attr("audit_max_bytes") = mano::audit_max_bytes;
     m.attr("audit_max_seed") = mano::audit_max_seed;
+    m.attr("audit_min_rows") = mano::audit_min_rows;
     m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"),
           py::arg("input") = "logits");
     m.def("probabilities_warning", &mano::probabilities_warning);

@@ -256,6 +256,9 @@ std::string audit_file(double n_rows, double k, double budget, double seed, cons
 std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k, const std::string& set_name) {
     return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k), set_name); });
 }
+std::string audit_rows(const std::string& labeled_json, const std::string& name, double n_rows, double k) {
+    return guarded([&] { return api::audit_rows(labeled_json, name, whole(n_rows), whole(k)); });
+}
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
                             const std::string& audited_json, double level, const std::string& warnings_json) {
     return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level, warnings_json); });
@@ -402,7 +405,12 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("auditSample", &audit_sample);
     emscripten::function("auditFile", &audit_file);
     emscripten::function("parseAudit", &parse_audit);
+    emscripten::function("auditRows", &audit_rows);
     emscripten::function("predictAudited", &predict_audited);
+    // the core's audit limits (mano/audit/audit_sample.hpp), for the package's own checks and messages
+    emscripten::constant("AUDIT_MIN_ROWS", static_cast<double>(mano::audit_min_rows));
+    emscripten::constant("AUDIT_MAX_ROWS", static_cast<double>(mano::audit_max_rows));
+    emscripten::constant("AUDIT_MAX_BYTES", static_cast<double>(mano::audit_max_bytes));
     emscripten::function("scoringOptions", &scoring_options);
     emscripten::function("defaultMethods", &default_methods);
     emscripten::function("probabilitiesWarning", &probabilities_warning);

@@ -50,9 +50,30 @@ int run_audit(audit_command& c) {
     write_file(c.output, audit_csv(rows, reader->rows(), classes, seed, c.file));
     std::cout << c.output << ": " << rows.size() << " of the " << reader->rows() << " rows of " << c.file
               << " to label (seed " << seed << "); add a column label with each row's true class (0 to "
-              << classes - 1 << "), then: mano predict --calibration CAL " << c.file << " --audit " << c.output
-              << '\n';
+              << classes - 1 << "), then: mano predict --calibration CAL " << shell_word(c.file) << reading_flags(c.input)
+              << " --audit " << shell_word(c.output) << '\n';
     return 0;
+}
+
+std::string shell_word(const std::string& text) {
+    constexpr const char* plain = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:=,+@%";
+    if (!text.empty() && text.find_first_not_of(plain) == std::string::npos) return printable(text);
+    std::string out = "'";
+    for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return printable(out + "'");
+}
+
+std::string reading_flags(const input_args& input) {
+    std::string out;
+    const auto flag = [&](const char* name, const std::string& value) {
+        if (!value.empty()) out += std::string(" ") + name + " " + shell_word(value);
+    };
+    if (input.input_name != "logits") flag("--input", input.input_name);
+    flag("--key", input.read.key);
+    flag("--shape", input.shape);
+    flag("--label-column", input.read.label_column);
+    flag("--header", input.header);
+    return out;
 }
 
 audit_labels read_audit(const std::string& path, std::uint64_t n_rows, std::size_t k, const std::string& set_name) {
@@ -93,7 +114,8 @@ void print_audits(const std::vector<std::string>& names, const std::vector<set_p
 }
 
 void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,
-                         const std::vector<set_prediction>& predictions) {
+                         const std::vector<set_prediction>& predictions, const input_args& input,
+                         const std::string& calibration) {
     std::vector<std::size_t> wide;  // sets whose estimate interval is wider than the target, not audited yet
     std::vector<std::size_t> small;  // sets too small to judge without labels
     for (std::size_t i = 0; i < predictions.size(); ++i) {
@@ -113,23 +135,26 @@ void print_labels_needed(const std::vector<std::string>& names, const std::vecto
     const auto n_of = [&](std::size_t i) { return predictions[i].labels_for_width->n; };
     const std::size_t first = wide.front();
     const auto& p = predictions[first];
-    const std::string how = " -o rows.csv, label them, then mano predict --audit rows.csv";
+    // the commands as they run: the set read as this run read it (--input, --key, ...)
+    const std::string file = shell_word(files[first]), flags = reading_flags(input);
+    const std::string commands = "mano audit " + file + flags + " --budget " + std::to_string(n_of(first)) +
+                                 " -o rows.csv, label them, then mano predict --calibration " + shell_word(calibration) + " " +
+                                 file + flags + " --audit rows.csv";
     if (wide.size() == 1) {
         std::cout << printable(names[first]) << ": the estimate's " << fixed(100 * p.level, 0) << "% interval is "
                   << fixed(p.estimate->value.upper - p.estimate->value.lower, 2) << " wide; " << n_of(first)
-                  << " labeled rows drawn uniformly would bring it to " << fixed(p.labels_for_width->width, 2) << " (mano audit "
-                  << printable(files[first]) << " --budget " << n_of(first) << how << ")\n";
+                  << " labeled rows drawn uniformly would bring it to " << fixed(p.labels_for_width->width, 2) << " ("
+                  << commands << ")\n";
         return;
     }
-    // said once for all the sets: how many, how many labels each, and the command for the first
+    // said once for all the sets: how many, how many labels each, and the commands for the first
     std::size_t least = n_of(first), most = n_of(first);
     for (const std::size_t i : wide) least = std::min(least, n_of(i)), most = std::max(most, n_of(i));
     std::cout << wide.size() << " of " << predictions.size() << " sets have " << fixed(100 * p.level, 0)
               << "% intervals wider than " << fixed(p.labels_for_width->width, 2) << "; "
               << (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most))
               << " labeled rows of each, drawn uniformly, would bring each to " << fixed(p.labels_for_width->width, 2)
-              << " (for " << printable(names[first]) << ": mano audit " << printable(files[first]) << " --budget " << n_of(first) << how
-              << "; each set's number: labels_for_width in --json)\n";
+              << " (for " << printable(names[first]) << ": " << commands << "; each set's number: labels_for_width in --json)\n";
 }
 
 }  // namespace cli

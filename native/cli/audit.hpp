@@ -41,11 +41,18 @@ result score_audited_rows(const std::string& logits, const input_args& input, co
 
 // The text output's audit line of each set that has one (before the table), and the labels
 // needed (after it): one line, for one set or all of them (how many sets, how many labels each,
-// and the command); `files` are the sets' logits files, for the command to run.
+// and the commands, mano audit and mano predict --audit, that run as printed); `files` are the
+// sets' logits files, read as `input` says, and `calibration` the calibration file.
 void print_audits(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions,
                   const std::string& audit_file);
 void print_labels_needed(const std::vector<std::string>& names, const std::vector<std::string>& files,
-                         const std::vector<set_prediction>& predictions);
+                         const std::vector<set_prediction>& predictions, const input_args& input,
+                         const std::string& calibration);
+
+// The options that make another command read a file as `input` reads it (" --input binary-logit
+// --key x ..."; "" for the defaults), and one word of a command a POSIX shell reads back as `text`.
+std::string reading_flags(const input_args& input);
+std::string shell_word(const std::string& text);
 
 }  // namespace cli
 }  // namespace mano

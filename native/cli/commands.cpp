@@ -348,7 +348,7 @@ int run_predict(predict_command& c) {
     print_predictions(names, predictions, c.level);
     std::vector<std::string> files;
     for (const auto& s : sets) files.push_back(s.logits);
-    print_labels_needed(names, files, predictions);
+    print_labels_needed(names, files, predictions, c.input, c.calibration);
     if (!held.empty()) {
         std::cout << '\n';
         print_coverage(held);

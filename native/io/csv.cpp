@@ -3,15 +3,12 @@
 // pass at open counts the rows and indexes every 1024th, so read() can start anywhere after a
 // short scan. Lines longer than csv_max_line_bytes or wider than csv_max_columns are refused.
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 #include "io/csv_columns.hpp"
 #include "io/detail.hpp"
+#include "mano/base/number_text.hpp"
 
 namespace mano {
 namespace io {
@@ -23,13 +20,6 @@ constexpr std::size_t index_stride = 1024;
 
 // Empty, or only spaces and tabs (as a spreadsheet leaves them): skipped like an empty line.
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\v\f") == std::string_view::npos; }
-
-// One optional leading '+' dropped; false for a second sign ("+-1", "++1"), which no number has.
-bool drop_plus(std::string_view& field) {
-    if (field.empty() || field.front() != '+') return true;
-    field.remove_prefix(1);
-    return field.empty() || (field.front() != '+' && field.front() != '-');
-}
 
 [[noreturn]] void fail_long_line(const std::string& path, std::uint64_t line) {
     fail(path, "line " + std::to_string(line) + " is longer than " + std::to_string(csv_max_line_bytes) +
@@ -159,38 +149,11 @@ std::string_view inner(std::string_view field) {
     return field;
 }
 
-bool parse_number(std::string_view field, double& value) {
-    field = inner(field);
-    if (!drop_plus(field) || field.empty()) return false;
-#if defined(__cpp_lib_to_chars)
-    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-    return ec == std::errc() && end == field.data() + field.size();
-#else
-    // libc++ 14 (Emscripten) has no floating-point from_chars: strtod on a copy, refusing what
-    // from_chars refuses (leading space or sign, hexadecimal, out of range).
-    const std::string text(field);
-    const char first = text[text[0] == '-' ? 1 : 0];
-    if (first == '\0' || first == '+' || first == '-' || std::isspace(static_cast<unsigned char>(first)) ||
-        text.find_first_of("xX") != std::string::npos)
-        return false;
-    errno = 0;
-    char* end = nullptr;
-    value = std::strtod(text.c_str(), &end);
-    return errno != ERANGE && end == text.c_str() + text.size();
-#endif
-}
+// A field's number and label by the core's rule (mano/base/number_text.hpp), which audit files
+// read too, once its quotes are gone.
+bool parse_number(std::string_view field, double& value) { return parse_real(inner(field), value); }
 
-bool parse_label(std::string_view field, std::int64_t& value) {
-    field = inner(field);
-    if (!drop_plus(field)) return false;
-    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-    if (ec == std::errc() && end == field.data() + field.size() && !field.empty()) return true;
-    double d = 0;  // "3.0", as pandas writes integer columns that had a NaN
-    if (!parse_number(field, d) || !(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<std::int64_t>(d)))
-        return false;
-    value = static_cast<std::int64_t>(d);
-    return true;
-}
+bool parse_label(std::string_view field, std::int64_t& value) { return parse_whole_label(inner(field), value); }
 
 // A field as a message shows it: quoted when it is short (the text of any number fits), else
 // only its length, so an error never repeats a line of a file that is not what it was said to be.

@@ -8,6 +8,9 @@ seed, uniform), and every bad audit file refused in one line with exit status 2.
   /usr/bin/python3 tests/cli/test_audit.py build/release/native/mano"""
 import json
 import pathlib
+import re
+import shlex
+import subprocess
 import sys
 import tempfile
 
@@ -169,6 +172,7 @@ def check_sample(tmp):
     check(chisquare(counts).pvalue > 1e-4, f"every row equally likely over 300 seeds: {counts.tolist()}")
     for args, what in [(("--budget", 1501, "--seed", 1), "more than the set's 1500 rows"),
                        (("--budget", 0), "--budget"),
+                       (("--budget", 1, "--seed", 1), "a budget of 1 row is below the 2 rows an audit needs"),
                        (("--budget", 5, "--seed", 2 ** 53), "--seed")]:
         proc = run("audit", target, *args, "-o", tmp / "x.csv")
         check(proc.returncode == 2 and what in proc.stderr and len(proc.stderr.strip().splitlines()) == 1,
@@ -279,7 +283,7 @@ def check_labels_needed(tmp, cal):
     advice = [line for line in text.splitlines() if "labeled rows" in line]
     check(advice == [f"2 of 2 sets have 90% intervals wider than 0.25; {want} labeled rows of each, drawn uniformly, would bring "
                      f"each to 0.25 (for {target}: mano audit {target} --budget {want} -o rows.csv, label them, then mano "
-                     "predict --audit rows.csv; each set's number: labels_for_width in --json)"],
+                     f"predict --calibration {cal} {target} --audit rows.csv; each set's number: labels_for_width in --json)"],
           f"two sets get one line of advice: {advice}")
     got = json.loads(output("predict", "--calibration", tmp / "bare.json", target, "--json", "--quiet"))
     lo, hi = got["estimate"]["interval"]
@@ -306,7 +310,11 @@ def check_bad_files(tmp):
         ("label_not_integer", header + "5,1,cat\n", "line 2, column 3 (label): \"cat\" is not a class index"),
         ("label_missing", header + "5,1,\n", "line 2, column 3 (label): no label"),
         ("empty", "", "empty; an audit file starts with the header row,weight,label"),
-        ("comments_only", "# mano audit: nothing\n\n", "empty"),
+        ("comments_only", "# a comment\n\n", "empty"),
+        ("garbled_record", "# mano audit: nothing\n" + header + "5,1,0\n7,1,0\n",
+         "line 1: this line starts as mano audit's record of the draw but does not read as one"),
+        ("one_row", header + "5,1,0\n", "1 labeled row; an audit needs at least 2"),
+        ("half_label", header + "5,1,3.5\n7,1,0\n", "line 2, column 3 (label): \"3.5\" is not a class index"),
         ("header_only", header, "no audited rows after the header"),
         ("long_line", header + "5,1,0," + "x" * 5000 + "\n", "line 2: a line of 5006 bytes, over the 4096"),
         ("long_field", "row,weight,label,note\n5,1,0," + "x" * 300 + "\n", "column 4: a field of 300 bytes, over the 256"),
@@ -328,6 +336,103 @@ def check_bad_files(tmp):
           f"columns in any order, quoted, a BOM, CRLF and blank lines: {proc.stderr.strip()}")
 
 
+def check_draw_is_checked(tmp, cal):
+    """The rows of an audit file are the draw its first line records (recomputed): the red team's
+    file, the wrongly classified drawn rows swapped for correct ones, is refused, as are an edited
+    seed or count and a row left out; labels written as pandas' floats (3.0) are read as 3."""
+    target = tmp / "target.npy"
+    q, labels = np.load(target), np.load(tmp / "target_labels.npy")
+    output("audit", target, "--budget", 30, "--seed", 5, "-o", tmp / "rows.csv", "--quiet")
+    path, rows = labeled_audit(tmp, tmp / "rows.csv", labels, "honest.csv")
+    honest = json.loads(output("predict", "--calibration", cal, target, "--audit", path, "--json", "--quiet"))["audit"]
+    wrong = [r for r in rows if q[r].argmax() != labels[r]]
+    right = [r for r in range(len(q)) if r not in rows and q[r].argmax() == labels[r]]
+    check(len(wrong) >= 3, f"the draw has wrongly classified rows to swap ({len(wrong)})")
+    swap = dict(zip(wrong, right))
+    lines = path.read_text().splitlines()
+    edited = [lines[0], lines[1]] + [f"{swap[int(l.split(',')[0])]},1,{labels[swap[int(l.split(',')[0])]]}"
+                                     if int(l.split(",")[0]) in swap else l for l in lines[2:]]
+    first = 3 + next(i for i, r in enumerate(rows) if r in swap)
+
+    def refused(name, text, want):
+        bad = tmp / f"{name}.csv"
+        bad.write_text(text)
+        proc = run("predict", "--calibration", cal, target, "--audit", bad, "--json", "--quiet")
+        got = proc.stderr.strip().splitlines()
+        check(proc.returncode == 2 and len(got) == 1 and got[0].startswith(f"mano: error: {bad}") and want in got[0],
+              f"{name}: refused in one line naming what differs: {proc.returncode} {proc.stderr.strip()!r}")
+
+    refused("swapped", "\n".join(edited) + "\n",
+            f"{tmp / 'swapped.csv'}, line {first}, column 1 (row): row {swap[rows[first - 3]]} is not in the draw of seed 5 "
+            "(30 of the 1500 rows) that line 1 records: the rows or line 1 were edited")
+    refused("seed_edited", "\n".join([lines[0].replace("seed 5 ", "seed 6 ")] + lines[1:]) + "\n",
+            "is not in the draw of seed 6 (30 of the 1500 rows) that line 1 records")
+    refused("count_edited", "\n".join([lines[0].replace("30 of", "31 of")] + lines[1:]) + "\n",
+            "is not in the draw of seed 5 (31 of the 1500 rows) that line 1 records (30 rows given)")
+    refused("left_out", "\n".join(lines[:5] + lines[6:]) + "\n",
+            f"row {rows[3]} of the draw of seed 5 (30 of the 1500 rows) that line 1 records is not labeled (29 rows given)")
+    refused("seed_garbled", "\n".join([lines[0].replace("seed 5 ", "seed five ")] + lines[1:]) + "\n",
+            "line 1: this line starts as mano audit's record of the draw but does not read as one")
+    # labels as pandas writes a column that held a NaN: 3.0 is 3, the same audit
+    frame = pd.read_csv(path, comment="#")
+    frame["label"] = frame["label"].astype(float)
+    floats = tmp / "floats.csv"
+    floats.write_text(lines[0] + "\n" + frame.to_csv(index=False))
+    check(",3.0\n" in floats.read_text() or ",1.0\n" in floats.read_text(), "pandas wrote the labels as floats")
+    got = json.loads(output("predict", "--calibration", cal, target, "--audit", floats, "--json", "--quiet"))["audit"]
+    check(got == honest, f"float labels read as the whole numbers they are: {got} vs {honest}")
+    frame.loc[0, "label"] = 3.5
+    halves = tmp / "halves.csv"
+    halves.write_text(lines[0] + "\n" + frame.to_csv(index=False))
+    refused("halves", halves.read_text(), "line 3, column 3 (label): \"3.5\" is not a class index")
+
+
+def check_suggested_commands_run(tmp):
+    """The mano audit and mano predict --audit commands predict suggests run as printed, with the
+    options the set needs to be read the same way (--input binary-logit, --key; a path with a space)."""
+    rng = np.random.default_rng(7)
+    sets = []
+    for i in range(8):
+        y = rng.integers(0, 2, 600)
+        z = (2 * y - 1) * (0.2 + 0.3 * i) + rng.standard_normal(600) * 1.5
+        z *= [0.5, 1.0, 2.0, 3.0][i % 4]
+        np.save(tmp / f"bin{i}.npy", z.astype(np.float32)[:, None])
+        np.save(tmp / f"bin{i}_labels.npy", y)
+        sets.append({"name": f"bin{i}", "group": f"g{i % 4}", "logits": f"bin{i}.npy", "labels": f"bin{i}_labels.npy"})
+    (tmp / "binary.json").write_text(json.dumps({"sets": sets}))
+    cal = tmp / "binary_cal.json"
+    output("calibrate", tmp / "binary.json", "-o", cal, "--quiet", "--input", "binary-logit", "--methods", "confscore,nuclear")
+    folder = tmp / "new sets"
+    folder.mkdir()
+    y = rng.integers(0, 2, 1200)
+    z = (2 * y - 1) * 0.3 + rng.standard_normal(1200) * 2.0
+    target = folder / "batch.npz"
+    np.savez(target, scores=z.astype(np.float32)[:, None], other=np.zeros(3))
+    text = output("predict", "--calibration", cal, target, "--input", "binary-logit", "--key", "scores", "--quiet")
+    found = [line for line in text.splitlines() if "labeled rows drawn uniformly" in line]
+    check(len(found) == 1, f"predict suggests an audit: {text[-400:]!r}")
+    m = re.search(r"\(mano audit (.*) -o rows\.csv, label them, then mano predict (.*) --audit rows\.csv\)$", found[0] if found else "")
+    check(m is not None, f"the suggestion names both commands: {found}")
+    if not m:
+        return
+    audit_args, predict_args = shlex.split(m.group(1)), shlex.split(m.group(2))
+    check("--input" in audit_args and "binary-logit" in audit_args and "--key" in audit_args and "scores" in audit_args,
+          f"the audit command reads the set as predict did: {audit_args}")
+    proc = subprocess.run([str(pathlib.Path(sys.argv[1]).resolve()), "audit", *audit_args, "-o", "rows.csv", "--quiet"], cwd=tmp, capture_output=True,
+                          text=True, timeout=300)
+    check(proc.returncode == 0, f"mano audit {m.group(1)} runs as printed: {proc.stderr.strip()}")
+    rows_file = tmp / "rows.csv"
+    path, rows = labeled_audit(tmp, rows_file, y, "rows.csv")
+    proc = subprocess.run([str(pathlib.Path(sys.argv[1]).resolve()), "predict", *predict_args, "--audit", "rows.csv", "--json", "--quiet"], cwd=tmp,
+                          capture_output=True, text=True, timeout=300)
+    check(proc.returncode == 0 and json.loads(proc.stdout or "{}").get("audit", {}).get("n") == len(rows),
+          f"mano predict {m.group(2)} --audit rows.csv runs as printed: {proc.stderr.strip()}")
+    # mano audit's own line names the options too
+    proc = run("audit", target, "--input", "binary-logit", "--key", "scores", "--budget", 20, "--seed", 1, "-o", tmp / "r.csv")
+    check(proc.returncode == 0 and f"'{target}' --input binary-logit --key scores --audit" in proc.stdout,
+          f"mano audit's line says how to predict with it: {proc.stdout.strip()!r}")
+
+
 def main():
     rng = np.random.default_rng(20240531)
     with tempfile.TemporaryDirectory() as d:
@@ -343,6 +448,8 @@ def main():
         check_audit_belongs(tmp, cal)
         check_labels_needed(tmp, cal)
         check_bad_files(tmp)
+        check_draw_is_checked(tmp, cal)
+        check_suggested_commands_run(tmp)
     finish()
 
 

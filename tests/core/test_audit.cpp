@@ -4,12 +4,15 @@
 // algorithm), the correctness histogram through merges and states, and the interval formulas.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "mano/audit/ppi.hpp"
+#include "mano/base/number_text.hpp"
 #include "mano/calibration/correctness_model.hpp"
 #include "mano/scan/correctness_histogram.hpp"
 #include "support.hpp"
@@ -35,7 +38,13 @@ TEST_CASE("the audit sampler draws the same rows for a seed everywhere", "[audit
           std::vector<std::uint64_t>{129724844742ULL, 667942980669ULL, 742763299212ULL, 1072527669628ULL});
 
     CHECK_THROWS_WITH(mano::audit_sample(10, 11, 1), Catch::Contains("more than the set's 10 rows"));
-    CHECK_THROWS_WITH(mano::audit_sample(10, 0, 1), Catch::Contains("at least 1 row"));
+    CHECK_THROWS_WITH(mano::audit_sample(10, 0, 1), Catch::Contains("below the 2 rows an audit needs"));
+    CHECK(mano::audit_min_rows == 2);  // what audit_sample draws at least is what parse_audit takes back
+    CHECK_THROWS_WITH(mano::audit_sample(10, 1, 1),
+                      "a budget of 1 row is below the 2 rows an audit needs (its interval needs 2 labeled rows); give a budget "
+                      "of 2 or more");
+    CHECK_THROWS_WITH(mano::audit_sample(1, 2, 1), Catch::Contains("the set has 1 row, fewer than the 2 an audit needs"));
+    CHECK(mano::audit_sample(2, 2, 1) == std::vector<std::uint64_t>{0, 1});
     CHECK_THROWS_WITH(mano::audit_sample(10, 2, mano::audit_max_seed + 1), Catch::Contains("2^53 - 1"));
 
     const std::string csv = mano::audit_csv({3, 5}, 10, 4, 9, "a.npy");
@@ -55,7 +64,8 @@ TEST_CASE("an audit file belongs to the set it was drawn from: another size is r
         }
         return out;
     };
-    const std::string drawn = labeled(mano::audit_csv({3, 5}, 2000, 4, 9, "data/day1_logits.npy"));
+    const auto rows = mano::audit_sample(2000, 2, 9);
+    const std::string drawn = labeled(mano::audit_csv(rows, 2000, 4, 9, "data/day1_logits.npy"));
     try {
         mano::parse_audit(drawn, "rows.csv", 4000, 4, "data/day2_logits.npy");
         FAIL("an audit of a 2000-row set was accepted for a 4000-row set");
@@ -74,10 +84,123 @@ TEST_CASE("an audit file belongs to the set it was drawn from: another size is r
     // the same file in another folder, an array's draw, or no set name: no warning
     CHECK(mano::parse_audit(drawn, "rows.csv", 2000, 4, "/elsewhere/day1_logits.npy").warnings.empty());
     CHECK(mano::parse_audit(drawn, "rows.csv", 2000, 4).warnings.empty());
-    const std::string from_array = labeled(mano::audit_csv({3, 5}, 2000, 4, 9, mano::audit_array_source));
+    const std::string from_array = labeled(mano::audit_csv(rows, 2000, 4, 9, mano::audit_array_source));
     CHECK(mano::parse_audit(from_array, "rows.csv", 2000, 4, "day2_logits.npy").warnings.empty());
     // a file without mano's first line is read as before
-    CHECK(mano::parse_audit("row,weight,label\n3,1,1\n", "rows.csv", 4000, 4, "x.npy").warnings.empty());
+    CHECK(mano::parse_audit("row,weight,label\n3,1,1\n8,1,0\n", "rows.csv", 4000, 4, "x.npy").warnings.empty());
+}
+
+namespace {
+
+// The labeled file of audit_sample(n, budget, seed) as mano audit writes it, every label 1, with
+// `edit` applied to its lines (0: the record of the draw, 1: the header, 2...: the rows).
+std::string drawn_file(std::uint64_t n, std::uint64_t budget, std::uint64_t seed,
+                       const std::function<void(std::vector<std::string>&)>& edit = {}) {
+    const std::string csv = mano::audit_csv(mano::audit_sample(n, budget, seed), n, 4, seed, "set.npy");
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at < csv.size();) {
+        const auto end = csv.find('\n', at);
+        lines.push_back(csv.substr(at, end - at) + (lines.empty() ? "" : lines.size() == 1 ? ",label" : ",1"));
+        at = end + 1;
+    }
+    if (edit) edit(lines);
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+}
+
+std::string refusal(const std::function<void()>& read) {
+    try {
+        read();
+    } catch (const mano::error& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("an audit file's rows are the draw its first line records, recomputed, not trusted", "[audit]") {
+    const auto drawn = mano::audit_sample(2000, 30, 5);
+    const auto read = [](const std::string& text) { return refusal([&] { mano::parse_audit(text, "rows.csv", 2000, 4, "set.npy"); }); };
+    CHECK(mano::parse_audit(drawn_file(2000, 30, 5), "rows.csv", 2000, 4).rows == drawn);
+    // a drawn row swapped for another (line 3 is the first row)
+    std::uint64_t other = drawn[3] + 1;
+    while (std::find(drawn.begin(), drawn.end(), other) != drawn.end()) ++other;
+    CHECK(read(drawn_file(2000, 30, 5, [&](auto& l) { l[5] = std::to_string(other) + ",1,1"; })) ==
+          "rows.csv, line 6, column 1 (row): row " + std::to_string(other) +
+              " is not in the draw of seed 5 (30 of the 2000 rows) that line 1 records: the rows or line 1 were edited; label "
+              "the rows of that draw, or draw them again (mano audit)");
+    // the seed or the count edited in the first line: the rows are not that draw
+    const auto seed6 = [](auto& l) { l[0].replace(l[0].find("seed 5"), 6, "seed 6"); };
+    CHECK_THAT(read(drawn_file(2000, 30, 5, seed6)),
+               Catch::StartsWith("rows.csv, line 3, column 1 (row): row " + std::to_string(drawn[0]) + " is not in the draw of seed 6 (30"));
+    const auto count29 = [](auto& l) { l[0].replace(l[0].find("30 of"), 5, "29 of"); };
+    CHECK_THAT(read(drawn_file(2000, 30, 5, count29)),
+               Catch::Contains("is not in the draw of seed 5 (29 of the 2000 rows) that line 1 records (30 rows given)"));
+    // a drawn row left out
+    CHECK(read(drawn_file(2000, 30, 5, [](auto& l) { l.erase(l.begin() + 4); })) ==
+          "rows.csv: row " + std::to_string(drawn[2]) + " of the draw of seed 5 (30 of the 2000 rows) that line 1 records is "
+          "not labeled (29 rows given): label every row drawn (leaving rows out biases the accuracy), or draw them again (mano audit)");
+    // a record that does not read as one, or records a draw no audit makes
+    CHECK_THAT(read(drawn_file(2000, 30, 5, [](auto& l) { l[0].replace(l[0].find("seed 5"), 6, "seed five"); })),
+               Catch::StartsWith("rows.csv, line 1: this line starts as mano audit's record of the draw but does not read as one"));
+    CHECK_THAT(read(drawn_file(2000, 30, 5, [](auto& l) { l[0].replace(l[0].find("30 of"), 5, "1 of"); })),
+               Catch::StartsWith("rows.csv, line 1: the draw this line records (1 of the 2000 rows with seed 5) cannot be checked: "
+                                 "a budget of 1 row is below the 2 rows an audit needs"));
+    // rows listed by hand (no record of a draw): read as they are, but at least audit_min_rows
+    CHECK(mano::parse_audit("row,weight,label\n7,1,0\n3,1,2\n", "a.csv", 10, 4).rows == std::vector<std::uint64_t>{3, 7});
+    CHECK(read("row,weight,label\n7,1,0\n") ==
+          "rows.csv: 1 labeled row; an audit needs at least 2: label every row mano audit drew (draw 2 or more)");
+}
+
+TEST_CASE("labels are whole numbers as every label reader takes them: 3.0 is 3, 3.5 is refused", "[audit]") {
+    std::int64_t v = 0;
+    for (const auto& [text, want] : std::vector<std::pair<std::string, std::int64_t>>{
+             {"3", 3}, {"+3", 3}, {"-1", -1}, {"3.0", 3}, {"3e0", 3}, {"30e-1", 3}, {"-0.0", 0}})
+        CHECK((mano::parse_whole_label(text, v) && v == want));
+    for (const std::string text : {"3.5", "", "cat", "+-3", "++3", " 3", "nan", "inf", "1e19", "0x3"})
+        CHECK_FALSE(mano::parse_whole_label(text, v));
+    const auto got = mano::parse_audit(drawn_file(2000, 4, 5, [](auto& l) {
+        for (std::size_t i = 2; i < l.size(); ++i) l[i] = l[i].substr(0, l[i].rfind(',')) + ",3.0";
+    }), "rows.csv", 2000, 4);
+    CHECK(got.labels == std::vector<std::int64_t>{3, 3, 3, 3});
+    CHECK_THAT(refusal([] { mano::parse_audit("row,weight,label\n1,1,2.5\n2,1,0\n", "a.csv", 10, 4); }),
+               Catch::Contains("a.csv, line 2, column 3 (label): \"2.5\" is not a class index"));
+    CHECK_THAT(refusal([] { mano::parse_audit("row,weight,label\n1,1,4.0\n2,1,0\n", "a.csv", 10, 4); }),
+               Catch::Contains("label 4.0 is outside the classes 0 to 3"));
+}
+
+TEST_CASE("labeled rows given as lists: the file's rules, and the draw when its seed comes with them", "[audit]") {
+    const auto drawn = mano::audit_sample(2000, 30, 5);
+    std::vector<std::int64_t> rows(drawn.rbegin(), drawn.rend()), labels(30, 1);
+    const auto got = mano::audit_rows(rows, labels, 2000, 4, "audit", 5, 2000);
+    CHECK(got.rows == drawn);
+    CHECK(got.seed == std::optional<std::uint64_t>(5));
+    CHECK(mano::audit_rows(rows, labels, 2000, 4, "audit").rows == drawn);  // no seed: nothing to check against
+    const auto refused = [&](std::vector<std::int64_t> r, std::vector<std::int64_t> y, std::optional<std::uint64_t> seed,
+                             std::optional<std::uint64_t> n = std::nullopt) {
+        return refusal([&] { mano::audit_rows(r, y, 2000, 4, "audit", seed, n); });
+    };
+    auto swapped = rows;
+    std::int64_t other = rows[4] + 1;
+    while (std::find(rows.begin(), rows.end(), other) != rows.end()) ++other;
+    swapped[4] = other;
+    CHECK(refused(swapped, labels, 5) == "audit: rows[4]: row " + std::to_string(other) +
+                                             " is not in the draw of seed 5 (30 of the 2000 rows): the rows or the seed were "
+                                             "changed; give the rows mano audit drew with that seed, or draw them again");
+    CHECK_THAT(refused(rows, labels, 6), Catch::StartsWith("audit: rows[0]: row " + std::to_string(rows[0]) + " is not in the draw of seed 6"));
+    CHECK_THAT(refused({rows.begin(), rows.end() - 1}, {labels.begin(), labels.end() - 1}, 5),
+               Catch::Contains("is not in the draw of seed 5 (29 of the 2000 rows)"));
+    CHECK_THAT(refused(rows, labels, 5, 1000), Catch::StartsWith("audit: the rows were drawn from a set of 1000 rows (n_rows)"));
+    CHECK_THAT(refused(rows, labels, mano::audit_max_seed + 1), Catch::StartsWith("audit: seed 9007199254740992: the seed"));
+    CHECK(refused({3}, {0}, std::nullopt) ==
+          "audit: 1 labeled row; an audit needs at least 2: label every row mano audit drew (draw 2 or more)");
+    CHECK(refused({3, 2000}, {0, 0}, std::nullopt) ==
+          "audit: rows[1] is 2000, outside the set's rows 0 to 1999; give the rows mano audit drew (they count from 0)");
+    CHECK(refused({3, 3}, {0, 1}, std::nullopt) == "audit: row 3 is listed twice (rows[0] and rows[1]); label each row once");
+    CHECK(refused({3, 4}, {0, 4}, std::nullopt) == "audit: labels[1] is 4, outside the classes 0 to 3; give row 4's true class");
+    CHECK(refused({3, 4}, {0}, std::nullopt) == "audit: 2 rows but 1 labels; give one label per audited row");
 }
 
 TEST_CASE("an audit file is read back with its labels, or refused in one line", "[audit]") {

@@ -226,6 +226,65 @@ def test_one_set_of_a_manifest(family, tmp_path):
     assert mano.frame(got).loc[0, "audit_n"] == 50
 
 
+# --- the draw, checked ------------------------------------------------------------------------
+
+def test_the_rows_are_the_draw_the_file_or_the_seed_records(family, tmp_path):
+    """The rows of a labeled audit are the draw recorded with them (recomputed by the core): the
+    red team's file, its wrongly classified rows swapped for correct ones, is refused; so is
+    mano.audit's dict with its rows changed; labels written as floats (3.0) are the same audit."""
+    target, cal = family / "target.npy", family / "cal.json"
+    q, y = np.load(target), np.load(family / "target_labels.npy")
+    drawn = mano.audit(target, 30, seed=5, path=tmp_path / "rows.csv")
+    record = (tmp_path / "rows.csv").read_text().splitlines()[0]
+
+    def written(name, rows, label=lambda r: y[r]):
+        path = tmp_path / name
+        path.write_text(record + "\nrow,weight,label\n" + "".join(f"{r},1,{label(r)}\n" for r in rows))
+        return path
+
+    want = mano.predict(cal, target, audit=written("honest.csv", drawn["rows"]))["audit"]
+    assert_same(want, cli_predict(cal, target, tmp_path / "honest.csv")["audit"], rel=1e-9, abs_tol=1e-9)
+    wrong = [r for r in drawn["rows"] if q[r].argmax() != y[r]]
+    right = [r for r in range(len(q)) if r not in drawn["rows"] and q[r].argmax() == y[r]]
+    swap = dict(zip(wrong, right))
+    swapped = [swap.get(r, r) for r in drawn["rows"]]
+    first = next(i for i, r in enumerate(drawn["rows"]) if r in swap)
+    path = written("swapped.csv", swapped)
+    with pytest.raises(mano.InputError, match=f"^{path}, line {3 + first}, column 1 \\(row\\): row {swapped[first]} is not in the "
+                                              r"draw of seed 5 \(30 of the 1500 rows\) that line 1 records: the rows or line 1"):
+        mano.predict(cal, target, audit=path)
+    # mano.audit's dict with the labels added: its seed and n_rows are checked too
+    got = mano.predict(cal, q, audit={**drawn, "labels": y[drawn["rows"]]})["audit"]
+    assert_same(got, want, rel=1e-9, abs_tol=1e-9)
+    with pytest.raises(mano.InputError, match=f"^audit: rows\\[{first}\\]: row {swapped[first]} is not in the draw of seed 5 "
+                                              r"\(30 of the 1500 rows\): the rows or the seed were changed"):
+        mano.predict(cal, q, audit={**drawn, "rows": swapped, "labels": y[swapped]})
+    with pytest.raises(mano.InputError, match=r"^audit: the rows were drawn from a set of 1500 rows \(n_rows\), but the set has "
+                                              "1000 rows"):
+        mano.predict(cal, q[:1000], audit={**drawn, "labels": y[drawn["rows"]]})
+    assert_same(mano.predict(cal, q, audit=(swapped, y[swapped]))["audit"]["n"], 30)  # no seed given: nothing to check
+    # labels as floats, as pandas writes a column that held a NaN: the same audit; 3.5 is refused
+    floats = written("floats.csv", drawn["rows"], lambda r: float(y[r]))
+    assert ",0.0\n" in floats.read_text() or ",1.0\n" in floats.read_text()
+    assert_same(mano.predict(cal, target, audit=floats)["audit"], want, rel=1e-9, abs_tol=1e-9)
+    halves = written("halves.csv", drawn["rows"], lambda r: y[r] + 0.5)
+    with pytest.raises(mano.InputError, match=f"^{halves}, line 3, column 3 \\(label\\): \"{y[drawn['rows'][0]] + 0.5}\" is not a "
+                                              "class index"):
+        mano.predict(cal, target, audit=halves)
+
+
+def test_the_least_budget_is_the_least_audit(family):
+    """What mano.audit draws at least, mano.predict takes back: one constant of the core."""
+    target, cal, y = family / "target.npy", family / "cal.json", np.load(family / "target_labels.npy")
+    assert mano._core.audit_min_rows == 2
+    with pytest.raises(mano.InputError, match="budget must be a whole number from 2"):
+        mano.audit(target, 1, seed=3)
+    drawn = mano.audit(target, 2, seed=3)
+    assert mano.predict(cal, target, audit={**drawn, "labels": y[drawn["rows"]]})["audit"]["n"] == 2
+    with pytest.raises(mano.InputError, match="audit: 1 labeled row; an audit needs at least 2"):
+        mano.predict(cal, target, audit=(drawn["rows"][:1], y[drawn["rows"][:1]]))
+
+
 # --- bad input --------------------------------------------------------------------------------
 
 HEADER = "row,weight,label\n"
@@ -257,11 +316,11 @@ def bad_calls(family, tmp_path):
         ("missing_file", lambda: mano.predict(cal, target, audit=tmp_path / "none.csv"), "none.csv: cannot open this audit file"),
         ("folder", lambda: mano.predict(cal, target, audit=tmp_path), "cannot open this audit file"),
         ("row_out_of_range", lambda: mano.predict(cal, q, audit=([3, 1500], [0, 1])),
-         r"audit: rows\[1\] = 1500 is outside the set's rows 0 to 1499"),
-        ("row_negative", lambda: mano.predict(cal, q, audit=([-1, 3], [0, 1])), r"rows\[0\] = -1 is outside"),
+         r"^audit: rows\[1\] is 1500, outside the set's rows 0 to 1499; give the rows mano audit drew"),
+        ("row_negative", lambda: mano.predict(cal, q, audit=([-1, 3], [0, 1])), r"rows\[0\] is -1, outside"),
         ("row_twice", lambda: mano.predict(cal, q, audit=([3, 7, 3], [0, 1, 0])),
          r"audit: row 3 is listed twice \(rows\[0\] and rows\[2\]\)"),
-        ("label_outside", lambda: mano.predict(cal, q, audit=(two, [0, 5])), r"labels\[1\] = 5 is outside the classes 0 to 4"),
+        ("label_outside", lambda: mano.predict(cal, q, audit=(two, [0, 5])), r"labels\[1\] is 5, outside the classes 0 to 4"),
         ("lengths", lambda: mano.predict(cal, q, audit=(two, [0, 1, 2])), "2 rows but 3 labels"),
         ("float_rows", lambda: mano.predict(cal, q, audit=([3.0, 9.0], [0, 1])), "rows must be a 1-D list of whole numbers"),
         ("text_labels", lambda: mano.predict(cal, q, audit=(two, ["a", "b"])), "labels must be a 1-D list of whole numbers"),
@@ -272,8 +331,11 @@ def bad_calls(family, tmp_path):
         ("a_result", lambda: mano.predict(cal, mano.score(q, "confscore"), audit=(two, [0, 1])), "not a result"),
         ("sets", lambda: mano.predict(cal, family / "manifest.json", audit=(two, [0, 1])),
          r"audit labels rows of one set.*\(8 sets given\)"),
-        ("budget_zero", lambda: mano.audit(target, 0), "budget must be a whole number from 1"),
-        ("budget_negative", lambda: mano.audit(q, -3), "budget must be a whole number from 1"),
+        ("budget_zero", lambda: mano.audit(target, 0), "budget must be a whole number from 2"),
+        ("budget_one", lambda: mano.audit(target, 1), "budget must be a whole number from 2"),
+        ("budget_negative", lambda: mano.audit(q, -3), "budget must be a whole number from 2"),
+        ("seed_not_whole", lambda: mano.predict(cal, q, audit={"rows": two, "labels": [0, 1], "seed": 1.5}),
+         r"audit: seed must be a whole number >= 0"),
         ("budget_float", lambda: mano.audit(q, 2.5), "budget must be a whole number"),
         ("budget_bool", lambda: mano.audit(q, True), "budget must be a whole number"),
         ("budget_over_rows", lambda: mano.audit(target, 1501, seed=1),

@@ -52,7 +52,8 @@ def test_an_empty_audit_says_what_an_audit_needs(calibration):
     for empty in (([], []), {"rows": np.array([], dtype=np.int64), "labels": np.array([], dtype=np.int64)}):
         with pytest.raises(mano.InputError) as info:
             mano.predict(calibration, X, audit=empty)
-        assert str(info.value) == "audit: 0 labeled rows; an audit needs at least 2 (label the rows mano.audit drew)"
+        assert str(info.value) == ("audit: 0 labeled rows; an audit needs at least 2: label every row mano audit drew "
+                                   "(draw 2 or more)")
 
 
 def test_a_set_of_one_row_asks_for_no_audit(calibration):

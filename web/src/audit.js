@@ -12,9 +12,6 @@ import { shownValue } from './text.js';
 
 const call = (fn) => callCore(ready(), fn);
 
-// The core's limits (src/mano/audit/audit_sample.hpp): rows of one audit, bytes of an audit file.
-const AUDIT_MAX_ROWS = 1000000;
-const AUDIT_MAX_BYTES = 64 * 2 ** 20;
 
 // A seed for a draw the caller did not seed: whole, at most 2^53 - 1, recorded in the file.
 function randomSeed() {
@@ -37,8 +34,9 @@ export function audit(set, budget, { seed, source, input } = {}) {
   const nRows = described ? set.rows : set;
   if (!Number.isSafeInteger(nRows) || nRows < 1)
     throw new InputError(`audit: the set must be its number of rows (>= 1) or { rows, cols } (got ${described ? `rows ${shownValue(nRows)}` : shownValue(set)})`);
-  if (!Number.isSafeInteger(budget) || budget < 1)
-    throw new InputError(`audit: the budget must be a whole number of rows to label, from 1 to the set's ${nRows} (got ${shownValue(budget)})`);
+  const least = ready().AUDIT_MIN_ROWS;  // the fewest rows predict takes back (src/mano/audit/audit_sample.hpp)
+  if (!Number.isSafeInteger(budget) || budget < least)
+    throw new InputError(`audit: the budget must be a whole number of rows to label, from ${least} to the set's ${nRows} (got ${shownValue(budget)})`);
   if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
     throw new InputError(`audit: the seed must be a whole number from 0 to 2^53 - 1 (got ${shownValue(seed)})`);
   const drawSeed = seed ?? randomSeed();
@@ -53,38 +51,43 @@ export function audit(set, budget, { seed, source, input } = {}) {
 }
 
 // The labeled audit as { rows: ascending, labels: Int32Array, warnings } for a set of nRows x cols
-// logits read from the file `setName` ('' when it has no name): the text of the labeled CSV (read
-// by the core, its messages naming `name`: a draw from a set of another size is refused, one from
-// a file of another name is a warning), or { rows, labels }.
+// logits read from the file `setName` ('' when it has no name): the text of the labeled CSV, or
+// { rows, labels } (with `seed` and `n_rows` when it is audit()'s draw with labels added: then
+// the rows must be that draw). The core reads both, its messages naming `name`: a draw from a set
+// of another size is refused, rows that are not the draw the file records (or the seed given) are
+// refused, a file drawn from a file of another name is a warning.
 export function auditLabels(given, nRows, cols, name = 'options.audit', setName = '') {
+  const core = ready();
   if (typeof given === 'string') {
-    if (given.length > AUDIT_MAX_BYTES)
-      throw new InputError(`${name}: over the ${AUDIT_MAX_BYTES >> 20} MiB an audit file may have; an audit lists at most ${AUDIT_MAX_ROWS} rows`);
-    const parsed = JSON.parse(call(() => ready().parseAudit(given, String(name), nRows, cols, String(setName ?? ''))));
+    if (given.length > core.AUDIT_MAX_BYTES)
+      throw new InputError(`${name}: over the ${core.AUDIT_MAX_BYTES >> 20} MiB an audit file may have; an audit lists at most ${core.AUDIT_MAX_ROWS} rows`);
+    const parsed = JSON.parse(call(() => core.parseAudit(given, String(name), nRows, cols, String(setName ?? ''))));
     return { rows: parsed.rows, labels: Int32Array.from(parsed.labels), warnings: parsed.warnings ?? [] };
   }
-  const { rows, labels } = given ?? {};
+  const { rows, labels, seed, n_rows: drawnRows } = given ?? {};
   const isList = (x) => Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView));
   if (!isList(rows) || !isList(labels) || rows.length !== labels.length || rows.length === 0)
     throw new InputError(`${name}: give the labeled audit file's text (mano audit's CSV with a column label), or ` +
       `{ rows, labels } of one length (got ${isList(rows) ? `${rows.length} rows` : 'no rows'} and ${isList(labels) ? `${labels.length} labels` : 'no labels'})`);
-  if (rows.length > AUDIT_MAX_ROWS) throw new InputError(`${name}: ${rows.length} rows, more than the ${AUDIT_MAX_ROWS} an audit may have`);
-  const seen = new Map();
-  const pairs = Array.from(rows, (r, i) => {
-    const row = Number(r), label = Number(labels[i]);
-    if (!Number.isSafeInteger(row))
-      throw new InputError(`${name}: rows[${i}] is ${shownValue(r)}, not a whole number; give the rows mano audit drew`);
-    if (row < 0 || row >= nRows)
-      throw new InputError(`${name}: rows[${i}] is ${r}, outside the set's rows 0 to ${nRows - 1}; give the rows mano audit drew`);
-    if (seen.has(row)) throw new InputError(`${name}: row ${row} is listed twice (rows[${seen.get(row)}] and rows[${i}]); label each row once`);
-    seen.set(row, i);
-    if (!Number.isInteger(label))
-      throw new InputError(`${name}: labels[${i}] is ${shownValue(labels[i])}, not a whole number; give row ${row}'s true class, 0 to ${cols - 1}`);
-    if (label < 0 || label >= cols)
-      throw new InputError(`${name}: labels[${i}] is ${labels[i]}, outside the classes 0 to ${cols - 1}; give row ${row}'s true class`);
-    return [row, label];
-  }).sort((a, b) => a[0] - b[0]);
-  return { rows: pairs.map((p) => p[0]), labels: Int32Array.from(pairs, (p) => p[1]), warnings: [] };
+  if (rows.length > core.AUDIT_MAX_ROWS) throw new InputError(`${name}: ${rows.length} rows, more than the ${core.AUDIT_MAX_ROWS} an audit may have`);
+  const numbers = (list, what) => Array.from(list, (x, i) => {
+    const v = Number(x);
+    if (!Number.isSafeInteger(v)) {
+      throw new InputError(what === 'rows'
+        ? `${name}: rows[${i}] is ${shownValue(x)}, not a whole number; give the rows mano audit drew`
+        : `${name}: labels[${i}] is ${shownValue(x)}, not a whole number; give row ${Number(rows[i])}'s true class, 0 to ${cols - 1}`);
+    }
+    return v;
+  });
+  const checked = { rows: numbers(rows, 'rows'), labels: numbers(labels, 'labels') };
+  for (const [key, value] of [['seed', seed], ['n_rows', drawnRows]]) {
+    if (value === undefined || value === null) continue;
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new InputError(`${name}: ${key} must be a whole number >= 0, as audit() gives it (got ${shownValue(value)})`);
+    checked[key] = value;
+  }
+  const parsed = JSON.parse(call(() => core.auditRows(JSON.stringify(checked), String(name), nRows, cols)));
+  return { rows: parsed.rows, labels: Int32Array.from(parsed.labels), warnings: [] };
 }
 
 // Runs of consecutive audited rows, at most 4096 rows each: one read each, as the CLI reads them.

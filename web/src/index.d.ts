@@ -273,8 +273,11 @@ export function accumulatorFromJSON(state: AccumulatorState | string): Accumulat
 /** With sets given as logits, `options` as calibrate()'s and a non-enumerable `warnings`. */
 export function evaluate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Evaluation;
 export function calibrate(sets: LabeledSet[] | LabeledLogits[], options?: CalibrateOptions): Calibration;
-/** A labeled audit: the text of mano audit's CSV with a column label, or each audited row with its true class. */
-export type AuditLabelsInput = string | { rows: ArrayLike<number>; labels: ArrayLike<number> };
+/**
+ * A labeled audit: the text of mano audit's CSV with a column label, or each audited row with its true class
+ * (`{ ...audit(set, budget, { seed }), labels }`: with the draw's seed and n_rows, the rows must be that draw).
+ */
+export type AuditLabelsInput = string | { rows: ArrayLike<number>; labels: ArrayLike<number>; seed?: number; n_rows?: number };
 /** The logits a result was scored from (a Matrix of readMatrix qualifies). */
 export interface LogitsMatrix { data: LogitsArray; rows: number; cols: number; dtype?: Dtype }
 export interface PredictOptions {

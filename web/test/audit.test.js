@@ -39,7 +39,7 @@ after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 describe('audit(): the rows mano audit draws', () => {
   test('the rows and the CSV text equal mano audit\'s for several seeds and budgets', () => {
-    for (const [budget, seed] of [[1, 0], [2, 1], [30, 7], [100, 123456789], [1999, 42], [2000, 2 ** 53 - 1]]) {
+    for (const [budget, seed] of [[2, 0], [2, 1], [30, 7], [100, 123456789], [1999, 42], [2000, 2 ** 53 - 1]]) {
       const csv = cliAudit(budget, seed);
       const draw = mano.audit(m, budget, { seed, source: logitsFile });
       assert.equal(draw.csv, csv, `budget ${budget}, seed ${seed}: the file mano audit writes`);
@@ -60,8 +60,10 @@ describe('audit(): the rows mano audit draws', () => {
 
   test('a bad budget, seed or set is one InputError naming what to fix', () => {
     const bad = (fn, re) => assert.throws(fn, (e) => e instanceof mano.InputError && re.test(e.message), String(re));
-    bad(() => mano.audit(m, 0), /^audit: the budget must be a whole number of rows to label, from 1 to the set's 2000 \(got 0\)$/);
-    bad(() => mano.audit(m, -3), /^audit: the budget must be a whole number of rows to label, from 1 to the set's 2000 \(got -3\)$/);
+    bad(() => mano.audit(m, 0), /^audit: the budget must be a whole number of rows to label, from 2 to the set's 2000 \(got 0\)$/);
+    // the fewest rows predict takes back (the core's AUDIT_MIN_ROWS), so a drawn file is never refused for its size
+    bad(() => mano.audit(m, 1), /^audit: the budget must be a whole number of rows to label, from 2 to the set's 2000 \(got 1\)$/);
+    bad(() => mano.audit(m, -3), /^audit: the budget must be a whole number of rows to label, from 2 to the set's 2000 \(got -3\)$/);
     bad(() => mano.audit(m, 2.5), /budget must be a whole number .*got 2\.5/);
     bad(() => mano.audit(m, 2001), /^a budget of 2001 rows is more than the set's 2000 rows; label them all, or give a budget up to 2000$/);
     bad(() => mano.audit(m, 10, { seed: -1 }), /^audit: the seed must be a whole number from 0 to 2\^53 - 1 \(got -1\)$/);
@@ -70,7 +72,7 @@ describe('audit(): the rows mano audit draws', () => {
     bad(() => mano.audit(m, 10, { seed: '7' }), /^audit: the seed must be a whole number from 0 to 2\^53 - 1 \(got '7'\)$/);
     bad(() => mano.audit(m, '20'), /budget must be a whole number .*\(got '20'\)$/);
     bad(() => mano.audit(0, 1), /the set must be its number of rows/);
-    bad(() => mano.audit({ rows: 10, cols: 1 }, 1), /logits need at least 2 columns \(classes\); got 1 \(a binary classifier/);
+    bad(() => mano.audit({ rows: 10, cols: 1 }, 2), /logits need at least 2 columns \(classes\); got 1 \(a binary classifier/);
   });
 });
 
@@ -176,6 +178,44 @@ describe('predict with an audit: mano predict --audit', () => {
     assert.equal(mano.predict(cal, result, { audit: text, logits: m }).audit.warnings, undefined);
   });
 
+  test('the rows are the draw the file or the seed records, recomputed: swapped rows and edited records are refused', () => {
+    const text = labeled(cliAudit(30, 5), labels);
+    const want = mano.predict(cal, result, { audit: text, logits: m }).audit;
+    const lines = text.split('\n');
+    const draw = mano.audit(m, 30, { seed: 5 });
+    const predicted = (r) => { let best = 0; for (let c = 1; c < 10; c++) if (m.data[r * 10 + c] > m.data[r * 10 + best]) best = c; return best; };
+    // the red team's file: the wrongly classified drawn rows swapped for correct rows not drawn
+    const wrong = draw.rows.filter((r) => predicted(r) !== Number(labels[r]));
+    const right = Array.from({ length: 2000 }, (_, r) => r).filter((r) => !draw.rows.includes(r) && predicted(r) === Number(labels[r]));
+    assert.ok(wrong.length >= 3, `the draw has wrongly classified rows (${wrong.length})`);
+    const swap = new Map(wrong.map((r, i) => [r, right[i]]));
+    const swapped = draw.rows.map((r) => swap.get(r) ?? r);
+    const first = draw.rows.findIndex((r) => swap.has(r));
+    const swappedText = lines.map((l, i) => (i >= 2 && i - 2 < swapped.length ? `${swapped[i - 2]},1,${labels[swapped[i - 2]]}` : l)).join('\n');
+    const refused = (audit, message) => assert.throws(() => mano.predict(cal, result, { audit, logits: m, auditName: 'rows.csv' }),
+      (e) => e instanceof mano.InputError && (typeof message === 'string' ? e.message === message : message.test(e.message)), String(message));
+    refused(swappedText, `rows.csv, line ${first + 3}, column 1 (row): row ${swapped[first]} is not in the draw of seed 5 (30 of the 2000 rows) ` +
+      'that line 1 records: the rows or line 1 were edited; label the rows of that draw, or draw them again (mano audit)');
+    refused(text.replace('with seed 5 ', 'with seed 6 '), /^rows\.csv, line \d+, column 1 \(row\): row \d+ is not in the draw of seed 6 \(30 of the 2000 rows\)/);
+    refused(text.replace('# mano audit: 30 of', '# mano audit: 31 of'), /is not in the draw of seed 5 \(31 of the 2000 rows\) that line 1 records \(30 rows given\)/);
+    refused(text.replace('with seed 5 ', 'with seed five '), /^rows\.csv, line 1: this line starts as mano audit's record of the draw but does not read as one/);
+    // audit()'s draw with its labels added: the seed and n_rows it carries are checked
+    const withLabels = { ...draw, labels: draw.rows.map((r) => labels[r]) };
+    assert.deepEqual(compareDeep(mano.predict(cal, result, { audit: withLabels, logits: m }).audit, want, 1e-12, 'audit'), []);
+    refused({ ...draw, rows: swapped, labels: swapped.map((r) => labels[r]) },
+      `rows.csv: rows[${first}]: row ${swapped[first]} is not in the draw of seed 5 (30 of the 2000 rows): the rows or the seed were ` +
+      'changed; give the rows mano audit drew with that seed, or draw them again');
+    refused({ ...withLabels, n_rows: 4000 }, /^rows\.csv: the rows were drawn from a set of 4000 rows \(n_rows\), but the set has 2000 rows/);
+    refused({ ...withLabels, seed: '5' }, /^rows\.csv: seed must be a whole number >= 0, as audit\(\) gives it \(got '5'\)$/);
+    // without a seed, { rows, labels } is taken as given
+    assert.equal(mano.predict(cal, result, { audit: { rows: swapped, labels: swapped.map((r) => labels[r]) }, logits: m }).audit.n, 30);
+    // labels written as floats (pandas, a column that held a NaN): 3.0 is 3; 3.5 is refused
+    const floats = text.replace(/^(\d+,1,)(\d+)$/gm, '$1$2.0');
+    assert.notEqual(floats, text);
+    assert.deepEqual(compareDeep(mano.predict(cal, result, { audit: floats, logits: m }).audit, want, 1e-12, 'audit'), []);
+    refused(text.replace(/^(\d+,1,)(\d+)$/m, '$1$2.5'), /^rows\.csv, line 3, column 3 \(label\): "\d\.5" is not a class index/);
+  });
+
   test('every bad audit is one InputError naming what to fix', () => {
     const good = labeled(cliAudit(30, 7), labels);
     const lines = good.split('\n');
@@ -188,7 +228,7 @@ describe('predict with an audit: mano predict --audit', () => {
     bad(edit(2, `${row0},1,10`), /^rows\.csv, line 3, column 3 \(label\): label 10 is outside the classes 0 to 9/);
     bad(edit(2, `${row0},1,-1`), /^rows\.csv, line 3, column 3 \(label\)/);
     bad(labeled(cliAudit(30, 7), labels).replace(',label', '').replace(/,\d+\n/g, '\n'), /^rows\.csv, line 2: the header \(row,weight\) has no column label/);
-    bad(lines.slice(0, 3).join('\n'), /audit: 1 labeled row; an audit needs at least 2/);
+    bad(lines.slice(0, 3).join('\n'), /^rows\.csv: 1 labeled row; an audit needs at least 2: label every row mano audit drew/);
     bad('', /^rows\.csv: empty/);
     bad({ rows: [1, 2000], labels: [0, 0] }, /^rows\.csv: rows\[1\] is 2000, outside the set's rows 0 to 1999/);
     bad({ rows: [5, 5], labels: [0, 1] }, /^rows\.csv: row 5 is listed twice \(rows\[0\] and rows\[1\]\); label each row once$/);

@@ -133,6 +133,14 @@ describe('dashboard audit mode (chromium)', { skip }, () => {
     await errors.last().waitFor();
     assert.match(await errors.last().textContent(), /^bad\.csv, line 3, column 1 \(row\): row 1 is listed twice/);
     assert.equal(await page.locator('[data-testid="status"]').getAttribute('data-state'), 'ready');
+    // the rows of an edited record of the draw (blend_1's labeled file, its seed 3 made 4) are refused too
+    const edited = path.join(tmp, 'edited.csv');
+    fs.writeFileSync(edited, fs.readFileSync(path.join(tmp, 'blend_1_labeled.csv'), 'utf8').replace('with seed 3 ', 'with seed 4 '));
+    await page.setInputFiles('[data-testid="audit-file"]', edited);
+    await page.waitForFunction(() => document.querySelector('[data-testid="errors"] li:last-child')?.textContent.startsWith('edited.csv'));
+    assert.match(await errors.last().textContent(),
+      /^edited\.csv, line \d+, column 1 \(row\): row \d+ is not in the draw of seed 4 \(9 of the 2000 rows\) that line 1 records/);
+    assert.equal(await page.locator('[data-testid="status"]').getAttribute('data-state'), 'ready');
   });
 
   test('nothing left this machine', () => {

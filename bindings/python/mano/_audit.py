@@ -50,7 +50,7 @@ def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[Pat
             raise InputError(f"x: the logits must be N x K (2-D), got shape {logits.shape}; or give a file or a number of rows")
         (rows, k), source = logits.shape, None
         k = _core.classes_of(_input_name(input), k)
-    n = whole(budget, "budget", 1, _core.audit_max_rows, " (how many rows to label)")
+    n = whole(budget, "budget", _core.audit_min_rows, _core.audit_max_rows, " (how many rows to label)")
     if seed is None:
         seed = secrets.randbits(53)
     s = whole(seed, "seed", 0, _core.audit_max_seed, " (2**53 - 1, the largest every front end carries exactly)")
@@ -78,9 +78,11 @@ def _whole_numbers(name: str, values: Any) -> np.ndarray:
 
 def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
     """{"rows": ascending, "labels", "warnings"?} of an audit of a set of n_rows x k logits (read
-    from the file `set_name`, "" for an array): a labeled audit file (read by the core, with its
-    rules and messages: a draw from a set of another size is refused, one from a file of another
-    name is a warning), {"rows": ..., "labels": ...} or (rows, labels)."""
+    from the file `set_name`, "" for an array): a labeled audit file, {"rows": ..., "labels": ...}
+    (with "seed" and "n_rows" when it is mano.audit's result with labels added: then the rows must
+    be that draw) or (rows, labels). The core reads both, with its rules and messages: a draw from
+    a set of another size is refused, rows that are not the draw a file records (or the seed
+    given) are refused, a file drawn from a file of another name is a warning."""
     if _is_path(given):
         name = os.fspath(given)
         try:
@@ -98,11 +100,15 @@ def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
         except OSError as e:
             raise InputError(f"{name}: cannot read this audit file ({e.strerror})") from None
         return json.loads(_core.parse_audit(text, name, n_rows, k, set_name))
+    drawn = {}
     if isinstance(given, Mapping):
         if "rows" not in given or "labels" not in given:
             raise InputError(f"audit: a dict of labeled rows needs the keys 'rows' and 'labels' (it has "
                              f"{sorted(map(str, given))[:6]})")
         rows, labels = given["rows"], given["labels"]
+        for key in ("seed", "n_rows"):  # mano.audit's record of the draw, checked by the core
+            if given.get(key) is not None:
+                drawn[key] = whole(given[key], f"audit: {key}", 0, hint=" (as mano.audit gave it)")
     elif isinstance(given, (tuple, list)) and len(given) == 2:
         rows, labels = given
     else:
@@ -111,21 +117,10 @@ def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
     rows, labels = _whole_numbers("rows", rows), _whole_numbers("labels", labels)
     if len(rows) != len(labels):
         raise InputError(f"audit: {len(rows)} rows but {len(labels)} labels; give one label per audited row")
-    if len(rows) < 2:
-        raise InputError(f"audit: {len(rows)} labeled row{'' if len(rows) == 1 else 's'}; an audit needs at least 2 "
-                         "(label the rows mano.audit drew)")
     if len(rows) > _core.audit_max_rows:
         raise InputError(f"audit: {len(rows)} rows, more than the {_core.audit_max_rows} an audit may have")
-    for i in np.flatnonzero((rows < 0) | (rows >= n_rows))[:1]:
-        raise InputError(f"audit: rows[{i}] = {rows[i]} is outside the set's rows 0 to {n_rows - 1}; rows count from 0")
-    order = np.argsort(rows, kind="stable")
-    ordered = rows[order]
-    for j in np.flatnonzero(ordered[1:] == ordered[:-1])[:1]:
-        raise InputError(f"audit: row {ordered[j]} is listed twice (rows[{order[j]}] and rows[{order[j + 1]}]); "
-                         "label each audited row once")
-    for i in np.flatnonzero((labels < 0) | (labels >= k))[:1]:
-        raise InputError(f"audit: labels[{i}] = {labels[i]} is outside the classes 0 to {k - 1} of these logits")
-    return {"rows": ordered.tolist(), "labels": labels[order].tolist()}
+    labeled = json.dumps({"rows": rows.tolist(), "labels": labels.tolist(), **drawn})
+    return json.loads(_core.audit_rows(labeled, "audit", n_rows, k))
 
 
 def score_audited(logits: Any, marks: Mapping, options_json: str) -> dict:

@@ -24,11 +24,13 @@ inline constexpr std::size_t audit_max_line_bytes = 4096;              // one li
 inline constexpr std::size_t audit_max_field_bytes = 256;              // one field of a line
 // Seeds are whole numbers a JavaScript number holds exactly, so every front end takes them.
 inline constexpr std::uint64_t audit_max_seed = (std::uint64_t{1} << 53) - 1;
+// The fewest rows an audit has, drawn or read back: its interval needs 2 labeled rows (ppi.hpp).
+inline constexpr std::uint64_t audit_min_rows = 2;
 
 
 // `budget` of the rows 0 .. n_rows - 1, uniformly without replacement (Floyd's algorithm on
-// splitmix64 seeded with `seed`), ascending. Throws mano::error for a budget of 0, above n_rows
-// or above audit_max_rows, or a seed above audit_max_seed.
+// splitmix64 seeded with `seed`), ascending. Throws mano::error for a budget below
+// audit_min_rows, above n_rows or above audit_max_rows, or a seed above audit_max_seed.
 std::vector<std::uint64_t> audit_sample(std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed);
 
 // The audit file for these rows of `source` (n_rows x k logits): a comment line that records the
@@ -48,6 +50,8 @@ struct audit_labels {
     std::vector<std::uint64_t> rows;
     std::vector<std::int64_t> labels;
     std::optional<std::uint64_t> drawn_rows;  // N, the rows of the set it was drawn from
+    std::optional<std::uint64_t> budget;      // B, the rows drawn (with drawn_rows)
+    std::optional<std::uint64_t> seed;        // S, the seed of the draw (with drawn_rows)
     std::string drawn_from;                   // SOURCE
     std::vector<std::string> warnings;        // e.g. drawn from a file of another name
 
@@ -57,13 +61,27 @@ struct audit_labels {
 // Reads an audit file (`file` names it in messages) of a set of n_rows rows with k classes: a
 // header with the columns row, weight and label in any order (other columns ignored), then one
 // line per audited row. Lines that start with '#' and blank lines are skipped; fields may be
-// quoted. Rows are whole numbers in [0, n_rows), each once; labels whole numbers in [0, k);
-// weights 1 (the uniform design, the only one implemented). A first line written by audit_csv
-// must name n_rows: a draw from a set of another size is refused (its rows are another set's);
-// one from a file whose name is not `set_name`'s (compared by the last path component; "" for
-// none) is a warning. Throws mano::error, one line: "FILE, line L, column C (name): what is
-// wrong; what to do".
+// quoted. Rows are whole numbers in [0, n_rows), each once, at least audit_min_rows; labels whole
+// numbers in [0, k), as digits or a whole decimal ("3.0", the CSV readers' rule,
+// mano/base/number_text.hpp); weights 1 (the uniform design, the only one implemented). A first
+// line written by audit_csv is checked against the set and the rows: a draw from a set of another
+// size is refused (its rows are another set's), the rows must be exactly those audit_sample
+// draws for the budget and seed it records (recomputed: a row edited, added or left out, or an
+// edited count or seed, is refused), a line that starts as audit_csv's but does not read as one
+// is refused, and one from a file whose name is not `set_name`'s (compared by the last path
+// component; "" for none) is a warning. A file without that line (rows listed by hand) is read
+// as it is. Throws mano::error, one line: "FILE, line L, column C (name): what is wrong; what to
+// do".
 audit_labels parse_audit(std::string_view text, const std::string& file, std::uint64_t n_rows, std::size_t k,
                          const std::string& set_name = "");
+
+// Labeled rows given as lists (the bindings' {rows, labels} form; `name` names them in messages)
+// of a set of n_rows x k logits, in any order: the rules of parse_audit for the rows and labels,
+// each named by its index (rows[i], labels[i]). With `seed` (the draw's, as audit_sample was
+// given it) the rows must be exactly the draw of rows.size() rows of n_rows with that seed; with
+// `drawn_rows` (the n_rows of that draw) the set must have that many rows.
+audit_labels audit_rows(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& labels, std::uint64_t n_rows,
+                        std::size_t k, const std::string& name, std::optional<std::uint64_t> seed = std::nullopt,
+                        std::optional<std::uint64_t> drawn_rows = std::nullopt);
 
 }  // namespace mano
