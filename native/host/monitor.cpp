@@ -9,6 +9,7 @@
 
 #include "host/calibration_file.hpp"
 #include "host/history.hpp"
+#include "host/history_limits.hpp"
 #include "host/scan.hpp"
 #include "host/sha256.hpp"
 
@@ -33,6 +34,11 @@ json mergeable_state(json state) {
     return state;
 }
 
+// The name of the points of `path`, before a chunk's [FIRST:END].
+std::string point_label(const add_request& r, const std::string& path) {
+    return r.name.empty() ? path : r.files.size() == 1 ? r.name : r.name + " (" + path + ")";
+}
+
 }  // namespace
 
 added add(const add_request& r) {
@@ -49,6 +55,18 @@ added add(const add_request& r) {
                     throw error(r.history + ": the history is one of the input files (" + input +
                                 "); give the history file first, then the logit files");
     }
+    // the points' names and files within what a report reads back (history_limits.json), before any row is scored
+    const column_limit& name_limit = limit_of("points", "name");
+    const column_limit& file_limit = limit_of("points", "file");
+    for (const auto& path : r.files) {
+        if (path.size() > file_limit.max_bytes)
+            throw error(printable(path, 200) + ": a path of " + std::to_string(path.size()) + " bytes, over the " +
+                        std::to_string(file_limit.max_bytes) + " bytes a history keeps for a file (" + file_limit.why + "); give a shorter path");
+        const std::size_t chunk_suffix = r.chunk_size > 0 ? 43 : 0;  // "[FIRST:END]", two numbers of up to 20 digits
+        if (point_label(r, path).size() + chunk_suffix > name_limit.max_bytes)
+            throw error(r.name_option + ": the points' names would be " + std::to_string(point_label(r, path).size() + chunk_suffix) +
+                        " bytes, over the " + std::to_string(name_limit.max_bytes) + " bytes a history keeps for a name; give a shorter one");
+    }
     // a file that is there must be a history before any row is scored
     if (std::filesystem::exists(r.history)) store::for_writing(r.history);
     std::string cal_text;
@@ -64,7 +82,7 @@ added add(const add_request& r) {
         host::prediction_options(cal, path, reader->rows(), reader->cols(), r.input, unused);  // the input kind and K, first
         const std::size_t rows = reader->rows();
         const std::size_t step = r.chunk_size > 0 ? r.chunk_size : std::max<std::size_t>(rows, 1);
-        const std::string label = r.name.empty() ? path : r.files.size() == 1 ? r.name : r.name + " (" + path + ")";
+        const std::string label = point_label(r, path);
         for (std::size_t first = 0; first < rows || (first == 0 && r.chunk_size == 0); first += step) {
             const std::size_t end = std::min(rows, first + step);
             // as mano predict scores a file: the calibration's options for this size, one threaded scan
@@ -124,8 +142,7 @@ std::optional<double> recommended_slope(const std::string& calibration_text, std
 }
 
 error damaged(const std::string& path, const stored_point& p, const std::string& what) {
-    return error(path + ": the history is damaged (point " + std::to_string(p.id) + ": " + what +
-                 "); restore it from a backup or start a new one");
+    return history::damaged(path, "point " + std::to_string(p.id), what);
 }
 
 bool is_accuracy(const json& v) {
@@ -225,6 +242,8 @@ timeline::timeline(const report_request& r) {
             check.emplace(st.reference, 0.0, text ? recommended_slope(*text, &noise_method) : std::nullopt);
         }
         const json* estimate = checked_estimate(path, p);
+        // the whole prediction is what an add writes (the later passes read the same snapshot)
+        if (const std::string why = prediction_problem(p.prediction); !why.empty()) throw damaged(path, p, why);
         if (index < st.reference && p.calibration != st.calibration)
             throw error(path + ": the reference period (" + chosen_by + ") mixes calibrations (" + st.calibration.substr(0, 12) +
                         " and " + p.calibration.substr(0, 12) + "); choose a reference within one calibration with " +
