@@ -97,19 +97,24 @@ def with_column(tmp, good, name, value, column="prediction"):
     return path, pid
 
 
-def with_huge_array(tmp, good, name, count):
-    """tmp/name: a copy of `good` whose last point's prediction leads with "extra": [0, ... count
-    zeros]; (path, point id). Made in a child process, so that this one stays small: a child's peak
-    RSS counts the memory of the process it was forked from."""
-    path, pid = with_column(tmp, good, name, "{}")
+def with_huge_array(tmp, good, name, count, table="points"):
+    """tmp/name: a copy of `good` whose last point's prediction (or, table="calibrations", every
+    calibration) leads with "extra": [0, ... count zeros]; (path, point id). Made in a child process,
+    so that this one stays small: a child's peak RSS counts the memory of the process it was forked
+    from."""
+    path, pid = tmp / name, None
+    shutil.copy(good, path)
+    with sqlite3.connect(path) as db:
+        pid = db.execute("SELECT max(id) FROM points").fetchone()[0]
+    db.close()
+    column, where = ("prediction", f"id = {pid}") if table == "points" else ("calibration", "1")
     script = ("import sqlite3, sys\n"
               "db = sqlite3.connect(sys.argv[1])\n"
-              "text = db.execute('SELECT prediction FROM points WHERE id = ?', (int(sys.argv[2]),)).fetchone()[0]\n"
-              "big = '{\"extra\":[' + '0,' * (int(sys.argv[3]) - 1) + '0],' + sys.argv[4][1:]\n"
-              "db.execute('UPDATE points SET prediction = ? WHERE id = ?', (big, int(sys.argv[2])))\n"
+              f"db.execute(\"UPDATE {table} SET {column} = '{{\\\"extra\\\":[' || "
+              f"substr(replace(hex(zeroblob({count})), '00', '0,'), 1, {2 * count - 1}) || '],' || substr({column}, 2) "
+              f"WHERE {where}\")\n"
               "db.commit()\n")
-    prediction = json.dumps(last_prediction(good))
-    subprocess.run([sys.executable, "-c", script, str(path), str(pid), str(count), prediction], check=True)
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True)
     return path, pid
 
 

@@ -294,6 +294,38 @@ def test_prediction_bound(tmp, good, batch, cal):
           f"add refuses a name a report would refuse: {proc.stderr.strip()!r}")
 
 
+def test_calibration_read(tmp, good):
+    """A report reads of the reference's calibration only its recommended method, that method's link
+    and its slope, as the text goes: a calibration carrying a 12 MB extra array (the column's limit is
+    the calibration reader's 256 MiB) takes no memory beyond its text (before: 240 MB). Points stored
+    without a slope (older histories) get the too-small warning from the calibration's line where its
+    link is the identity: the median of 1.645 |slope| se over the monitored points."""
+    status, body, err = report(good)
+    check(status in (0, 3) and "noise" in body, f"the good history has a too-small warning: {err.strip()}")
+    path, _ = with_huge_array(tmp, good, "calibration_array.db", 6_000_000, table="calibrations")
+    code, err, peak_mb = peak_report(path, "--json")
+    check(code == status and peak_mb < 64, f"a 12 MB calibration: exit {code}, peak RSS {peak_mb:.0f} MB, {err.strip()[:200]!r}")
+    check((report(path)[1] or {}).get("noise") == body["noise"], "the same warning from it")
+    stripped = tmp / "no_slope.db"
+    shutil.copy(good, stripped)
+    db = sqlite3.connect(stripped)
+    with db:
+        for pid, text in db.execute("SELECT id, prediction FROM points").fetchall():
+            p = json.loads(text)
+            for m in p["methods"].values():
+                m.pop("slope", None)
+            db.execute("UPDATE points SET prediction = ? WHERE id = ?", (json.dumps(p), pid))
+        cal = json.loads(db.execute("SELECT calibration FROM calibrations").fetchone()[0])
+        method = cal["recommended"]
+        cal["methods"][method].pop("link", None)  # the identity: its slope is the slope at every score
+        db.execute("UPDATE calibrations SET calibration = ?", (json.dumps(cal),))
+    db.close()
+    noise = sorted(1.645 * abs(cal["methods"][method]["slope"]) * p["methods"][method]["se"] for p in body["points"][3:])
+    status, got, err = report(stripped)
+    check(got is not None and got["noise_method"] == method and noise[len(noise) // 2] > 0.05 and
+          abs(got.get("noise", {}).get("half_width", 0) - noise[len(noise) // 2]) < 1e-12,
+          f"points without a slope: the calibration's line's, {noise[len(noise) // 2]:.4f} ({got and got.get('noise')}, {err.strip()})")
+
 def main():
     resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))  # a planted view that still ran stops here
     with tempfile.TemporaryDirectory() as d:
@@ -314,6 +346,7 @@ def main():
         test_unknown_keys(tmp, good)
         test_prediction_bound(tmp, good, batch, cal)
         test_value_limits(tmp, good)
+        test_calibration_read(tmp, good)
     finish("monitor untrusted: ")
 
 

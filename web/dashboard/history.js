@@ -120,6 +120,25 @@ const PREDICTION = (() => {
   return shape;
 })();
 
+// What the page reads of the reference's calibration, as mano monitor report reads it: its recommended
+// method (one of the table) and that method's link and slope, by SQLite's JSON functions, so that no
+// object of the whole calibration is made; { methods: {} } when the text is not JSON.
+function recommendedFit(db, hash, methods) {
+  const st = db.prepare("SELECT r, CASE WHEN r GLOB '[a-z]*' AND r NOT GLOB '*[^a-z0-9_]*' THEN json_extract(calibration, " +
+    "'$.methods.' || r || '.link', '$.methods.' || r || '.slope') END FROM (SELECT calibration, json_extract(calibration, " +
+    "'$.recommended') AS r FROM calibrations WHERE sha256 = ?)", [hash]);
+  try {
+    const [recommended, fit] = st.step() ? st.get() : [];
+    if (typeof recommended !== 'string' || !methods.includes(recommended) || typeof fit !== 'string') return { methods: {} };
+    const [link, slope] = JSON.parse(fit);
+    return typeof slope === 'number' ? { recommended, methods: { [recommended]: { link: link ?? undefined, slope } } } : { methods: {} };
+  } catch {
+    return { methods: {} };
+  } finally {
+    st.free();
+  }
+}
+
 // A point as mano writes it, as far as the page reads it; else the message that says what is damaged.
 function damage(time, prediction) {
   if (typeof time !== 'string' || !UTC_TIME.test(time) || Number(time.slice(0, 4)) < 1) return 'its time is not YYYY-MM-DDTHH:MM:SSZ';
@@ -192,11 +211,7 @@ function readHistory(name, bytes, methods) {
       if (why) throw new Damage(`point ${r.id}`, why);
       return { id: r.id, add: r.add_id, time: r.time, name: r.name, n: r.n, calibration: r.calibration_sha256, prediction };
     });
-    // the reference's calibration only: the first point's (drawHistory)
-    const st = db.prepare('SELECT calibration FROM calibrations WHERE sha256 = ?', [points[0]?.calibration ?? '']);
-    const calibrations = new Map(st.step() ? [[points[0].calibration, JSON.parse(st.get()[0])]] : []);
-    st.free();
-    return { name, points, calibrations };
+    return { name, points, calibrations: new Map(points.length ? [[points[0].calibration, recommendedFit(db, points[0].calibration, methods)]] : []) };
   } catch (e) {
     if (e instanceof Damage) throw new Error(`${name}: the history is damaged (${e.message}); restore it from a backup or start a new one`);
     throw new Error(e.message.startsWith(`${name}: `) ? e.message : `${name}: not a readable mano history (${e.message})`);
