@@ -45,8 +45,11 @@ bool is_integer(const json& v) {
 }
 
 // A shape compiled once from its JSON, so that checking a value looks nothing up by name.
+enum class value_type { any, object, array, string, boolean, number, integer, null };
+
 struct shape {
-    std::string type;  // "" any
+    value_type type = value_type::any;
+    std::string type_name;  // for messages
     const json* allowed = nullptr;  // enum
     const json* minimum = nullptr;
     std::optional<std::regex> pattern;
@@ -67,7 +70,10 @@ struct shape {
 const std::set<std::string> keywords = {"$ref",  "type",  "enum",   "properties", "required", "additionalProperties", "propertyNames",
                                         "items", "prefixItems", "minItems", "maxItems", "minimum", "pattern",
                                         "description", "title", "x-ts", "x-py"};
-const std::set<std::string> types = {"object", "array", "string", "boolean", "number", "integer", "null"};
+const std::map<std::string, value_type> types = {{"object", value_type::object}, {"array", value_type::array},
+                                                  {"string", value_type::string}, {"boolean", value_type::boolean},
+                                                  {"number", value_type::number}, {"integer", value_type::integer},
+                                                  {"null", value_type::null}};
 
 struct shapes {
     std::deque<shape> all;
@@ -83,8 +89,12 @@ struct shapes {
             const auto it = by_name.find(name);
             out.ref = it != by_name.end() ? it->second : (by_name[name] = compile(defs.at(name), defs));
         }
-        if (const json* t = find(s, "type")) out.type = t->get<std::string>();
-        if (!out.type.empty() && !types.count(out.type)) throw error("src/mano/schema: a type \"" + out.type + "\" that the history's reader does not know");
+        if (const json* t = find(s, "type")) {
+            out.type_name = t->get<std::string>();
+            const auto known = types.find(out.type_name);
+            if (known == types.end()) throw error("src/mano/schema: a type \"" + out.type_name + "\" that the history's reader does not know");
+            out.type = known->second;
+        }
         out.allowed = find(s, "enum");
         out.minimum = find(s, "minimum");
         if (const json* p = find(s, "pattern")) out.pattern.emplace(p->get<std::string>());
@@ -124,19 +134,23 @@ std::string here(const place& at) { return at.empty() ? "its prediction" : "its 
 bool key_allowed(std::string_view key, const shape& s) {
     if (s.ref && !key_allowed(key, *s.ref)) return false;
     if (s.method_name && !is_method(key)) return false;
-    if (!s.type.empty() && s.type != "string") return false;
+    if (s.type != value_type::any && s.type != value_type::string) return false;
     if (s.allowed && std::find(s.allowed->begin(), s.allowed->end(), json(key)) == s.allowed->end()) return false;
     return !s.pattern || std::regex_search(key.begin(), key.end(), *s.pattern);
 }
 
-bool has_type(const json& v, const std::string& type) {
-    if (type == "object") return v.is_object();
-    if (type == "array") return v.is_array();
-    if (type == "string") return v.is_string();
-    if (type == "boolean") return v.is_boolean();
-    if (type == "number") return v.is_number();
-    if (type == "integer") return is_integer(v);
-    return v.is_null();
+bool has_type(const json& v, value_type type) {
+    switch (type) {
+        case value_type::any: return true;
+        case value_type::object: return v.is_object();
+        case value_type::array: return v.is_array();
+        case value_type::string: return v.is_string();
+        case value_type::boolean: return v.is_boolean();
+        case value_type::number: return v.is_number();
+        case value_type::integer: return is_integer(v);
+        case value_type::null: return v.is_null();
+    }
+    return false;
 }
 
 // What is wrong with `v`, at `at`, against the shape `s`; "" when nothing.
@@ -145,7 +159,7 @@ std::string problem(const json& v, const shape& s, place& at) {
         if (std::string p = problem(v, *s.ref, at); !p.empty()) return p;
     if (s.method_name && !is_method(v.get_ref<const std::string&>())) return here(at) + " is not a method of mano's table";
     if (s.allowed && std::find(s.allowed->begin(), s.allowed->end(), v) == s.allowed->end()) return here(at) + " is not one of " + s.allowed->dump();
-    if (!s.type.empty() && !has_type(v, s.type)) return here(at) + " is not of type " + s.type;
+    if (!has_type(v, s.type)) return here(at) + " is not of type " + s.type_name;
     if (s.minimum && v.is_number() && v.get<double>() < s.minimum->get<double>()) return here(at) + " is below " + s.minimum->dump();
     if (s.pattern && v.is_string() && !std::regex_search(v.get_ref<const std::string&>(), *s.pattern)) return here(at) + " is not a name mano writes";
     if (v.is_array()) {
