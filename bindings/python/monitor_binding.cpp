@@ -32,6 +32,7 @@ void add_monitor(py::module_& m) {
         r.at = at;
         r.at_option = "at";
         r.name = name;
+        r.name_option = "name";
         r.chunk_size = chunk_size;
         r.threads = threads;
         mano::history::added a;

@@ -12,79 +12,20 @@
 
 #include <mano/mano.hpp>
 
+#include "host/history_limits.hpp"
 #include "host/history_schema.hpp"
+#include "host/history_sqlite.hpp"
 #include "host/utc_time.hpp"
 
 namespace mano {
 namespace history {
 
+using detail::execute;
+using detail::fail;
+using detail::fix_it;
+using detail::statement;
+
 namespace {
-
-constexpr const char* fix_it = "give a history written by mano monitor add, or a new path";
-
-// "PATH: what (SQLite's words); fix" for the result code of the last call on `db`.
-[[noreturn]] void fail(const std::string& path, sqlite3* db, int code, const std::string& what) {
-    const std::string words = db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
-    const int primary = code & 0xff;
-    if (primary == SQLITE_NOTADB)
-        throw error(path + ": not a mano history (not an SQLite database: " + words + "); " + fix_it);
-    if (primary == SQLITE_CORRUPT)
-        throw error(path + ": the history is damaged (" + words + "); restore it from a backup or start a new one");
-    if (primary == SQLITE_BUSY)
-        throw error(path + ": " + what + " (" + words + ": another mano kept the history locked for " +
-                    std::to_string(busy_timeout_ms / 1000) + " s); try again");
-    throw error(path + ": " + what + " (" + words + ")");
-}
-
-// One prepared statement, finalized however the scope ends.
-class statement {
-public:
-    statement(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
-        const int rc = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-        if (rc != SQLITE_OK) fail(path, db, rc, "cannot read the history");
-    }
-    ~statement() { sqlite3_finalize(stmt_); }
-    statement(const statement&) = delete;
-    statement& operator=(const statement&) = delete;
-
-    void bind(int i, const std::string& text) { sqlite3_bind_text(stmt_, i, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT); }
-    void bind(int i, std::int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
-    void bind(int i, double value) { sqlite3_bind_double(stmt_, i, value); }
-    void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
-    template <class T>
-    void bind(int i, const std::optional<T>& value) {
-        if (value) bind(i, *value);
-        else bind_null(i);
-    }
-    // true while there is a row
-    bool step(const char* what) {
-        const int rc = sqlite3_step(stmt_);
-        if (rc == SQLITE_ROW) return true;
-        if (rc == SQLITE_DONE) return false;
-        fail(path_, db_, rc, what);
-    }
-    void reset() {
-        sqlite3_reset(stmt_);
-        sqlite3_clear_bindings(stmt_);
-    }
-    std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-    sqlite3_stmt* handle() const { return stmt_; }
-    bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-    std::string text(int column) const {
-        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
-    }
-
-private:
-    sqlite3* db_;
-    const std::string& path_;
-    sqlite3_stmt* stmt_ = nullptr;
-};
-
-void execute(sqlite3* db, const std::string& path, const char* sql, const char* what) {
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-    if (rc != SQLITE_OK) fail(path, db, rc, what);
-}
 
 std::int64_t single_integer(sqlite3* db, const std::string& path, const char* sql) {
     statement s(db, path, sql);
@@ -119,7 +60,7 @@ std::string immutable_uri(const std::string& path) {
 
 // Nothing a file holds runs: defensive mode (no writes to the schema, no shadow tables), no
 // functions in its schema (trusted_schema off), no views and no triggers at all; and no value read
-// over value_max_bytes.
+// longer than the longest limit of history_limits.json (the readers hold each column to its own).
 sqlite3* open_file(const std::string& path, int flags, bool immutable = false) {
     sqlite3* db = nullptr;
     const std::string name = immutable ? immutable_uri(path) : path;
@@ -135,7 +76,7 @@ sqlite3* open_file(const std::string& path, int flags, bool immutable = false) {
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, static_cast<int>(value_max_bytes));
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, static_cast<int>(largest_value_bytes()));
     sqlite3_busy_timeout(db, busy_timeout_ms);
     return db;
 }
@@ -189,7 +130,14 @@ void point_spool::add(const new_point& p) {
     s.bind(2, p.file);
     s.bind(3, p.chunk ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.chunk)) : std::nullopt);
     s.bind(4, p.first_row ? std::optional<std::int64_t>(static_cast<std::int64_t>(*p.first_row)) : std::nullopt);
-    s.bind(5, p.prediction.dump());
+    // never more than a report reads back (a new method or key that outgrew the limit is a bug)
+    const std::string prediction = p.prediction.dump();
+    const column_limit& limit = limit_of("points", "prediction");
+    if (prediction.size() > limit.max_bytes)
+        throw error(printable(p.name, 200) + ": its prediction is " + std::to_string(prediction.size()) + " bytes, over the " +
+                    std::to_string(limit.max_bytes) + "-byte limit of a history's points.prediction (src/mano/schema/history_limits.json); "
+                    "a bug of mano: please report it");
+    s.bind(5, prediction);
     s.bind(6, p.state.dump());
     s.step("cannot keep the points");
     ++size_;
@@ -275,10 +223,16 @@ void store::check_schema(bool writing) {
     if (found.size() != own.size())
         throw error(path_ + ": the history is damaged (its schema lacks some of mano's tables or indexes); restore it from a "
                     "backup or start a new one");
+    // every value a reader reads within its column's limit before any is loaded (history_limits.hpp)
+    const auto row_of = [](const char* what) { return [what](std::int64_t r) { return what + std::to_string(r); }; };
+    check_value_sizes(db_, path_, "meta", row_of("meta row "));
     statement meta(db_, path_, "SELECT value FROM meta WHERE key = 'format'");
     if (!meta.step("cannot read the history") || meta.text(0) != format_name)
         throw error(path_ + ": an SQLite database that is not a mano history (no meta table naming it \"" + format_name +
                     "\"); " + fix_it);
+    if (writing) return;  // an add reads no point and no calibration
+    check_value_sizes(db_, path_, "calibrations", row_of("calibration row "));
+    check_value_sizes(db_, path_, "points", row_of("point "));
 }
 
 void store::create_schema() {
@@ -388,10 +342,7 @@ void store::each_point(const std::string& since, const std::function<void(const 
     s.bind(1, since);
     stored_point p;
     while (s.step("cannot read the history's points")) {
-        const auto damaged = [&](const std::string& what) {
-            return error(path_ + ": the history is damaged (point " + std::to_string(s.integer(0)) + ": " + what +
-                         "); restore it from a backup or start a new one");
-        };
+        const auto damaged = [&](const std::string& what) { return history::damaged(path_, "point " + std::to_string(s.integer(0)), what); };
         const auto is = [&](int column, int type) { return sqlite3_column_type(s.handle(), column) == type; };
         for (const int c : {0, 1, 7})
             if (!is(c, SQLITE_INTEGER)) throw damaged("a count or id that is not a whole number");

@@ -4,7 +4,8 @@
 // transaction; the file is in WAL mode and writers wait for each other (busy timeout), so several
 // cron jobs may add to one file at once. A history is untrusted input: it is opened so that nothing
 // in it runs (defensive mode, no views, triggers or schema functions), its schema must be exactly
-// mano's (src/mano/schema/history.sql) before anything else is read or written, and only regular
+// mano's (src/mano/schema/history.sql) before anything else is read or written, each value a reader
+// reads is within its column's limit before it is loaded (history_limits.hpp), and only regular
 // files are opened; anything else is refused with a mano::error naming it.
 
 #include <cstddef>
@@ -26,9 +27,6 @@ inline constexpr int schema_version = 1;
 inline constexpr const char* format_name = "mano history";
 // How long a writer waits for another one to finish its add before it gives up.
 inline constexpr int busy_timeout_ms = 120000;
-// The longest value (text) a history's connection reads or writes: a calibration file's limit
-// (native/io/json.hpp), so a planted value cannot make a report take more.
-inline constexpr std::size_t value_max_bytes = std::size_t{256} << 20;
 
 // A point as an add brings it: a file (or a chunk of one), predicted with a calibration.
 struct new_point {

@@ -3,14 +3,18 @@
 #include "host/monitor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "host/calibration_file.hpp"
 #include "host/history.hpp"
+#include "host/history_limits.hpp"
 #include "host/scan.hpp"
 #include "host/sha256.hpp"
+#include "io/json.hpp"
 
 namespace mano {
 namespace history {
@@ -33,6 +37,11 @@ json mergeable_state(json state) {
     return state;
 }
 
+// The name of the points of `path`, before a chunk's [FIRST:END].
+std::string point_label(const add_request& r, const std::string& path) {
+    return r.name.empty() ? path : r.files.size() == 1 ? r.name : r.name + " (" + path + ")";
+}
+
 }  // namespace
 
 added add(const add_request& r) {
@@ -49,6 +58,18 @@ added add(const add_request& r) {
                     throw error(r.history + ": the history is one of the input files (" + input +
                                 "); give the history file first, then the logit files");
     }
+    // the points' names and files within what a report reads back (history_limits.json), before any row is scored
+    const column_limit& name_limit = limit_of("points", "name");
+    const column_limit& file_limit = limit_of("points", "file");
+    for (const auto& path : r.files) {
+        if (path.size() > file_limit.max_bytes)
+            throw error(printable(path, 200) + ": a path of " + std::to_string(path.size()) + " bytes, over the " +
+                        std::to_string(file_limit.max_bytes) + " bytes a history keeps for a file (" + file_limit.why + "); give a shorter path");
+        const std::size_t chunk_suffix = r.chunk_size > 0 ? 43 : 0;  // "[FIRST:END]", two numbers of up to 20 digits
+        if (point_label(r, path).size() + chunk_suffix > name_limit.max_bytes)
+            throw error(r.name_option + ": the points' names would be " + std::to_string(point_label(r, path).size() + chunk_suffix) +
+                        " bytes, over the " + std::to_string(name_limit.max_bytes) + " bytes a history keeps for a name; give a shorter one");
+    }
     // a file that is there must be a history before any row is scored
     if (std::filesystem::exists(r.history)) store::for_writing(r.history);
     std::string cal_text;
@@ -64,7 +85,7 @@ added add(const add_request& r) {
         host::prediction_options(cal, path, reader->rows(), reader->cols(), r.input, unused);  // the input kind and K, first
         const std::size_t rows = reader->rows();
         const std::size_t step = r.chunk_size > 0 ? r.chunk_size : std::max<std::size_t>(rows, 1);
-        const std::string label = r.name.empty() ? path : r.files.size() == 1 ? r.name : r.name + " (" + path + ")";
+        const std::string label = point_label(r, path);
         for (std::size_t first = 0; first < rows || (first == 0 && r.chunk_size == 0); first += step) {
             const std::size_t end = std::min(rows, first + step);
             // as mano predict scores a file: the calibration's options for this size, one threaded scan
@@ -105,27 +126,73 @@ added add(const add_request& r) {
 
 namespace {
 
-// The recommended method of the calibration, and its line's slope where that is the slope at every
-// score (the identity link): the too-small rule's slope for points whose prediction does not carry
-// its own (histories written before predictions had "slope").
-std::optional<double> recommended_slope(const std::string& calibration_text, std::string* method_out) {
-    try {
-        const calibration cal = calibration::from_json(json::parse(calibration_text));
-        if (!cal.recommended) return std::nullopt;
-        for (const auto& mc : cal.methods)
-            if (mc.m == *cal.recommended) {
-                *method_out = method_name(mc.m);
-                if (mc.link == link::identity) return mc.fit.slope;
-                return std::nullopt;
-            }
-    } catch (const std::exception&) {
+// What a report reads of a calibration, read as the text goes (nlohmann's SAX interface): the
+// recommended method and each method's link and slope, so that a calibration of up to
+// calibrations.calibration's limit (256 MiB) takes no memory beyond its text.
+class recommended_reader final : public json::json_sax_t {
+public:
+    std::optional<std::string> recommended;
+    std::map<std::string, std::pair<std::string, std::optional<double>>, std::less<>> methods;  // link, slope
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t v) override { return number(static_cast<double>(v)); }
+    bool number_unsigned(number_unsigned_t v) override { return number(static_cast<double>(v)); }
+    bool number_float(number_float_t v, const string_t&) override { return number(v); }
+    bool string(string_t& v) override {
+        if (in_method("link")) methods[keys_[1]].first = v;
+        else if (depth() == 1 && keys_[0] == "recommended") recommended = v;
+        return true;
     }
-    return std::nullopt;
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return open(true); }
+    bool key(string_t& k) override {
+        if (depth() <= 3) keys_[depth() - 1] = k;
+        return true;
+    }
+    bool end_object() override { return close(); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool end_array() override { return close(); }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+private:
+    std::vector<bool> objects_;  // each open container: an object?
+    std::array<std::string, 3> keys_;  // the keys at depths 1 to 3
+    std::size_t depth() const { return objects_.size(); }
+    bool open(bool object) {
+        objects_.push_back(object);
+        if (depth() <= 3) keys_[depth() - 1].clear();
+        return depth() <= io::json_max_depth;
+    }
+    bool close() {
+        objects_.pop_back();
+        return true;
+    }
+    // a value at methods.NAME.`key`, NAME a method of the table
+    bool in_method(const char* key) const {
+        if (depth() != 3 || !objects_[0] || !objects_[1] || !objects_[2] || keys_[0] != "methods" || keys_[2] != key) return false;
+        return std::any_of(std::begin(method_table), std::end(method_table), [&](const method_info& m) { return keys_[1] == m.name; });
+    }
+    bool number(double v) {
+        if (in_method("slope")) methods[keys_[1]].second = v;
+        return true;
+    }
+};
+
+// The recommended method of the calibration, and its line's slope where that is the slope at every
+// score (the identity link, which the file leaves unsaid): the too-small rule's slope for points
+// whose prediction does not carry its own (histories written before predictions had "slope").
+std::optional<double> recommended_slope(const std::string& calibration_text, std::string* method_out) {
+    recommended_reader r;
+    if (!json::sax_parse(calibration_text, &r) || !r.recommended) return std::nullopt;
+    const auto it = r.methods.find(*r.recommended);
+    if (it == r.methods.end()) return std::nullopt;
+    *method_out = it->first;
+    return it->second.first.empty() || it->second.first == "identity" ? it->second.second : std::nullopt;
 }
 
 error damaged(const std::string& path, const stored_point& p, const std::string& what) {
-    return error(path + ": the history is damaged (point " + std::to_string(p.id) + ": " + what +
-                 "); restore it from a backup or start a new one");
+    return history::damaged(path, "point " + std::to_string(p.id), what);
 }
 
 bool is_accuracy(const json& v) {
@@ -225,6 +292,8 @@ timeline::timeline(const report_request& r) {
             check.emplace(st.reference, 0.0, text ? recommended_slope(*text, &noise_method) : std::nullopt);
         }
         const json* estimate = checked_estimate(path, p);
+        // the whole prediction is what an add writes (the later passes read the same snapshot)
+        if (const std::string why = prediction_problem(p.prediction); !why.empty()) throw damaged(path, p, why);
         if (index < st.reference && p.calibration != st.calibration)
             throw error(path + ": the reference period (" + chosen_by + ") mixes calibrations (" + st.calibration.substr(0, 12) +
                         " and " + p.calibration.substr(0, 12) + "); choose a reference within one calibration with " +

@@ -30,6 +30,7 @@ struct add_request {
     std::string at;                  // the batch's time, ISO 8601; "" = now
     std::string at_option = "--at";  // how the front end names `at`, for its errors
     std::string name;                // the points' name; "" = each file's path
+    std::string name_option = "--name";  // how the front end names `name`, for its errors
     std::size_t chunk_size = 0;      // one point per consecutive chunk of this many rows; 0 = per file
     io::read_options read;
     input_kind input = input_kind::logits;  // what the files' values are; the calibration's kind

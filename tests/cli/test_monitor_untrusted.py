@@ -1,8 +1,9 @@
 """A monitoring history is untrusted input (docs/monitor.md, "What a history may hold"): a planted
 VIEW or TRIGGER is refused in one line before anything runs, damaged points are named, names
 reach no terminal raw and no JSON broken, times sort as times for the years 1 to 9999, an empty
-reference period is refused, a history on read-only media is reported, a FIFO is refused, and a
-report's memory does not grow with the points.
+reference period is refused, a history on read-only media is reported, a FIFO is refused, a
+report's memory does not grow with the points, and a value over its column's limit or a key that
+mano does not write is refused in one line before the value is parsed (history_limits.json).
 Run: /usr/bin/python3 tests/cli/test_monitor_untrusted.py path/to/mano"""
 import json
 import os
@@ -19,7 +20,8 @@ import numpy as np  # noqa: E402
 from harness import check, finish  # noqa: E402
 from history_edit import RECURSIVE, edited  # noqa: E402
 
-from monitor_support import MANO, add, make_batch, make_calibration, one_error_line, point_count, report  # noqa: E402
+from monitor_support import (MANO, add, largest_prediction, last_prediction, limits, make_batch, make_calibration,  # noqa: E402
+                             one_error_line, peak_report, point_count, report, with_column, with_huge_array)
 from workflow_support import run  # noqa: E402
 
 
@@ -229,6 +231,101 @@ def test_add_memory(tmp, rng, cal):
           f"add of 8000 one-row chunks: exit {os.waitstatus_to_exitcode(status)}, peak RSS {peak_mb:.0f} MB")
 
 
+def test_value_limits(tmp, good):
+    """Issue 50, finding 4: a point whose prediction carries a 24 MB extra array (before: 500 MB and
+    seconds to report; 80 MB took 1.8 GB and 21 s) is refused in one line naming the point and the
+    limit it broke, before the value is loaded: the report stays under 64 MB. So is any value a
+    report reads that is longer than mano writes, or text where mano writes a whole number."""
+    table = limits()["columns"]["points"]
+    paths = [(with_huge_array(tmp, good, "limit_prediction.db", 12_000_000),
+              ["points.prediction", f"{table['prediction']['max_bytes']}-byte limit"])]
+    cases = [("name", "n" * (table["name"]["max_bytes"] + 1), "points.name", f"{table['name']['max_bytes']}-byte limit"),
+             ("time", "2026-11-03T00:00:00Z" + " " * 1000, "points.time", "20-byte limit"),
+             ("add_id", "x" * 1000, "its add_id is text", "a whole number")]
+    paths += [(with_column(tmp, good, f"limit_{column}.db", value, column), words) for column, value, *words in cases]
+    for (path, pid), words in paths:
+        column = words[0]
+        for extra in ([], ["--json"], ["--markdown"]):
+            status, err, peak_mb = peak_report(path, *extra)
+            proc = subprocess.CompletedProcess([], status, "", err)
+            check(one_error_line(proc, str(path), "the history is damaged", f"point {pid}:", *words) and peak_mb < 64,
+                  f"{column} over its limit {extra}: exit {status}, peak RSS {peak_mb:.0f} MB, {err.strip()[:300]!r}")
+
+
+def test_unknown_keys(tmp, good):
+    """Issue 50, finding 4: a key that mano does not write, anywhere in a point's prediction (a method
+    that is not one of the table included), is refused in one line naming the point and the key."""
+    prediction = last_prediction(good)
+    top = {"extra": [1, 2, 3], **prediction}
+    in_method = json.loads(json.dumps(prediction))
+    in_method["methods"]["mano"]["extra"] = 1
+    method = json.loads(json.dumps(prediction))
+    method["methods"]["zzz"] = method["methods"]["mano"]
+    audited = {**prediction, "audit": {"n": 10}}  # predict --audit writes one; an add never does
+    cases = [("top", top, '"extra"', ""), ("method_key", in_method, '"extra"', "in methods.mano"),
+             ("method", method, '"zzz"', "in methods"), ("audit", audited, '"audit"', "")]
+    for label, value, key, where in cases:
+        path, pid = with_column(tmp, good, f"key_{label}.db", json.dumps(value))
+        for extra in ([], ["--json"]):
+            proc = run("monitor", "report", path, *extra)
+            check(one_error_line(proc, str(path), "the history is damaged", f"point {pid}:", key, where, "which mano does not write"),
+                  f"unknown key {label} {extra}: exit {proc.returncode}, {proc.stderr.strip()!r}")
+    wrong = json.loads(json.dumps(prediction))
+    wrong["methods"]["mano"]["score"] = [0]
+    path, pid = with_column(tmp, good, "key_type.db", json.dumps(wrong))
+    proc = run("monitor", "report", path)
+    check(one_error_line(proc, str(path), f"point {pid}:", "methods.mano.score is not of type number"),
+          f"a known key of another type: {proc.stderr.strip()!r}")
+
+
+def test_prediction_bound(tmp, good, batch, cal):
+    """The prediction's limit holds what an add writes: the longest prediction its shape allows (every
+    method of the table, every key, the longest numbers) fits it, and a real point is far below."""
+    names = [m["name"] for m in json.loads(run("methods", "--json").stdout)["methods"]]
+    longest = largest_prediction(names)
+    limit = limits()["columns"]["points"]["prediction"]["max_bytes"]
+    check(len(longest) <= limit and len(longest) * 2 < limit,
+          f"the longest prediction an add writes, {len(longest)} bytes for {len(names)} methods, within {limit}")
+    check(len(json.dumps(last_prediction(good), separators=(",", ":"))) < len(longest), "a real prediction is shorter")
+    history = tmp / "long_name.db"
+    name_limit = limits()["columns"]["points"]["name"]["max_bytes"]
+    proc = add(history, batch, "--calibration", cal, "--name", "n" * (name_limit + 1))
+    check(one_error_line(proc, "--name", f"{name_limit} bytes") and not history.exists(),
+          f"add refuses a name a report would refuse: {proc.stderr.strip()!r}")
+
+
+def test_calibration_read(tmp, good):
+    """A report reads of the reference's calibration only its recommended method, that method's link
+    and its slope, as the text goes: a calibration carrying a 12 MB extra array (the column's limit is
+    the calibration reader's 256 MiB) takes no memory beyond its text (before: 240 MB). Points stored
+    without a slope (older histories) get the too-small warning from the calibration's line where its
+    link is the identity: the median of 1.645 |slope| se over the monitored points."""
+    status, body, err = report(good)
+    check(status in (0, 3) and "noise" in body, f"the good history has a too-small warning: {err.strip()}")
+    path, _ = with_huge_array(tmp, good, "calibration_array.db", 6_000_000, table="calibrations")
+    code, err, peak_mb = peak_report(path, "--json")
+    check(code == status and peak_mb < 64, f"a 12 MB calibration: exit {code}, peak RSS {peak_mb:.0f} MB, {err.strip()[:200]!r}")
+    check((report(path)[1] or {}).get("noise") == body["noise"], "the same warning from it")
+    stripped = tmp / "no_slope.db"
+    shutil.copy(good, stripped)
+    db = sqlite3.connect(stripped)
+    with db:
+        for pid, text in db.execute("SELECT id, prediction FROM points").fetchall():
+            p = json.loads(text)
+            for m in p["methods"].values():
+                m.pop("slope", None)
+            db.execute("UPDATE points SET prediction = ? WHERE id = ?", (json.dumps(p), pid))
+        cal = json.loads(db.execute("SELECT calibration FROM calibrations").fetchone()[0])
+        method = cal["recommended"]
+        cal["methods"][method].pop("link", None)  # the identity: its slope is the slope at every score
+        db.execute("UPDATE calibrations SET calibration = ?", (json.dumps(cal),))
+    db.close()
+    noise = sorted(1.645 * abs(cal["methods"][method]["slope"]) * p["methods"][method]["se"] for p in body["points"][3:])
+    status, got, err = report(stripped)
+    check(got is not None and got["noise_method"] == method and noise[len(noise) // 2] > 0.05 and
+          abs(got.get("noise", {}).get("half_width", 0) - noise[len(noise) // 2]) < 1e-12,
+          f"points without a slope: the calibration's line's, {noise[len(noise) // 2]:.4f} ({got and got.get('noise')}, {err.strip()})")
+
 def main():
     resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))  # a planted view that still ran stops here
     with tempfile.TemporaryDirectory() as d:
@@ -246,6 +343,10 @@ def main():
         test_fifo(tmp, batch, cal)
         test_report_memory(tmp, good)
         test_add_memory(tmp, rng, cal)
+        test_unknown_keys(tmp, good)
+        test_prediction_bound(tmp, good, batch, cal)
+        test_value_limits(tmp, good)
+        test_calibration_read(tmp, good)
     finish("monitor untrusted: ")
 
 

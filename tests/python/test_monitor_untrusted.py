@@ -2,10 +2,13 @@
 as the CLI's tests/cli/test_monitor_untrusted.py: a planted view or trigger is refused with
 mano.InputError before anything runs, a damaged point is named, a Latin-1 name keeps the report
 whole, times sort as times for the years 1 to 9999, an empty reference period is refused, a
-history on read-only media is reported, a FIFO is refused, and a point stores no per-row state."""
+history on read-only media is reported, a FIFO is refused, a point stores no per-row state, and
+a value over its column's limit or a key that mano does not write is refused before the value is
+parsed (src/mano/schema/history_limits.json)."""
 import json
 import os
 import pathlib
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -135,3 +138,58 @@ def test_no_row_state(history):
     db.close()
     assert keeps_rows and all(not keeps_rows & set(s["methods"]) for s in states)
     assert all(not keeps_rows & set(s["options"]["methods"]) for s in states)
+
+
+def limits():
+    return json.loads((pathlib.Path(__file__).resolve().parents[2] / "src/mano/schema/history_limits.json").read_text())
+
+
+def last_point(history):
+    with sqlite3.connect(history) as db:
+        pid, text = db.execute("SELECT id, prediction FROM points ORDER BY id DESC LIMIT 1").fetchone()
+    db.close()
+    return pid, json.loads(text)
+
+
+def test_huge_prediction(tmp_path, history):
+    """Issue 50, finding 4: a point whose prediction carries a 24 MB extra array is refused naming the
+    point and the limit, before it is parsed (before: 450 MB more of this process's memory)."""
+    path = tmp_path / "huge.db"
+    shutil.copy(history, path)
+    pid, prediction = last_point(history)
+    # made in a child, so that this process's peak memory stays what the report takes
+    script = ("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n"
+              "db.execute('UPDATE points SET prediction = ? WHERE id = ?', "
+              "('{\"extra\":[' + '0,' * 11999999 + '0],' + sys.argv[3][1:], int(sys.argv[2])))\ndb.commit()\n")
+    subprocess.run([sys.executable, "-c", script, str(path), str(pid), json.dumps(prediction)], check=True)
+    limit = limits()["columns"]["points"]["prediction"]["max_bytes"]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(mano.InputError, match=f"huge.db: the history is damaged \\(point {pid}: its prediction is \\d+ bytes, "
+                                              f"over the {limit}-byte limit of points.prediction"):
+        mano.monitor.report(path)
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 64
+
+
+@pytest.mark.parametrize("where", ["top", "method_key", "method"])
+def test_unknown_key(tmp_path, history, where):
+    """Issue 50, finding 4: a key that mano does not write is refused naming the point and the key."""
+    pid, prediction = last_point(history)
+    if where == "top":
+        prediction["extra"], key, inside = [1, 2, 3], "extra", ""
+    elif where == "method_key":
+        prediction["methods"]["mano"]["extra"], key, inside = 1, "extra", " in methods.mano"
+    else:
+        prediction["methods"]["zzz"], key, inside = prediction["methods"]["mano"], "zzz", " in methods"
+    path = edited(tmp_path, history, f"UPDATE points SET prediction = '{json.dumps(prediction)}' WHERE id = {pid}")
+    with pytest.raises(mano.InputError, match=f"edited.db: the history is damaged \\(point {pid}: its prediction holds the key "
+                                              f"\"{key}\"{inside}, which mano does not write\\)"):
+        mano.monitor.report(path)
+
+
+def test_name_limit(tmp_path, calibration):
+    """An add never writes a name that a report would refuse."""
+    limit = limits()["columns"]["points"]["name"]["max_bytes"]
+    path = tmp_path / "h.db"
+    with pytest.raises(mano.InputError, match=f"^name: the points' names would be {limit + 1} bytes, over the {limit} bytes"):
+        mano.monitor.add(path, EXAMPLE / "blend_5_logits.npy", calibration=calibration, name="n" * (limit + 1))
+    assert not path.exists()

@@ -7,8 +7,11 @@
 import initSqlJs from 'sql.js';
 import sqlWasmUrl from 'sql.js/dist/sql-wasm-browser.wasm?url';
 
-// mano's own statements, the ones native/host/history.cpp holds a file to as well
+// mano's own statements, and the limits and shapes of what it writes (history_limits.json, the
+// *.schema.json shapes it names), the ones native/host/history.cpp and history_limits.cpp hold a
+// file to as well
 import schemaSql from '../../src/mano/schema/history.sql?raw';
+import LIMITS from '../../src/mano/schema/history_limits.json';
 
 import { timelineChart } from './charts.js';
 import { $, el, interval, pct, showError } from './page.js';
@@ -33,6 +36,109 @@ let ownSchema = null;  // what mano's statements give, from a database in memory
 const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const isAccuracy = (x) => typeof x === 'number' && x >= 0 && x <= 1;
 
+// Every $def of the shape files, one namespace (as native/host/history_limits.cpp reads them).
+const DEFS = Object.assign({}, ...Object.values(import.meta.glob('../../src/mano/schema/*.schema.json', { eager: true, import: 'default' }))
+  .map((file) => file.$defs));
+
+// The sizes of `table`'s values, the columns history_limits.json lists, each from its row's header
+// (octet_length) before any is read; the first over its limit is the error, "ROW: what".
+function checkSizes(db, table, rowName) {
+  const limits = Object.entries(LIMITS.columns[table]);
+  const st = db.prepare(`SELECT rowid, ${limits.map(([c]) => `typeof(${c}), octet_length(${c})`).join(', ')} FROM ${table} ORDER BY rowid`);
+  try {
+    while (st.step()) {
+      const [rowid, ...cells] = st.get();
+      limits.forEach(([column, { max_bytes: max, why }], i) => {
+        const [type, bytes] = [cells[2 * i], cells[2 * i + 1]];
+        if (type !== 'text' && type !== 'blob') return;
+        if (max === 0) throw new Damage(`${rowName}${rowid}`, `its ${column} is text or a blob (${bytes} bytes), where mano writes ${why}`);
+        if (bytes > max) throw new Damage(`${rowName}${rowid}`, `its ${column} is ${bytes} bytes, over the ${max}-byte limit of ${table}.${column}: ${why}`);
+      });
+    }
+  } finally {
+    st.free();
+  }
+}
+
+class Damage extends Error {
+  constructor(row, what) {
+    super(`${row}: ${what}`);
+  }
+}
+
+const KEYWORDS = new Set(['$ref', 'type', 'enum', 'properties', 'required', 'additionalProperties', 'propertyNames', 'items', 'prefixItems',
+  'minItems', 'maxItems', 'minimum', 'pattern', 'description', 'title', 'x-ts', 'x-py']);
+const shown = (key) => (key.length > 64 ? `${key.slice(0, 64)}...` : key);
+const TYPES = {
+  object: (v) => v !== null && typeof v === 'object' && !Array.isArray(v), array: Array.isArray, string: (v) => typeof v === 'string',
+  boolean: (v) => typeof v === 'boolean', number: Number.isFinite, integer: Number.isInteger, null: (v) => v === null,
+};
+
+// What is wrong with `v` at `at` (its keys and indices) against the shape `s`, as
+// native/host/history_limits.cpp says it; null when nothing. `methods`: the method table's names.
+function shapeProblem(v, s, at, methods) {
+  const where = at.map((step) => (typeof step === 'number' ? `[${step}]` : `.${shown(step)}`)).join('').replace(/^\./, '');
+  const here = at.length ? `its prediction's ${where}` : 'its prediction';
+  for (const k of Object.keys(s)) if (!KEYWORDS.has(k)) throw new Error(`src/mano/schema: a keyword "${k}" that the page does not know`);
+  if (s.$ref) {
+    const name = s.$ref.slice('#/$defs/'.length);
+    const inner = shapeProblem(v, DEFS[name], at, methods);
+    if (inner) return inner;
+    if (name === 'MethodName' && !methods.includes(v)) return `${here} is not a method of mano's table`;
+  }
+  if (s.enum && !s.enum.some((e) => e === v)) return `${here} is not one of ${JSON.stringify(s.enum)}`;
+  if (s.type && !TYPES[s.type](v)) return `${here} is not of type ${s.type}`;
+  if (s.minimum !== undefined && typeof v === 'number' && v < s.minimum) return `${here} is below ${s.minimum}`;
+  if (s.pattern && typeof v === 'string' && !new RegExp(s.pattern).test(v)) return `${here} is not a name mano writes`;
+  if (Array.isArray(v)) {
+    if (s.minItems !== undefined && v.length < s.minItems) return `${here} has fewer than ${s.minItems} items`;
+    if (s.maxItems !== undefined && v.length > s.maxItems) return `${here} has more than ${s.maxItems} items`;
+    for (const [i, item] of v.entries()) {
+      const sub = s.prefixItems?.[i] ?? s.items;
+      const p = sub && shapeProblem(item, sub, [...at, i], methods);
+      if (p) return p;
+    }
+  }
+  if (!TYPES.object(v)) return null;
+  for (const key of s.required ?? []) if (!Object.hasOwn(v, key)) return `${here} lacks "${key}"`;
+  for (const [key, value] of Object.entries(v)) {
+    const sub = (s.properties && Object.hasOwn(s.properties, key) ? s.properties[key] : undefined) ??
+      (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
+    if ((s.propertyNames && shapeProblem(key, s.propertyNames, [...at, key], methods)) || (!sub && s.additionalProperties === false))
+      return `its prediction holds the key "${shown(key)}"${at.length ? ` in ${where}` : ''}, which mano does not write`;
+    const p = sub && shapeProblem(value, sub, [...at, key], methods);
+    if (p) return p;
+  }
+  return null;
+}
+
+// The Prediction shape less the keys an add never writes (history_limits.json).
+const PREDICTION = (() => {
+  const shape = structuredClone(DEFS[LIMITS.prediction.shape]);
+  for (const key of LIMITS.prediction.not_written) delete shape.properties[key];
+  shape.required = shape.required.filter((key) => !LIMITS.prediction.not_written.includes(key));
+  return shape;
+})();
+
+// What the page reads of the reference's calibration, as mano monitor report reads it: its recommended
+// method (one of the table) and that method's link and slope, by SQLite's JSON functions, so that no
+// object of the whole calibration is made; { methods: {} } when the text is not JSON.
+function recommendedFit(db, hash, methods) {
+  const st = db.prepare("SELECT r, CASE WHEN r GLOB '[a-z]*' AND r NOT GLOB '*[^a-z0-9_]*' THEN json_extract(calibration, " +
+    "'$.methods.' || r || '.link', '$.methods.' || r || '.slope') END FROM (SELECT calibration, json_extract(calibration, " +
+    "'$.recommended') AS r FROM calibrations WHERE sha256 = ?)", [hash]);
+  try {
+    const [recommended, fit] = st.step() ? st.get() : [];
+    if (typeof recommended !== 'string' || !methods.includes(recommended) || typeof fit !== 'string') return { methods: {} };
+    const [link, slope] = JSON.parse(fit);
+    return typeof slope === 'number' ? { recommended, methods: { [recommended]: { link: link ?? undefined, slope } } } : { methods: {} };
+  } catch {
+    return { methods: {} };
+  } finally {
+    st.free();
+  }
+}
+
 // A point as mano writes it, as far as the page reads it; else the message that says what is damaged.
 function damage(time, prediction) {
   if (typeof time !== 'string' || !UTC_TIME.test(time) || Number(time.slice(0, 4)) < 1) return 'its time is not YYYY-MM-DDTHH:MM:SSZ';
@@ -49,7 +155,7 @@ function damage(time, prediction) {
 // The points of a history file's bytes, in time order: { id, add, time, name, n, calibration, prediction }.
 // A history is untrusted input (docs/monitor.md): nothing but its schema is read until the schema
 // is exactly mano's (no view, no trigger), and schema functions are off.
-function readHistory(name, bytes) {
+function readHistory(name, bytes, methods) {
   if (bytes.length < 100 || new TextDecoder().decode(bytes.subarray(0, 15)) !== 'SQLite format 3')
     throw new Error(`${name}: not a mano history (not an SQLite database)`);
   // The history is in WAL mode, which needs shared memory that an in-page copy has no use for:
@@ -88,7 +194,11 @@ function readHistory(name, bytes) {
         "does not write (a history may hold mano's tables and indexes only, so that nothing in it runs)");
     }
     if (found.length !== ownSchema.length) throw new Error(`${name}: the history is damaged (its schema lacks some of mano's tables or indexes)`);
+    // every value read within its column's limit before any is (history_limits.json)
+    checkSizes(db, 'meta', 'meta row ');
     if (all("SELECT value FROM meta WHERE key = 'format'")[0]?.value !== FORMAT) throw new Error(notHistory);
+    checkSizes(db, 'calibrations', 'calibration row ');
+    checkSizes(db, 'points', 'point ');
     const points = all('SELECT id, add_id, time, name, n, calibration_sha256, prediction FROM points ORDER BY time, id').map((r) => {
       let prediction = null;
       try {
@@ -96,13 +206,14 @@ function readHistory(name, bytes) {
       } catch {
         // reported below as damage
       }
-      const why = damage(r.time, prediction) ?? (Number.isSafeInteger(r.n) && r.n >= 0 ? null : 'its row count is not a whole number');
-      if (why) throw new Error(`${name}: the history is damaged (point ${r.id}: ${why})`);
+      const why = damage(r.time, prediction) ?? (Number.isSafeInteger(r.n) && r.n >= 0 ? null : 'its row count is not a whole number') ??
+        shapeProblem(prediction, PREDICTION, [], methods);
+      if (why) throw new Damage(`point ${r.id}`, why);
       return { id: r.id, add: r.add_id, time: r.time, name: r.name, n: r.n, calibration: r.calibration_sha256, prediction };
     });
-    const calibrations = new Map(all('SELECT sha256, calibration FROM calibrations').map((r) => [r.sha256, JSON.parse(r.calibration)]));
-    return { name, points, calibrations };
+    return { name, points, calibrations: new Map(points.length ? [[points[0].calibration, recommendedFit(db, points[0].calibration, methods)]] : []) };
   } catch (e) {
+    if (e instanceof Damage) throw new Error(`${name}: the history is damaged (${e.message}); restore it from a backup or start a new one`);
     throw new Error(e.message.startsWith(`${name}: `) ? e.message : `${name}: not a readable mano history (${e.message})`);
   } finally {
     db?.close();
@@ -112,7 +223,8 @@ function readHistory(name, bytes) {
 export async function openHistory(file) {
   try {
     sqlite ??= await initSqlJs({ locateFile: () => sqlWasmUrl });
-    opened = readHistory(file.name, new Uint8Array(await file.arrayBuffer()));
+    const methods = (await worker.methods()).map((m) => m.name);  // the method table, a point's methods' names
+    opened = readHistory(file.name, new Uint8Array(await file.arrayBuffer()), methods);
     if (!opened.points.length) throw new Error(`${file.name}: the history has no points yet`);
     $('history-panel').hidden = false;
     await drawHistory();

@@ -153,12 +153,28 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
         /huge\.db: the history is damaged \(point 5: its estimated accuracy is not a number in \[0, 1\]\)/],
       [planted('text', "UPDATE points SET prediction = json_set(prediction, '$.estimate.accuracy', '0.5') WHERE id = 5"),
         /text\.db: the history is damaged \(point 5: its estimated accuracy/],
+      // 21 bytes: over the column's limit before its format is read
       [planted('time', "UPDATE points SET time = '10000-01-01T00:30:00Z' WHERE id = 5"),
-        /time\.db: the history is damaged \(point 5: its time is not YYYY-MM-DDTHH:MM:SSZ\)/],
+        /time\.db: the history is damaged \(point 5: its time .*YYYY-MM-DDTHH:MM:SSZ\)/],
     ];
-    for (const [bad, message] of cases) {
+    // Issue 50, finding 4: a value over its column's limit (history_limits.json), refused before it
+    // is parsed, and a key that mano does not write; the CLI says the same words
+    const limit = JSON.parse(fs.readFileSync(path.join(root, 'src/mano/schema/history_limits.json'), 'utf8')).columns.points.prediction.max_bytes;
+    const both = [
+      [planted('huge_array', "UPDATE points SET prediction = json_set(prediction, '$.extra', " +
+        "json('[' || substr(replace(hex(zeroblob(6000000)), '00', '0,'), 1, 11999999) || ']')) WHERE id = 5"),
+        new RegExp(`huge_array\\.db: the history is damaged \\(point 5: its prediction is \\d+ bytes, over the ${limit}-byte limit of points\\.prediction`)],
+      [planted('extra_key', "UPDATE points SET prediction = json_set(prediction, '$.extra', json('[1, 2, 3]')) WHERE id = 5"),
+        /extra_key\.db: the history is damaged \(point 5: its prediction holds the key "extra", which mano does not write\)/],
+      [planted('method_key', "UPDATE points SET prediction = json_set(prediction, '$.methods.mano.extra', 1) WHERE id = 5"),
+        /method_key\.db: the history is damaged \(point 5: its prediction holds the key "extra" in methods\.mano, which mano does not write\)/],
+      [planted('method', "UPDATE points SET prediction = json_set(prediction, '$.methods.zzz', json_extract(prediction, '$.methods.mano')) WHERE id = 5"),
+        /method\.db: the history is damaged \(point 5: its prediction holds the key "zzz" in methods, which mano does not write\)/],
+    ];
+    for (const [bad, message] of [...cases, ...both]) {
       const cli = spawnSync(nativeMano, ['monitor', 'report', bad], { encoding: 'utf8' });
       assert.equal(cli.status, 2, `the CLI refuses ${bad} too: ${cli.stderr}`);
+      if (both.some(([b]) => b === bad)) assert.match(cli.stderr, message);
       await page.setInputFiles('[data-testid="file-input"]', bad);
       await page.waitForFunction((source) => new RegExp(source).test(document.querySelector('[data-testid="errors"]').textContent),
         message.source, { timeout: 30_000 });
