@@ -163,6 +163,8 @@ column_look look_of(const double* logits, std::size_t rows, std::size_t stride, 
         look.counts = look.counts && whole && v == logits[c] + static_cast<double>(i) && (logits[c] == 0 || logits[c] == 1);
         values.push_back(v);
     }
+    // a column of probabilities may read 0, 1: an index counts past 1
+    look.counts = look.counts && logits[c] + static_cast<double>(rows - 1) >= 2;
     std::sort(values.begin(), values.end());
     look.distinct_whole = !look.fraction && std::adjacent_find(values.begin(), values.end()) == values.end();
     return look;

@@ -45,10 +45,12 @@ csv_columns resolve_csv_columns(const std::string& file, const std::vector<std::
 constexpr std::size_t csv_index_rows = 100;
 
 // Refuses (mano::error "FILE: ...", naming the column and the fix) a first column that is a logit
-// column but counts 0, 1, 2, ... or 1, 2, 3, ... down the first `rows` rows, as an index does,
-// while no other logit column does: mano cannot tell it from a class by its name, and scoring it
-// as one gives a wrong number. `logits`: those rows' logit columns (columns.logit_columns(fields)
-// of them, `stride` values from one row to the next), rows <= csv_index_rows.
+// column but reads as an index or ids in the first `rows` rows: it counts 0, 1, 2, ... or 1, 2,
+// 3, ... (past 1, which a column of probabilities never reaches) while no other logit column
+// does, or it holds whole numbers no two the same (3 rows at least) while every other logit
+// column holds a fraction. mano cannot tell it from a class by its name, and scoring it as one
+// gives a wrong number. `logits`: those rows' logit columns (columns.logit_columns(fields) of
+// them, `stride` values from one row to the next), rows <= csv_index_rows.
 void check_index_column(const std::string& file, const std::vector<std::string>& names, const csv_columns& columns,
                         std::size_t fields, const double* logits, std::size_t rows, std::size_t stride);
 

@@ -261,6 +261,8 @@ case(csv("csv/whole_logits.csv", "3,5,1\n0,2,7\n1,-4,2\n"), "matrix", text_matri
      note="whole-number logits beside whole numbers are logits")
 case(csv("csv/saturated_probabilities.csv", "a,b\n1,0.5\n0,0.25\n"), "matrix", text_matrix([["1", "0.5"], ["0", "0.25"]]),
      note="distinct whole numbers need 3 rows: a column of probabilities has only 0 and 1")
+case(csv("csv/one_hot_probabilities.csv", "a,b\n0,1\n1,0\n"), "matrix", text_matrix([["0", "1"], ["1", "0"]]),
+     note="an index counts past 1, which a column of probabilities never reaches")
 count_rows = [[str(i), str(0.5 + i / 8)] for i in range(101)]
 count_rows[100][0] = "7"
 case(csv("csv/index_first_100_rows.csv", "\n".join(",".join(r) for r in [["n", "x"]] + count_rows) + "\n"), "matrix",
