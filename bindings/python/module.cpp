@@ -29,6 +29,7 @@
 #include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "monitor_binding.hpp"
+#include "io/csv_columns.hpp"
 #include "io/json.hpp"
 #include "io/manifest.hpp"
 #include "io/reader.hpp"
@@ -216,6 +217,25 @@ py::array_t<std::int64_t> read_labels(const std::string& path, const std::string
     py::array_t<std::int64_t> out(static_cast<py::ssize_t>(labels.size()));
     if (!labels.empty()) std::memcpy(out.mutable_data(), labels.data(), labels.size() * sizeof(std::int64_t));
     return out;
+}
+
+// A table's columns (a DataFrame's names, mano/_scoring.py) through a CSV header's rule
+// (native/io/csv_columns.hpp): (the label column or None, the columns left out, the notes).
+py::tuple table_columns(const std::string& what, const std::vector<std::string>& names) {
+    const auto c = mano::io::resolve_csv_columns(what, names, names.size(), "", "label_column", false, false);
+    return py::make_tuple(c.label ? py::object(py::int_(*c.label)) : py::object(py::none()), c.dropped, c.notes);
+}
+
+// The CSV readers' index rule (mano::io::check_index_column) on a table's first rows: its logit
+// columns, as table_columns left them.
+void check_index_column(const std::string& what, const std::vector<std::string>& names,
+                        const py::array_t<double, py::array::c_style | py::array::forcecast>& first_rows) {
+    const auto c = mano::io::resolve_csv_columns(what, names, names.size(), "", "label_column", false, false);
+    const std::size_t cols = c.logit_columns(names.size());
+    const auto rows = static_cast<std::size_t>(first_rows.ndim() == 2 ? first_rows.shape(0) : 0);
+    if (first_rows.ndim() != 2 || static_cast<std::size_t>(first_rows.shape(1)) != cols || rows > mano::io::csv_index_rows)
+        throw mano::error(what + ": the first rows given are not the table's logit columns");
+    mano::io::check_index_column(what, names, c, names.size(), first_rows.data(), rows, cols);
 }
 
 // A manifest as JSON: {"path", "source"?: {"logits", "labels"}, "sets": [{"name", "group"?,
@@ -423,6 +443,9 @@ PYBIND11_MODULE(_core, m) {
     m.def("methods", &api::methods);
     m.def("architectures", &mano::available_architectures);
     m.def("read_matrix", &read_matrix);
+    m.def("table_columns", &table_columns);
+    m.def("check_index_column", &check_index_column);
+    m.attr("csv_index_rows") = mano::io::csv_index_rows;
     m.def("matrix_shape", &matrix_shape);
     m.def("scan_file", &scan_file);
     m.def("read_labels", &read_labels);

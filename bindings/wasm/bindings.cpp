@@ -351,20 +351,43 @@ std::string safetensors_header(const val& bytes, double size, const std::string&
     }, "format");
 }
 
-// Which columns of a CSV are classes (native/io/csv_columns.hpp), from its header's names (each
-// followed by a NUL; "" without a header): {label: index or null, dropped, notes}. web/src/csv.js
-// parses the rows.
+// A CSV header's names, each followed by a NUL ("" without a header).
+std::vector<std::string> header_names(const std::string& file, const std::string& names_text, double fields) {
+    std::vector<std::string> names;
+    for (std::size_t at = 0, end; (end = names_text.find('\0', at)) != std::string::npos; at = end + 1)
+        names.push_back(names_text.substr(at, end - at));
+    if (!names.empty() && names.size() != static_cast<std::size_t>(fields))
+        throw mano::error(mano::printable(file + ": a name in its header holds a NUL byte"));
+    return names;
+}
+
+// Which columns of a CSV are classes (native/io/csv_columns.hpp), from its header's names:
+// {label: index or null, dropped, notes}. web/src/csv.js parses the rows.
 std::string csv_columns(const std::string& file, const std::string& names_text, double fields, const std::string& label_column,
                         const std::string& option_name, bool index_only) {
     return guarded([&] {
-        std::vector<std::string> names;  // each name followed by a NUL
-        for (std::size_t at = 0, end; (end = names_text.find('\0', at)) != std::string::npos; at = end + 1)
-            names.push_back(names_text.substr(at, end - at));
-        if (!names.empty() && names.size() != static_cast<std::size_t>(fields))
-            throw mano::error(mano::printable(file + ": a name in its header holds a NUL byte"));
-        const auto c = mano::io::resolve_csv_columns(file, names, static_cast<std::size_t>(fields), label_column, option_name,
-                                                     index_only, false);
+        const auto c = mano::io::resolve_csv_columns(file, header_names(file, names_text, fields), static_cast<std::size_t>(fields),
+                                                     label_column, option_name, index_only, false);
         return json{{"label", c.label ? json(*c.label) : json(nullptr)}, {"dropped", c.dropped}, {"notes", c.notes}}.dump();
+    }, "format");
+}
+
+// The index rule (mano::io::check_index_column) on the first rows read: `first_rows` holds their
+// logit columns as float64 bytes, row after row. "" when it passes.
+std::string csv_index_column(const std::string& file, const std::string& names_text, double fields,
+                             const std::string& label_column, const std::string& option_name, bool index_only,
+                             const val& first_rows, double rows) {
+    return guarded([&] {
+        const auto names = header_names(file, names_text, fields);
+        const auto n = static_cast<std::size_t>(fields);
+        const auto c = mano::io::resolve_csv_columns(file, names, n, label_column, option_name, index_only, false);
+        std::vector<double> values;
+        copy_in(first_rows, values);
+        const auto count = static_cast<std::size_t>(rows);
+        if (values.size() != count * c.logit_columns(n) || count > mano::io::csv_index_rows)
+            throw mano::error(file + ": the first rows' values do not fill " + std::to_string(count) + " rows");
+        mano::io::check_index_column(file, names, c, n, values.data(), count, c.logit_columns(n));
+        return std::string();
     }, "format");
 }
 
@@ -419,6 +442,8 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("methods", &methods);
     emscripten::function("npyHeader", &npy_header);
     emscripten::function("csvColumns", &csv_columns);
+    emscripten::function("csvIndexColumn", &csv_index_column);
+    emscripten::constant("CSV_INDEX_ROWS", static_cast<double>(mano::io::csv_index_rows));
     emscripten::constant("NPY_MAX_PREFIX_BYTES", static_cast<double>(mano::io::detail::npy_max_prefix_bytes));
     emscripten::function("safetensorsHeaderLength", &safetensors_header_length);
     emscripten::function("safetensorsHeader", &safetensors_header);

@@ -171,6 +171,7 @@ struct csv_layout {
     std::optional<std::size_t> label_index;  // in fields
     std::vector<bool> skip;                  // per field: not a logit (the label column, a column left out)
     std::vector<std::string> notes;          // what was left out or taken as labels (csv_columns.hpp)
+    csv_columns columns;                     // the columns' rule's answer (csv_columns.hpp)
     std::uint64_t rows = 0;
     struct mark {
         std::uint64_t offset, line;
@@ -292,6 +293,7 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
                                                     opts.label_column_option, false, for_labels);
     layout->label_index = columns.label;
     layout->notes = columns.notes;
+    layout->columns = columns;
     layout->skip.assign(layout->fields, false);
     for (const std::size_t j : columns.dropped) layout->skip[j] = true;
     if (columns.label) layout->skip[*columns.label] = true;
@@ -366,7 +368,13 @@ private:
 
 std::unique_ptr<matrix_reader> open_csv_matrix(shared_file file, const read_options& opts, char delimiter) {
     auto layout = read_layout(*file, opts, delimiter, false);
-    return std::make_unique<csv_reader>(std::move(file), std::move(layout));
+    auto reader = std::make_unique<csv_reader>(std::move(file), layout);
+    // an index under a name of its own is known by its first rows' values (csv_columns.hpp)
+    const std::size_t rows = static_cast<std::size_t>(std::min<std::uint64_t>(layout->rows, csv_index_rows));
+    const logits_view first = reader->read(0, rows);
+    check_index_column(reader->path(), layout->names, layout->columns, layout->fields,
+                       static_cast<const double*>(first.data()), rows, first.row_stride());
+    return reader;
 }
 
 std::vector<std::int64_t> read_csv_labels(shared_file file, const read_options& opts, char delimiter) {

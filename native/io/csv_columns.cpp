@@ -2,6 +2,9 @@
 
 #include "io/header.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace mano {
 namespace io {
 
@@ -9,15 +12,52 @@ namespace {
 
 enum class column_kind { logits, pandas_index, id, label };
 
-column_kind kind_of(const std::string& name, std::size_t j) {
+// A name as the rules read it: spaces around dropped, lower case, and ' ', '-', '.' and a
+// camelCase step ("sampleId") as '_'.
+std::string normalized(const std::string& name) {
     const auto first = name.find_first_not_of(" \t");
-    std::string s = first == std::string::npos ? std::string() : name.substr(first, name.find_last_not_of(" \t") - first + 1);
-    for (char& c : s)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (first == std::string::npos) return {};
+    const std::string s = name.substr(first, name.find_last_not_of(" \t") - first + 1);
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        const bool upper = c >= 'A' && c <= 'Z';
+        if (upper && i > 0 && s[i - 1] >= 'a' && s[i - 1] <= 'z') out += '_';
+        out += upper ? static_cast<char>(c - 'A' + 'a') : c == ' ' || c == '-' || c == '.' ? '_' : c;
+    }
+    return out;
+}
+
+bool is_id_name(const std::string& s) {
+    for (const char* id : {"id", "index", "row", "row_id", "idx", "sample", "sample_id", "uid", "uuid", "key"})
+        if (s == id) return true;
+    for (const std::string tail : {"_id", "_idx", "_index", "_key"})
+        if (s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0) return true;
+    return false;
+}
+
+column_kind kind_of(const std::string& name, std::size_t j) {
+    const std::string s = normalized(name);
     if (j == 0 && (s.empty() || name == "Unnamed: 0")) return column_kind::pandas_index;
-    if (s == "id" || s == "index") return column_kind::id;
+    if (is_id_name(s)) return column_kind::id;
     if (s == "label" || s == "labels" || s == "y" || s == "target") return column_kind::label;
     return column_kind::logits;
+}
+
+// Each column's kind. A first column named otherwise, before logit columns named 0, 1, 2, ... (as
+// pandas names an array's columns), is pandas' index under its name: pd.DataFrame(a) with
+// df.index.name set, df.to_csv().
+std::vector<column_kind> kinds_of(const std::vector<std::string>& names) {
+    std::vector<column_kind> kinds;
+    for (std::size_t j = 0; j < names.size(); ++j) kinds.push_back(kind_of(names[j], j));
+    if (kinds.size() < 2 || kinds[0] != column_kind::logits) return kinds;
+    const std::string first = normalized(names[0]);
+    if (first.find_first_not_of("0123456789") == std::string::npos) return kinds;  // a number, as the others are
+    std::size_t next = 0;
+    for (std::size_t j = 1; j < names.size(); ++j)
+        if (kinds[j] == column_kind::logits && normalized(names[j]) != std::to_string(next++)) return kinds;
+    if (next > 0) kinds[0] = column_kind::pandas_index;
+    return kinds;
 }
 
 // A name as a message shows it: quoted when short, else only its length (as native/io/csv.cpp
@@ -63,11 +103,12 @@ csv_columns resolve_csv_columns(const std::string& file, const std::vector<std::
     if (!label_option.empty()) out.label = resolve_option(file, names, fields, label_option, index_only);
     // without the option, the one column named as labels is the label column; several are refused
     const bool named = !out.label;
+    const std::vector<column_kind> kinds = kinds_of(names);
     if (named) {
         std::string listed;
         std::size_t count = 0;
         for (std::size_t j = 0; j < names.size(); ++j)
-            if (kind_of(names[j], j) == column_kind::label) {
+            if (kinds[j] == column_kind::label) {
                 listed += (count++ ? ", " : "") + shown_name(names[j]);
                 out.label = j;
             }
@@ -77,7 +118,7 @@ csv_columns resolve_csv_columns(const std::string& file, const std::vector<std::
     }
     // every column that is no class, in column order, said
     for (std::size_t j = 0; j < names.size(); ++j) {
-        const column_kind kind = kind_of(names[j], j);
+        const column_kind kind = kinds[j];
         if (out.label == j && named)
             out.notes.push_back(column_text(names, j) + " holds labels, not a class: it is the label column, left out of the logits");
         if (out.label == j || kind == column_kind::logits) continue;
@@ -102,6 +143,58 @@ csv_columns resolve_csv_columns(const std::string& file, const std::vector<std::
     const std::string where = printable(file) + ": ";
     for (auto& note : out.notes) note.insert(0, where);
     return out;
+}
+
+// What the first rows of logit column c read like: an index counting up by 1 from 0 or 1, or
+// ids (whole numbers, no two the same), or neither; and whether any value is not whole.
+namespace {
+
+struct column_look {
+    bool counts = true, distinct_whole = true, fraction = false;
+};
+
+column_look look_of(const double* logits, std::size_t rows, std::size_t stride, std::size_t c) {
+    column_look look;
+    std::vector<double> values;
+    for (std::size_t i = 0; i < rows; ++i) {
+        const double v = logits[i * stride + c];
+        const bool whole = std::isfinite(v) && v == std::floor(v);
+        look.fraction = look.fraction || !whole;
+        look.counts = look.counts && whole && v == logits[c] + static_cast<double>(i) && (logits[c] == 0 || logits[c] == 1);
+        values.push_back(v);
+    }
+    // a column of probabilities may read 0, 1: an index counts past 1
+    look.counts = look.counts && logits[c] + static_cast<double>(rows - 1) >= 2;
+    std::sort(values.begin(), values.end());
+    look.distinct_whole = !look.fraction && std::adjacent_find(values.begin(), values.end()) == values.end();
+    return look;
+}
+
+}  // namespace
+
+void check_index_column(const std::string& file, const std::vector<std::string>& names, const csv_columns& columns,
+                        std::size_t fields, const double* logits, std::size_t rows, std::size_t stride) {
+    const bool first_is_logit = columns.label != std::size_t{0} && (columns.dropped.empty() || columns.dropped[0] != 0);
+    const std::size_t cols = columns.logit_columns(fields);
+    if (!first_is_logit || cols < 2 || rows < 2) return;
+    const column_look first = look_of(logits, rows, stride, 0);
+    bool others_count = false, others_fractions = true;
+    for (std::size_t c = 1; c < cols; ++c) {
+        const column_look other = look_of(logits, rows, stride, c);
+        others_count = others_count || other.counts;
+        others_fractions = others_fractions && other.fraction;
+    }
+    // an index counts where no other column does; ids are distinct whole numbers beside fractions
+    // (3 rows at least: a probability column saturated at 0 or 1 has 2 distinct values at most)
+    const bool index = first.counts && !others_count;
+    const bool ids = first.distinct_whole && rows >= 3 && others_fractions;
+    if (!index && !ids) return;
+    const std::string how = index ? std::string("count ") + (logits[0] == 0 ? "0, 1, 2" : "1, 2, 3") + ", ..."
+                                  : "are whole numbers, no two the same, beside the other columns' fractions";
+    detail::fail(file, (names.empty() ? std::string("column 1") : column_text(names, 0)) +
+                           " holds an index or ids, not a class's logits: its first " + std::to_string(rows) + " rows " +
+                           how + "; drop the column (pandas: to_csv(index=False)) or name it 'index' or 'id'" +
+                           (names.empty() ? " in a header line" : "") + ", and mano leaves it out");
 }
 
 }  // namespace io

@@ -75,6 +75,21 @@ def test_csv_columns(d, want):
               f"the labels of the CSV's label column: accuracies {accuracies}, NumPy {want['csv']['accuracy']}")
 
 
+def test_ids_and_indexes(d, want):
+    # issue 50: df.to_csv() with a named index, or a sample_id column, scored the ids as a class
+    # (k = 11, ConfScore near 1): they are left out with a note, and score as the logits alone
+    for name, note in (("named_index.csv", "column 1 ('row') holds ids, not a class: left out of the logits"),
+                       ("frame_index.csv", "column 1 ('frame') is pandas' index column, not a class: left out of the logits"),
+                       ("sample_id.csv", "column 1 ('sample_id') holds ids, not a class: left out of the logits")):
+        got, err = scored(d / name)
+        same_scores(got, want["csv"], name)
+        check(got is not None and got["k"] == want["k"], f"{name}: k {got and got['k']}, want {want['k']}")
+        check(f"{name}: {note}" in err, f"{name}: the note on stderr: {err!r}")
+    # an index under a name of its own before classes' names: known by its values, refused with the fix
+    refused(["score", d / "frame_named.csv"], "frame_named.csv: column 1 ('frame') holds an index or ids, not a class's logits",
+            "first 100 rows count 0, 1, 2", "drop the column (pandas: to_csv(index=False)) or name it 'index'")
+
+
 def test_input_kinds(d, want):
     same_scores(scored(d / "p.npy", "--input", "probabilities")[0], want["probabilities"], "--input probabilities")
     same_scores(scored(d / "z.npy", "--input", "binary-logit")[0], want["binary_logit"], "--input binary-logit")
@@ -165,6 +180,7 @@ def main():
         d = pathlib.Path(tmp)
         want = write(d)
         test_csv_columns(d, want)
+        test_ids_and_indexes(d, want)
         test_input_kinds(d, want)
         test_calibration_records_the_input(d)
     finish("inputs: ")

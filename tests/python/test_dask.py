@@ -108,6 +108,15 @@ def test_dataframe_column(client):
     assert_same(mano.dask.score(ddf, client=client, column="logits"), want)
     wide = dd.from_pandas(pd.DataFrame(x.astype(np.float64), columns=[f"c{i}" for i in range(5)]), npartitions=3)
     assert_same(mano.dask.score(wide, client=client), want)
+    # issue 50: the columns' names are read as a CSV header's: ids and a label column are no classes
+    named = pd.DataFrame(x.astype(np.float64), columns=[f"c{i}" for i in range(5)]).assign(label=0)
+    named.insert(0, "sample_id", np.arange(3000))
+    with pytest.warns(UserWarning, match=r"column 1 \('sample_id'\) holds ids") as said:
+        assert_same(mano.dask.score(dd.from_pandas(named, npartitions=3), client=client), want)
+    assert any("column 7 ('label') holds labels" in str(w.message) for w in said)
+    counted = named.rename(columns={"sample_id": "frame"})
+    with pytest.raises(mano.InputError, match=r"column 1 \('frame'\) holds an index or ids"):
+        mano.dask.score(dd.from_pandas(counted, npartitions=3), client=client)
 
 
 def test_predict_of_the_whole_set(client):

@@ -62,6 +62,55 @@ def test_a_label_column_gives_labels_and_is_no_class(files):
     same(mano.score(np.asarray(mano.read(d / "two_labels.csv", label_column="y")), "mano,confscore"), want["csv"])
 
 
+@pytest.mark.parametrize("name,note", [("named_index.csv", "column 1 ('row') holds ids"),
+                                       ("frame_index.csv", "column 1 ('frame') is pandas' index column"),
+                                       ("sample_id.csv", "column 1 ('sample_id') holds ids")])
+def test_ids_and_a_named_index_are_no_classes(files, name, note):
+    # issue 50: df.to_csv() with a named index, or a sample_id column, scored the ids as a class
+    d, want = files
+    got, said = notes(lambda: mano.score(d / name, "mano,confscore"))
+    same(got, want["csv"])
+    assert got["k"] == want["k"]
+    assert said == [f"{d / name}: {note}, not a class: left out of the logits"]
+    array, said = notes(lambda: mano.read(d / name))
+    assert array.shape == (want["n"], want["k"]) and len(said) == 1
+
+
+def test_an_index_of_its_own_name_is_refused(files):
+    d, _ = files
+    fix = r"holds an index or ids, not a class's logits: its first 100 rows count 0, 1, 2, \.\.\.; drop the column"
+    for call in (mano.score, mano.read):
+        with pytest.raises(mano.InputError, match=r"frame_named\.csv: column 1 \('frame'\) " + fix):
+            call(d / "frame_named.csv")
+
+
+def test_a_dataframe_s_columns_are_read_as_a_csv_header(files):
+    # issue 50: mano.score(DataFrame) scored a label column as a class (k = 11); the frame's names
+    # now go through the CSV header's rule, and its label column gives the labels
+    pd = pytest.importorskip("pandas")
+    d, want = files
+    labeled = pd.read_csv(d / "pandas_labeled.csv", index_col=0)
+    got, said = notes(lambda: mano.score(labeled, "mano,confscore"))
+    same(got, want["csv"])
+    assert got["k"] == want["k"] and got["accuracy"] == pytest.approx(want["csv"]["accuracy"], abs=1e-15)
+    assert said == ["logits: column 11 ('label') holds labels, not a class: it is the label column, left out of the logits"]
+    given, _ = notes(lambda: mano.score(labeled, "confscore", labels=np.zeros(want["n"], np.int64)))
+    assert given["accuracy"] == pytest.approx(float(np.mean(labeled.to_numpy()[:, :-1].argmax(1) == 0)), abs=1e-15)
+    ids, said = notes(lambda: mano.score(pd.read_csv(d / "sample_id.csv"), "mano,confscore"))
+    same(ids, want["csv"])
+    assert said == ["logits: column 1 ('sample_id') holds ids, not a class: left out of the logits"]
+    named = pd.read_csv(d / "named_index.csv", index_col=0)  # the index is the frame's, not a column
+    same(mano.score(named, "mano,confscore"), want["csv"])
+    with pytest.raises(mano.InputError, match=r"logits: column 1 \('frame'\) holds an index or ids"):
+        mano.score(pd.read_csv(d / "frame_named.csv"))
+    acc = mano.Accumulator(want["k"], "mano,confscore")
+    for chunk in (labeled.iloc[:100], labeled.iloc[100:]):
+        notes(lambda: acc.push(chunk))
+    pushed = acc.result()
+    same(pushed, want["csv"])
+    assert pushed["accuracy"] == pytest.approx(want["csv"]["accuracy"], abs=1e-15)
+
+
 @pytest.mark.parametrize("name,kind", [("p.npy", "probabilities"), ("z.npy", "binary-logit"), ("pz.npy", "binary-probability")])
 def test_input_kinds_as_arrays_files_and_accumulators(files, name, kind):
     d, want = files

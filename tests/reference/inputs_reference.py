@@ -53,6 +53,16 @@ def write(out):
     frame.assign(label=y, y=y).to_csv(out / "two_labels.csv", index=False)
     frame.rename(columns=lambda c: f"c{c}").assign(id=np.arange(N) + 1000)[["id"] + [f"c{c}" for c in range(K)]] \
         .to_csv(out / "ids.csv", index=False)
+    # issue 50: a named index (df.index.name = "row": the header row,0,1,...), an index of any name
+    # before the names 0..9, a sample_id column; and an index of any name before names of classes,
+    # which mano cannot tell from a class by its name (refused)
+    named = frame.copy()
+    named.index.name = "row"
+    named.to_csv(out / "named_index.csv")
+    named.index.name = "frame"
+    named.to_csv(out / "frame_index.csv")
+    named.rename(columns=lambda c: f"c{c}").to_csv(out / "frame_named.csv")
+    pd.concat([pd.Series(np.arange(N) + 7, name="sample_id"), frame], axis=1).to_csv(out / "sample_id.csv", index=False)
     back = pd.read_csv(out / "pandas.csv", index_col=0).to_numpy()  # the numbers as written, read back
     expected["csv"] = {**scores(back), "accuracy": float(np.mean(back.argmax(1) == y))}
     np.save(out / "csv_labels.npy", y.astype(np.int64))

@@ -1,7 +1,8 @@
 // CSV and TSV text (readCsv in loaders.js): the options, the number syntax the native reader
 // reads (std::from_chars), the first-line rule (data, or a header) and the streaming parser.
-// Which columns are classes (pandas' index, id and label columns, the label column option) is the
-// core's rule, the native reader's too (native/io/csv_columns.hpp).
+// Which columns are classes (pandas' index, id and label columns, the label column option, and an
+// index known by its first rows' values) is the core's rule, the native reader's too
+// (native/io/csv_columns.hpp).
 import { InputError } from './errors.js';
 import { callCore, readerCore } from './core.js';
 import { formatError, printable, shownField } from './text.js';
@@ -234,6 +235,17 @@ export class CsvParser {
       }
     }
     this.rows++;
+    if (this.rows === readerCore().CSV_INDEX_ROWS) this.checkIndexColumn();
+  }
+
+  // The core's index rule on the first rows read (all of them in a shorter file), as natively.
+  checkIndexColumn() {
+    const core = readerCore();
+    const rows = Math.min(this.rows, core.CSV_INDEX_ROWS);
+    const first = this.data.subarray(0, rows * this.cols);
+    const bytes = new Uint8Array(first.buffer, first.byteOffset, first.byteLength);
+    callCore(core, () => core.csvIndexColumn(this.name, this.namesText, this.fieldCount, this.labelOption, 'labelColumn',
+      typeof this.labelColumn === 'number', bytes, rows));
   }
 
   // The label column, the columns left out and the notes saying so, from the core.
@@ -242,6 +254,8 @@ export class CsvParser {
     const core = readerCore();
     const option = labelColumn === undefined ? '' : String(labelColumn);
     const names = headerNames === null ? '' : headerNames.map((h) => `${h}\0`).join('');
+    this.namesText = names;
+    this.labelOption = option;
     const columns = JSON.parse(callCore(core, () => core.csvColumns(name, names, this.fieldCount, option, 'labelColumn',
       typeof labelColumn === 'number')));
     this.skip = new Array(this.fieldCount).fill(false);
@@ -265,6 +279,7 @@ export class CsvParser {
     if (this.hasHeader && this.rows === 0) {
       throw formatError(`${this.name}: has a header (line ${this.firstLine}) but no data rows`);
     }
+    if (this.rows < readerCore().CSV_INDEX_ROWS) this.checkIndexColumn();
     const matrix = {
       name: this.name,
       rows: this.rows,

@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { chunkedBlob } from './support.js';
+import { chunkedBlob, loadPackage } from './support.js';
 import {
   readCsv,
   readMatrix,
@@ -146,6 +146,40 @@ describe('readCsv', () => {
     await bad('a,b\n1,"2\n3,4\n', {}, 'line 2', 'never closed');
     await bad('a,b\n1,"2"x\n', {}, 'line 2, column 2', 'closing quote');
     await rejectsFormat(readCsv(new Uint8Array([0x61, 0xff, 0x0a, 0x31, 0x0a]), { name: 'u.csv' }), 'u.csv', 'UTF-8');
+  });
+
+  test('ids and an index under any name are no classes, as natively (issue 50)', async () => {
+    // df.to_csv() with a named index, or a sample_id column: the ids were scored as a class
+    const mano = await loadPackage();
+    const q = Array.from({ length: 120 }, (_, i) => [0, 1, 2, 3].map((j) => ((i * 37 + j * 11) % 101) / 16 - 3 + 0.01 * j));
+    const csv = (header, id) => text(`${header}\n${q.map((r, i) => [...(id ? [id(i)] : []), ...r].join(',')).join('\n')}\n`);
+    const alone = await readCsv(csv('0,1,2,3'), { name: 'q.csv' });
+    const confscore = (m) => mano.score(m.data, m, { methods: 'confscore' }).methods.confscore.score;
+    const cases = [
+      ['row,0,1,2,3', (i) => i, "column 1 ('row') holds ids, not a class: left out of the logits"],
+      ['frame,0,1,2,3', (i) => i, "column 1 ('frame') is pandas' index column, not a class: left out of the logits"],
+      ['sample_id,a,b,c,d', (i) => 1000 + i, "column 1 ('sample_id') holds ids, not a class: left out of the logits"],
+    ];
+    for (const [header, id, note] of cases) {
+      for (const chunk of [1, 7, 1 << 20]) {
+        const m = await readCsv(chunkedBlob(csv(header, id), 'f.csv', chunk));
+        assert.deepEqual([m.rows, m.cols, Array.from(m.data)], [alone.rows, alone.cols, Array.from(alone.data)], header);
+        assert.deepEqual(m.notes, [`f.csv: ${note}`]);
+        assert.equal(confscore(m), confscore(alone), header);
+      }
+    }
+    // an index under a name of its own before classes' names: known by its first 100 rows, refused
+    for (const chunk of [1, 7, 1 << 20]) {
+      await rejectsFormat(readCsv(chunkedBlob(csv('frame,a,b,c,d', (i) => i), 'f.csv', chunk)), 'f.csv',
+        "column 1 ('frame') holds an index or ids, not a class's logits: its first 100 rows count 0, 1, 2, ...; drop the " +
+        "column (pandas: to_csv(index=False)) or name it 'index' or 'id', and mano leaves it out");
+    }
+    const short = text('frame,a,b\n1,0.5,0.25\n2,1.5,-2\n3,0.125,4\n');
+    await rejectsFormat(readCsv(short, { name: 's.csv' }), 's.csv', 'its first 3 rows count 1, 2, 3');
+    const shuffled = text('frame,a,b\n17,0.5,0.25\n3,1.5,-2\n8,0.125,4\n');
+    await rejectsFormat(readCsv(shuffled, { name: 's.csv' }), 's.csv', 'whole numbers, no two the same');
+    const labeled = await readCsv(text('frame,a,b\n0,0.5,0.25\n1,1.5,-2\n2,0.125,4\n'), { name: 's.csv', labelColumn: 'frame' });
+    assert.deepEqual(Array.from(labeled.labels), [0, 1, 2]);
   });
 
   test('refuses bad options with an InputError', async () => {

@@ -38,10 +38,39 @@ def _array(x: Any, what: str) -> np.ndarray:
     return x
 
 
+def _is_frame(x: Any) -> bool:
+    """A pandas DataFrame (told without importing pandas)."""
+    return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "columns") and getattr(x, "ndim", 0) == 2
+
+
+def _frame(x: Any, what: str, stacklevel: int) -> tuple:
+    """A DataFrame's logit columns and its label column's values (None without one): its column
+    names read as a CSV header's are (native/io/csv_columns.hpp), so ids, pandas' index and the
+    label column are left out of the logits, each said in a warning, and an index under another
+    name is refused, as the CSV readers do."""
+    names = [str(c) for c in x.columns]
+    label, dropped, notes = _core.table_columns(what, names)
+    left_out = set(dropped) | ({label} if label is not None else set())
+    logits = _array(x.iloc[:, [j for j in range(len(names)) if j not in left_out]], what)
+    if logits.dtype.kind in "fiub":  # other columns are refused as the core scores them
+        _core.check_index_column(what, names, logits[:_core.csv_index_rows].astype(np.float64))
+    for note in notes:
+        warnings.warn(note, stacklevel=stacklevel + 1)
+    return logits, None if label is None else _array(x.iloc[:, label], "labels")
+
+
 def _logits(x: Any, what: str = "logits", **read_options: Any) -> np.ndarray:
     if _is_path(x):
         return read(x, **read_options)
-    return _array(x, what)
+    return _frame(x, what, 3)[0] if _is_frame(x) else _array(x, what)
+
+
+def _logits_labels(x: Any, labels: Any, what: str, stacklevel: int) -> tuple:
+    """Logits not in a file, and their labels: those given, else a DataFrame's label column."""
+    if not _is_frame(x):
+        return _array(x, what), labels
+    logits, column = _frame(x, what, stacklevel + 1)
+    return logits, column if labels is None else labels
 
 
 def _input_name(input: Any) -> str:
@@ -163,8 +192,10 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
           temperature: Union[None, float, str] = None, label_marginal: Any = None,
           architecture: Optional[str] = None, threads: int = 0, key: Optional[str] = None,
           correctness_histogram: bool = False, input: Optional[str] = None) -> dict:
-    """Scores N x K logits (float16/32/64, any layout; or a file path mano reads) as ``mano score``
-    does: every method that applies by default for this shape and these inputs, or ``methods``.
+    """Scores N x K logits (float16/32/64, any layout; a file path mano reads; or a pandas
+    DataFrame, its column names read as a CSV header's: ids, pandas' index and a label column are
+    no classes, docs/python.md) as ``mano score`` does: every method that applies by default for
+    this shape and these inputs, or ``methods``.
 
     labels: the true classes (the result then has the true "accuracy"); second: a second model's
     logits (AgreeScore); features: penultimate features (Dispersion, Frechet); source: labeled
@@ -186,6 +217,8 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
         # the CLI's own path: the native reader streams the file (no copy of it in memory)
         result = json.loads(_scan_file(logits, opts, key, labels, _threads(threads)).result())
     else:
+        if not _is_path(logits):
+            logits, labels = _logits_labels(logits, labels, "logits", 2)
         result = _score(_rows_of(_logits(logits, key=key), input), opts, labels,
                         None if second is None else _rows_of(_logits(second, "second"), input), features, _threads(threads))
     _warn_probabilities(result, os.fspath(logits) if _is_path(logits) else "logits", 2)
@@ -278,10 +311,12 @@ class Accumulator:
         return cls._wrap(_core.Accumulator.from_state(text))
 
     def push(self, logits: Any, labels: Any = None, second: Any = None, features: Any = None) -> "Accumulator":
-        """Adds rows (an M x K array; M x 1 or M values for a binary input); all or nothing: on an
+        """Adds rows (an M x K array, or a DataFrame read as :func:`score` reads one, its label
+        column the labels; M x 1 or M values for a binary input); all or nothing: on an
         error nothing is added."""
         input = self.options.get("input")
-        arrays = (_rows_of(_array(logits, "logits"), input), None if labels is None else _array(labels, "labels"),
+        logits, labels = _logits_labels(logits, labels, "logits", 2)
+        arrays = (_rows_of(logits, input), None if labels is None else _array(labels, "labels"),
                   None if second is None else _rows_of(_array(second, "second"), input),
                   None if features is None else _array(features, "features"))
         self._acc.push(*arrays)

@@ -125,6 +125,22 @@ def _compute(graph: Any, client: Any) -> Optional[str]:
         raise
 
 
+def _class_columns(data: Any) -> Any:
+    """A dask DataFrame's class columns: ids, pandas' index and a label column left out, each said
+    in a warning, and an index under another name refused (from the first rows), as mano.score
+    does for a pandas DataFrame (native/io/csv_columns.hpp)."""
+    names = [str(c) for c in data.columns]
+    label, dropped, notes = _core.table_columns("logits", names)
+    left_out = set(dropped) | ({label} if label is not None else set())
+    data = data.iloc[:, [j for j in range(len(names)) if j not in left_out]] if left_out else data
+    first = np.asarray(data.head(_core.csv_index_rows, npartitions=-1).to_numpy())
+    if first.dtype.kind in "fiub":  # other columns are refused as the partitions are scored
+        _core.check_index_column("logits", names, first.astype(np.float64).reshape(-1, len(data.columns)))
+    for note in notes:
+        warnings.warn(note, stacklevel=5)
+    return data
+
+
 def _inputs(data: Any, labels: Any, key: Optional[str], column: Optional[str]):
     """(kind, rows, k, partitions) with partitions as the tasks' arguments."""
     import dask.array as da
@@ -179,8 +195,9 @@ def _inputs(data: Any, labels: Any, key: Optional[str], column: Optional[str]):
             if len(first) == 0:
                 raise InputError("logits: the dataframe column is empty")
             k, rows_in_elements = int(np.asarray(first.iloc[0]).shape[0]), True
-        else:  # K numeric columns
-            k, rows_in_elements = len(data.columns), False
+        else:  # K numeric columns, their names read as a CSV header's (mano/_scoring.py, _frame)
+            data, rows_in_elements = _class_columns(data), False
+            k = len(data.columns)
         rows = int(data.shape[0].compute()) if isinstance(data, dd.DataFrame) else int(data.size.compute())
         return "frame", rows, k, [(part, rows_in_elements) for part in data.to_delayed()]
     raise InputError("data must be a 2-D dask.array, a list of logit files, or a dask.dataframe column of logits "

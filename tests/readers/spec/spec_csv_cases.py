@@ -224,3 +224,49 @@ case("csv/two_label_columns.csv", "labels", labels([1, 0]), options={"label_colu
 case(csv("csv/ids_and_label_only.csv", "id,label\n7,1\n9,0\n"), "matrix", error("has no logit columns besides the label"))
 case(csv("csv/label_column_is_id.csv", "id,a,b\n1,1.5,2\n0,3,4\n"), "labels", labels([1, 0]), options={"label_column": "id"},
      note="a label column option wins over the id rule")
+
+# CSV: ids and indexes under other names (issue 50: df.to_csv() with a named index, a sample_id)
+
+case(csv("csv/id_names.csv", "sample_id,a,Sample ID,b,imageKey,row_index,uuid,c\n"
+         "1000,1.5,7,2,k1,0,3f2a-77,-1\n1001,0.25,9,3,k2,1,9c1b-01,0.5\n"), "matrix",
+     text_matrix([["1.5", "2", "-1"], ["0.25", "3", "0.5"]]),
+     notes=["column 1 ('sample_id') holds ids", "column 3 ('Sample ID') holds ids", "column 5 ('imageKey') holds ids",
+            "column 6 ('row_index') holds ids", "column 7 ('uuid') holds ids"],
+     note="names that are ids by convention (id, index, row, idx, sample, uid, uuid, key, *_id, *_idx, *_index, "
+          "*_key; spaces, '-' and camelCase read as '_') are no classes, and their fields are not read as numbers")
+case(csv("csv/row_index.csv", "row,0,1,2\n0,1.5,2,-1\n1,0.25,3,0.5\n"), "matrix",
+     text_matrix([["1.5", "2", "-1"], ["0.25", "3", "0.5"]]), notes=["column 1 ('row') holds ids"],
+     note="df.index.name = 'row'; df.to_csv()")
+case(csv("csv/pandas_named_index.csv", "frame,0,1,2,label\n0,1.5,2,-1,1\n1,0.25,3,0.5,0\n"), "matrix",
+     text_matrix([["1.5", "2", "-1"], ["0.25", "3", "0.5"]]),
+     notes=["column 1 ('frame') is pandas' index column", "column 5 ('label') holds labels"],
+     note="an index of any name before columns named 0, 1, 2, ... (an array's, as pandas names them) is pandas' index")
+case("csv/pandas_named_index.csv", "labels", labels([1, 0]))
+case(csv("csv/index_by_values.csv", "frame,cat,dog\n0,1.5,2\n1,0.25,3\n2,-1,0.5\n"), "matrix",
+     error("column 1 ('frame') holds an index or ids, not a class's logits: its first 3 rows count 0, 1, 2, ...; "
+           "drop the column"),
+     note="an index under a name of its own, known by its values: refused, naming the fix (mano cannot tell)")
+case("csv/index_by_values.csv", "matrix", text_matrix([["1.5", "2"], ["0.25", "3"], ["-1", "0.5"]]),
+     options={"label_column": "frame"}, note="the rule reads logit columns only")
+case(csv("csv/index_from_one_no_header.csv", "1,0.5,0.25\n2,1.5,-2\n"), "matrix",
+     error("column 1 holds an index or ids, not a class's logits: its first 2 rows count 1, 2, 3, ...; drop the "
+           "column (pandas: to_csv(index=False)) or name it 'index' or 'id' in a header line"),
+     note="pd.DataFrame(a, index=range(1, n + 1)).to_csv(header=False)")
+case(csv("csv/ids_by_values.csv", "frame,cat,dog\n17,1.5,2\n3,0.25,3\n8,-1,0.5\n"), "matrix",
+     error("its first 3 rows are whole numbers, no two the same, beside the other columns' fractions"),
+     note="a shuffled index or ids (df.sample(frac=1).to_csv())")
+case(csv("csv/every_column_counts.csv", "a,b\n0,1\n1,2\n2,3\n"), "matrix", text_matrix([["0", "1"], ["1", "2"], ["2", "3"]]),
+     note="no column stands out as the index when every column counts")
+case(csv("csv/whole_logits.csv", "3,5,1\n0,2,7\n1,-4,2\n"), "matrix", text_matrix([["3", "5", "1"], ["0", "2", "7"], ["1", "-4", "2"]]),
+     note="whole-number logits beside whole numbers are logits")
+case(csv("csv/saturated_probabilities.csv", "a,b\n1,0.5\n0,0.25\n"), "matrix", text_matrix([["1", "0.5"], ["0", "0.25"]]),
+     note="distinct whole numbers need 3 rows: a column of probabilities has only 0 and 1")
+case(csv("csv/one_hot_probabilities.csv", "a,b\n0,1\n1,0\n"), "matrix", text_matrix([["0", "1"], ["1", "0"]]),
+     note="an index counts past 1, which a column of probabilities never reaches")
+count_rows = [[str(i), str(0.5 + i / 8)] for i in range(101)]
+count_rows[100][0] = "7"
+case(csv("csv/index_first_100_rows.csv", "\n".join(",".join(r) for r in [["n", "x"]] + count_rows) + "\n"), "matrix",
+     error("its first 100 rows count 0, 1, 2"), note="the rule reads the first 100 rows (all rows of a shorter file)")
+count_rows[99][0] = "7.5"
+case(csv("csv/index_broken_in_100_rows.csv", "\n".join(",".join(r) for r in [["n", "x"]] + count_rows) + "\n"), "matrix",
+     text_matrix(count_rows), note="a first column that stops counting within the first 100 rows is a class")
