@@ -9,16 +9,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 
-import { relClose, root, runNative, tempDir } from './support.js';
+import { MAX_WASM_GZ, relClose, root, runNative, tempDir } from './support.js';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const example = path.join(root, 'tests/data/example/contrast_0_logits.npy');
-// 340 KiB since the label-shift estimators (issue 31), from 300 KiB, which left no room for them; 349 KiB
-// since the audit's calls (issue 31, item 4: its CSV reader, sample and PPI, 11.3 KB gzipped, measured);
-// 390 KiB since issues 43-45 (measured gzip -9: 346.5 KiB before them; input kinds and the CSV
-// column rules +6.2 KB, label-shift copies and small-set intervals to 362,939 bytes, then MLLS's
-// accelerated EM, CBPE and COT's auction at K >= 100 in the kernel to 394,654 bytes)
-const MAX_WASM_GZ = 390 * 1024;
 
 // npm with a private cache and no network chatter, so the test leaves the user's setup alone.
 function runNpm(args, cwd, cache) {
