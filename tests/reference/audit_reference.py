@@ -1,10 +1,12 @@
 """An independent reference of audit mode (docs/audit.md) for tests/cli/test_audit.py and
 tests/python/test_audit.py: the rows `mano audit` draws (splitmix64 and Floyd's algorithm), PPI
-with lambda = 1 over a set's rows (Student t, pseudo-rows in the variance), Wilson on the labels
-alone below 10 labels, the labels a width needs, and the labeled sets both tests calibrate on."""
+with lambda = 1 over a set's rows (Student t, pseudo-rows in the variance, joined with the score
+set at the correctness model's variance), Wilson on the labels alone below 10 labels, the labels a width needs, and the labeled sets both tests calibrate on."""
 import json
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit
 from scipy.stats import norm, t
 
 
@@ -39,11 +41,35 @@ PSEUDO_ROWS = 0.25  # weight of a correct and of a wrong pseudo-row at the audit
 FEW_REASON = "n < 10 labels: Wilson on the labels alone"
 
 
+def model_score(f, estimate, k):
+    """The hull of {theta0 : (estimate - theta0)^2 <= k V(theta0)} or None: theta0 the mean over the
+    set's rows of f_d = expit(logit f + d), V(theta0) the variance of c - f were each row correct with
+    probability f_d (mean f_d (1 - f_d) + Var(f_d - f)), d in [-60, 60]: a grid of 12001 shifts, each
+    end refined by Brent's method."""
+    p = np.clip(f, 1e-15, 1 - 1e-15)
+    eta = np.log(p) - np.log1p(-p)
+
+    def gap(d):  # <= 0 inside the set
+        fd = expit(eta + d)
+        return (estimate - fd.mean()) ** 2 - k * (np.mean(fd * (1 - fd)) + np.var(fd - f))
+
+    grid = np.linspace(-60, 60, 12001)
+    inside = np.flatnonzero([gap(d) <= 0 for d in grid])
+    if inside.size == 0:
+        return None
+    ends = []
+    for j, step in ((inside[0], -1), (inside[-1], 1)):
+        d = grid[j] if j + step in (-1, len(grid)) else brentq(gap, grid[j], grid[j + step], xtol=1e-14)
+        ends.append(expit(eta + d).mean())
+    return ends
+
+
 def ppi(f, correct, rows, level):
     """theta = mean_all(f) + mean_audit(c - f), Var = (1 - n/N) s^2 / n with s^2 the weighted sample
     variance of the audited c - f and two pseudo-rows of weight PSEUDO_ROWS (residuals 1 - g and -g, g the
-    audited mean f; divisor: the weights less 1), interval theta -/+ t_{n-1} sd: (theta, [lo, hi])
-    within [0, 1]. f and correct are per row of the whole set; rows the audited ones."""
+    audited mean f; divisor: the weights less 1), interval theta -/+ t_{n-1} sd, joined with the
+    model's score set at z^2 (1 - n/N) / n: (theta, [lo, hi]) within [0, 1]. f and correct are per
+    row of the whole set; rows the audited ones."""
     n, big_n = len(rows), len(f)
     r = correct[rows] - f[rows]
     estimate = f.mean() + r.mean()
@@ -53,7 +79,11 @@ def ppi(f, correct, rows, level):
     center = np.average(values, weights=weights)
     s2 = np.sum(weights * (values - center) ** 2) / (weights.sum() - 1)
     half = t.ppf(0.5 + level / 2, n - 1) * np.sqrt((1 - n / big_n) * s2 / n)
-    return estimate, [max(0, estimate - half), min(1, estimate + half)]
+    lo, hi = estimate - half, estimate + half
+    score = model_score(f, estimate, norm.ppf(0.5 + level / 2) ** 2 * (1 - n / big_n) / n)
+    if score is not None:
+        lo, hi = min(lo, score[0]), max(hi, score[1])
+    return estimate, [max(0, lo), min(1, hi)]
 
 
 def audited(f, correct, rows, level):

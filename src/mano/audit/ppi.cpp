@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "mano/calibration/calibration.hpp"
+#include "mano/calibration/correctness_model.hpp"
 #include "mano/scan/correctness_histogram.hpp"
 #include "mano/base/error.hpp"
 #include "mano/calibration/student_t.hpp"
@@ -61,6 +63,75 @@ std::size_t least_n(std::size_t low, std::size_t high, double width, const F& wi
         else low = mid + 1;
     }
     return low;
+}
+
+// The whole set's cells with rows, for the score set (ppi.hpp): rows, f and logit(f) of each, and
+// the mean of f over the rows.
+struct set_cells {
+    std::vector<double> rows, f, eta;
+    double total = 0, mean = 0;
+};
+
+set_cells cells_of(const correctness_model& model, const correctness_histogram& h) {
+    set_cells s;
+    const auto f = model.cell_probabilities(h);
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        const double rows = static_cast<double>(h.cell(i / h.classes(), i % h.classes()).rows);
+        if (rows == 0) continue;
+        const double p = std::min(1 - audit_score_f_clamp, std::max(audit_score_f_clamp, f[i]));
+        s.rows.push_back(rows);
+        s.f.push_back(f[i]);
+        s.eta.push_back(std::log(p) - std::log1p(-p));
+        s.total += rows;
+        s.mean += rows * f[i];
+    }
+    s.mean /= s.total;
+    return s;
+}
+
+double sigmoid(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+
+// theta0 and V at the intercept shift delta: the mean of f_d = sigmoid(logit f + delta) over the
+// set, and the variance of c - f were each row correct with probability f_d.
+std::pair<double, double> shifted_moments(const set_cells& s, double delta) {
+    double mean = 0, spread = 0;
+    for (std::size_t i = 0; i < s.rows.size(); ++i) {
+        const double p = sigmoid(s.eta[i] + delta), gap = p - s.f[i];
+        mean += s.rows[i] * p;
+        spread += s.rows[i] * (p * (1 - p) + gap * gap);
+    }
+    mean /= s.total;
+    const double drift = mean - s.mean;
+    return {mean, std::max(0.0, spread / s.total - drift * drift)};
+}
+
+// The hull of {theta0 : (theta - theta0)^2 <= k V(theta0)} over the shifts (ppi.hpp): the first and
+// last of a grid of shifts inside it, each refined by bisection against its outer neighbour.
+std::optional<std::pair<double, double>> model_score_set(const set_cells& s, double theta, double k) {
+    const auto inside = [&](double delta) {
+        const auto [t0, v] = shifted_moments(s, delta);
+        return (theta - t0) * (theta - t0) <= k * v;
+    };
+    const double step = 2 * audit_score_shift_range / static_cast<double>(audit_score_grid);
+    const auto at = [&](std::size_t j) { return -audit_score_shift_range + step * static_cast<double>(j); };
+    std::optional<std::size_t> first, last;
+    for (std::size_t j = 0; j <= audit_score_grid; ++j)
+        if (inside(at(j))) {
+            if (!first) first = j;
+            last = j;
+        }
+    if (!first) return std::nullopt;
+    // the boundary between an inside shift and its outer neighbour, which is outside
+    const auto refine = [&](double in, double out) {
+        for (int i = 0; i < 60; ++i) {
+            const double mid = (in + out) / 2;
+            (inside(mid) ? in : out) = mid;
+        }
+        return shifted_moments(s, in).first;
+    };
+    const double lo = *first == 0 ? shifted_moments(s, at(0)).first : refine(at(*first), at(*first - 1));
+    const double hi = *last == audit_score_grid ? shifted_moments(s, at(*last)).first : refine(at(*last), at(*last + 1));
+    return std::make_pair(lo, hi);
 }
 
 }  // namespace
@@ -124,9 +195,16 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
     const double squares = sum_sq - 2 * m * sum + n * m * m + w * ((up - m) * (up - m) + (down - m) * (down - m));
     const double s2 = std::max(0.0, squares / (n + 2 * w - 1));
     const double half = t_of(level, n) * std::sqrt((1 - n / big_n) * s2 / n);
+    double lower = theta - half, upper = theta + half;
+    // joined with the score set at the model's variance for each candidate accuracy (ppi.hpp)
+    const double z = z_of(level);
+    if (const auto score = model_score_set(cells_of(model, *all.correctness), theta, z * z * (1 - n / big_n) / n)) {
+        lower = std::min(lower, score->first);
+        upper = std::max(upper, score->second);
+    }
     out.accuracy = clip01(theta);
-    out.lower = clip01(theta - half);
-    out.upper = clip01(theta + half);
+    out.lower = clip01(lower);
+    out.upper = clip01(upper);
     return out;
 }
 

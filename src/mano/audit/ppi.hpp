@@ -53,6 +53,11 @@ inline constexpr std::size_t audit_min_ppi_labels = 10;
 // mean f (a pseudo-count floor, Agresti-Coull style): an audit without errors near accuracy 1
 // still gets the variance an error could bring (docs/audit.md, "The interval").
 inline constexpr double audit_pseudo_rows = 0.25;
+// The score set joined to the PPI interval (audit()): f within [clamp, 1 - clamp] for its logit,
+// intercept shifts in [-range, range] on a grid of this many steps, each end refined by bisection.
+inline constexpr double audit_score_f_clamp = 1e-15;
+inline constexpr double audit_score_shift_range = 60;
+inline constexpr std::size_t audit_score_grid = 1200;
 // The audit's "reason" when its method is "wilson".
 inline constexpr const char* audit_wilson_reason_few = "n < 10 labels: Wilson on the labels alone";
 inline constexpr const char* audit_wilson_reason_no_model =
@@ -69,8 +74,14 @@ std::pair<double, double> wilson_interval(std::size_t correct, std::size_t n, do
 // with lambda = 1:
 //   theta = mean_all(f) + mean_audit(c - f),   Var = (1 - n/N) s^2 / n,
 // s^2 the variance of the audited c - f with audit_pseudo_rows of a correct and of a wrong row at
-// the audited mean f added (weights; divisor n + 2w - 1), interval theta -/+ t_{n-1,(1+level)/2} sd
-// within [0, 1]. The accuracy estimated is that of the N
+// the audited mean f added (weights; divisor n + 2w - 1), interval theta -/+ t_{n-1,(1+level)/2} sd,
+// joined (the smallest interval holding both) with the score set
+//   {theta0 : (theta - theta0)^2 <= z^2 (1 - n/N) V(theta0) / n},   z = z_{(1+level)/2},
+// V(theta0) the variance of c - f over the set were each row correct with probability
+// f_d = sigmoid(logit f + d), d such that mean_all(f_d) = theta0 (the model's intercept moved to
+// theta0): mean_all f_d (1 - f_d) + Var_all(f_d - f), from the set's histogram. An audit without
+// errors has s^2 ~ 0, and the score set keeps the binomial evidence (Wilson's, where f is the same
+// for every row); within [0, 1]. The accuracy estimated is that of the N
 // rows: mean_all(f) is exact over them, so theta's error is mean_audit(c - f) - mean_all(c - f),
 // whose variance for n of N rows drawn without replacement is exactly (1 - n/N) S^2 / n (PPI's
 // Var_all(f)/N term is for the accuracy of the distribution the rows were drawn from; 0 here).
@@ -86,7 +97,8 @@ audit_estimate audit(const calibration& c, const result& all, const result& audi
 // n without a correctness model) that is the Wilson interval at the point of the estimate interval
 // nearest 0.5 (its worst case); from audit_min_ppi_labels on with a model, the PPI interval
 // t_{n-1} sqrt((1 - n/N) V_n / n) <= width / 2, V_n = ((n - 1) V + w) / (n + 2w - 1) the expected variance
-// with the pseudo-rows at their widest (V the calibration's mean Var(c - f), w audit_pseudo_rows).
+// with the pseudo-rows at their widest (V the calibration's mean Var(c - f), w audit_pseudo_rows;
+// the score set audit() joins is about as wide away from accuracies 0 and 1, where a 0.25 width lies).
 // "method" says which. At least 2 (an audit needs 2 labeled rows) and at most N: a set of fewer
 // than audit_min_ppi_labels rows gets all its rows; none for a set of fewer than 2 rows.
 std::optional<labels_needed> labels_for_width(const calibration& c, std::size_t n_rows, double lower, double upper,
