@@ -465,3 +465,33 @@ TEST_CASE("a label-shifted copy draws rows of each class with replacement, the s
     CHECK_THROWS_WITH(mano::label_shift_copies::from_json({{"copies", 101}}, "x"), Catch::Contains("copies"));
     CHECK_THROWS_WITH(mano::label_shift_copies::from_json({{"alphas", {0.5, -1}}}, "x"), Catch::Contains("alphas"));
 }
+
+TEST_CASE("a score that does not vary beyond rounding or its own noise is neither fitted nor summarized") {
+    // confscore varies; entropy by rounding only (MaNo's Taylor branch at K = 2 did: 0.8408964 ± 1e-8);
+    // atc_mc by 1e-4 where each set's own standard error is 1e-2
+    std::vector<mano::labeled_set> sets;
+    for (int i = 0; i < 6; ++i) {
+        auto s = made_set("s" + std::to_string(i), 0.5 + 0.08 * i, 0.4 + 0.1 * i, "g" + std::to_string(i % 3));
+        s.scores[mano::method::entropy] = mano::estimate{0.8408964 + 1e-8 * (i % 2)};
+        s.scores[mano::method::atc_mc] = mano::estimate{0.3 + 1e-4 * i};
+        s.scores[mano::method::atc_mc]->se = 1e-2;
+        sets.push_back(s);
+    }
+    std::vector<std::string> notes;
+    const auto cal = mano::calibrate(sets, mano::options{}, &notes);
+    REQUIRE(cal.methods.size() == 1);
+    CHECK(cal.methods[0].m == mano::method::confscore);
+    CHECK(cal.recommended == mano::method::confscore);
+    REQUIRE(notes.size() == 2);
+    CHECK_THAT(notes[0], Catch::StartsWith("entropy: not calibrated: its scores do not vary across the sets beyond rounding"));
+    CHECK_THAT(notes[1], Catch::StartsWith("atc_mc: not calibrated: its scores spread across the sets by 0.000170783") &&
+                             Catch::Contains("standard error 0.01"));
+    const auto report = mano::evaluate(sets);
+    CHECK(report.summary.count(mano::method::confscore));
+    CHECK_FALSE(report.summary.count(mano::method::entropy));
+    CHECK_FALSE(report.summary.count(mano::method::atc_mc));
+    CHECK_THAT(report.notes.front(), Catch::StartsWith("entropy: no summary: its scores do not vary"));
+    // the same spread with a standard error ten times smaller is a score that varies
+    for (auto& s : sets) s.scores[mano::method::atc_mc]->se = 1e-3;
+    CHECK(mano::calibrate(sets, mano::options{}).methods.size() == 2);
+}

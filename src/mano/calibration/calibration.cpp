@@ -168,6 +168,10 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     const auto keys = detail::fold_keys(sets);
     const auto w = detail::weights(sets);
     for (const auto& [m, values] : detail::common_values(sets)) {
+        if (const auto why = detail::constant_over(sets, m, values)) {
+            if (notes) notes->push_back(std::string(method_name(m)) + ": not calibrated: " + *why);
+            continue;
+        }
         method_calibration mc;
         try {
             mc = detail::fit_method(m, link::identity, values, acc, keys, w);

@@ -42,6 +42,22 @@ std::map<method, std::vector<double>> common_values(const std::vector<labeled_se
     return values;
 }
 
+std::optional<std::string> constant_over(const std::vector<labeled_set>& sets, method m, const std::vector<double>& values) {
+    std::vector<double> own, ses;
+    bool every_se = true;
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+        if (sets[i].copy_of) continue;
+        own.push_back(values[i]);
+        std::optional<double> se;
+        for (const auto& v : sets[i].scores.values())
+            if (v.m == m) se = v.se;
+        if (se) ses.push_back(*se);
+        else every_se = false;
+    }
+    if (!every_se) ses.clear();
+    return constant_scores(own, ses);
+}
+
 std::vector<double> accuracies(const std::vector<labeled_set>& sets) {
     std::vector<double> out;
     for (const auto& s : sets) out.push_back(*s.scores.accuracy);
@@ -68,6 +84,10 @@ std::map<method, evaluation_summary> summaries(const std::vector<labeled_set>& s
     std::map<method, evaluation_summary> out;
     const auto acc = accuracies(sets);
     for (const auto& [m, values] : common_values(sets)) {
+        if (const auto why = detail::constant_over(sets, m, values)) {
+            notes.push_back(std::string(method_name(m)) + scope + ": no summary: " + *why);
+            continue;
+        }
         try {
             out[m] = summarize(values, acc);
         } catch (const error& e) {

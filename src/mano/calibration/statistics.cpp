@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "mano/base/error.hpp"
+#include "mano/base/text.hpp"
 
 namespace mano {
 namespace {
@@ -37,13 +38,12 @@ bool all_equal(const std::vector<double>& values) {
     return std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); });
 }
 
-// Scores count as equal when they differ by no more than rounding: a spread within 1e-9 of their
-// magnitude. A score that saturates (MDE's at log K on probabilities read through their logs)
-// comes out bit-equal on one kernel and a few ulps apart on another (MANO_ARCH=scalar), and a line
-// through those ulps has a slope of 1e12.
+// A score that saturates (MDE's at log K on probabilities read through their logs) comes out
+// bit-equal on one kernel and a few ulps apart on another (MANO_ARCH=scalar), and a line through
+// those ulps has a slope of 1e12: scores within score_rounding of each other count as equal.
 void check_scores_vary(const std::vector<double>& scores, const std::string& consequence) {
     const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
-    if (*hi - *lo <= 1e-9 * std::max(std::abs(*lo), std::abs(*hi)))
+    if (*hi - *lo <= score_rounding * std::max(std::abs(*lo), std::abs(*hi)))
         throw error("all scores are equal; " + consequence + " (the estimator gave every test set the same score)");
 }
 
@@ -232,4 +232,28 @@ evaluation_summary summarize(const std::vector<double>& scores, const std::vecto
             scores.size()};
 }
 
+
+std::optional<std::string> constant_scores(const std::vector<double>& scores, const std::vector<double>& ses) {
+    if (scores.empty()) return std::nullopt;
+    const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
+    const double magnitude = std::max(std::abs(*lo), std::abs(*hi));
+    if (*hi - *lo <= score_rounding * magnitude)
+        return "its scores do not vary across the sets beyond rounding (range " + number_text(*hi - *lo) + ", within " +
+               number_text(score_rounding) + " of their magnitude " + number_text(magnitude) + ")";
+    if (ses.size() != scores.size() || scores.size() < 2) return std::nullopt;
+    const double n = static_cast<double>(scores.size());
+    const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / n;
+    double spread = 0, noise = 0;
+    for (std::size_t i = 0; i < scores.size(); ++i) {
+        spread += (scores[i] - mean) * (scores[i] - mean) / n;
+        noise += ses[i] * ses[i] / n;
+    }
+    spread = std::sqrt(spread);
+    noise = std::sqrt(noise);
+    if (spread < score_noise_ratio * noise)
+        return "its scores spread across the sets by " + number_text(spread) + " (standard deviation), under " +
+               number_text(score_noise_ratio) + " of a set's own standard error " + number_text(noise) +
+               ": a line through them cannot predict";
+    return std::nullopt;
+}
 }  // namespace mano

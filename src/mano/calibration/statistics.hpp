@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace mano {
@@ -51,5 +53,20 @@ struct evaluation_summary {
 };
 
 evaluation_summary summarize(const std::vector<double>& scores, const std::vector<double>& accuracies);
+
+// Scores whose range across sets is within this fraction of their magnitude differ by rounding
+// only: the kernels sum each row's terms in float lanes (relative error about 1e-7 a term), and
+// the sets of one family are often the same images. The narrowest range of a score that follows
+// accuracy on the benchmarks is 8% of its magnitude (MDE on bench/digits_c's logreg: 10%).
+inline constexpr double score_rounding = 1e-5;
+// A line cannot predict from scores whose spread across the calibration sets (their standard
+// deviation) is below this fraction of a set's own standard error: a new set's sampling noise
+// alone would move its score ten times the calibration's spread. On the benchmarks the spread
+// of every score with a standard error is 9-57 of them.
+inline constexpr double score_noise_ratio = 0.1;
+
+// Why `scores` (one per set) count as constant, in words for a note; nullopt when they vary.
+// `ses` holds each set's standard error, or is empty where not every set has one.
+std::optional<std::string> constant_scores(const std::vector<double>& scores, const std::vector<double>& ses);
 
 }  // namespace mano

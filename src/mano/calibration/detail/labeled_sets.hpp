@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ void check_labeled(const std::vector<labeled_set>& sets, const std::string& what
 
 // Methods present in every set, in method order, with one value per set.
 std::map<method, std::vector<double>> common_values(const std::vector<labeled_set>& sets);
+
+// Why method m's `values` (common_values(sets)[m]) count as constant over the sets that are not
+// label-shift copies (statistics.hpp, constant_scores, with each set's standard error where every
+// set has one); nullopt when they vary. Such a method is neither fitted nor summarized.
+std::optional<std::string> constant_over(const std::vector<labeled_set>& sets, method m, const std::vector<double>& values);
 
 // The sets' true accuracies, in order.
 std::vector<double> accuracies(const std::vector<labeled_set>& sets);
