@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
                     "the manifest's files: what their values are, logits (default) | probabilities | binary-logit | "
                     "binary-probability (as mano score --input); with --model: the labeled image folder VAL_DIR");
     cal->add_option("--label-shift-copies", cal_args.label_shift_copies,
-                    "label-shifted copies of each labeled set added to the fit (Dirichlet class mixes; 0: none)")
+                    "label-shifted copies of each labeled set added to the intervals (Dirichlet class mixes; 0: none)")
         ->capture_default_str()
         ->check(whole_number(false, mano::label_shift_max_copies));
     cal->add_option("--label-shift-seed", cal_args.label_shift_seed, "the seed of the copies' draws")

@@ -23,40 +23,47 @@ def fold_keys(names, groups):
     return [f"{n}#{i}" for i, n in enumerate(names)] if len(set(keys)) < 2 else keys
 
 
-def logo_folds(x, y, keys, link="identity", w=None):
-    """[(group, slope, intercept, [indices], [residuals], [weights])]: each group's sets predicted by
-    the line of the others (fitted on the link's scale, weighted; residuals are accuracies)."""
+def logo_folds(x, y, keys, link="identity", w=None, copy=None):
+    """[(group, slope, intercept, [indices], [residuals], [weights], [copy])]: each group's sets
+    predicted by the line of the others (fitted on the link's scale on the sets that are not
+    label-shift copies, `copy` true; residuals are accuracies, for every set of the group)."""
     xl, y = to_link(link, x), np.asarray(y, float)
     yl = to_link(link, y)
     w = np.ones(len(y)) if w is None else np.asarray(w, float)
+    copy = np.zeros(len(y), bool) if copy is None else np.asarray(copy, bool)
     folds = []
     for g in dict.fromkeys(keys):
         out = np.array([k == g for k in keys])
-        a, b = np.polyfit(xl[~out], yl[~out], 1, w=np.sqrt(w[~out]))
+        a, b = np.polyfit(xl[~out & ~copy], yl[~out & ~copy], 1)
         idx = np.flatnonzero(out)
-        folds.append((g, a, b, idx, y[idx] - np.clip(from_link(link, a * xl[idx] + b), 0, 1), w[idx]))
+        folds.append((g, a, b, idx, y[idx] - np.clip(from_link(link, a * xl[idx] + b), 0, 1), w[idx], copy[idx]))
     return folds
 
 
 def logo_mae(folds):
+    """The held-out error that ranks methods: the weighted mean |residual| of the sets that are
+    not label-shift copies."""
     r = np.concatenate([f[4] for f in folds])
     w = np.concatenate([f[5] for f in folds]) if all(len(f) > 5 for f in folds) else np.ones(len(r))
-    return float(np.sum(w * np.abs(r)) / np.sum(w))
+    own = ~np.concatenate([f[6] for f in folds]) if all(len(f) > 6 for f in folds) else np.ones(len(r), bool)
+    return float(np.sum((w * np.abs(r))[own]) / np.sum(w[own]))
 
 
-def fit_method(x, y, keys, w=None):
+def fit_method(x, y, keys, w=None, copy=None):
     """The line calibrate keeps: the identity, or the probit link where every score lies in [0, 1]
-    and its held-out error is lower (compared at 1e-9)."""
+    and its held-out error is lower (compared at 1e-9); the line on the sets that are not
+    label-shift copies, each once."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     w = np.ones(len(y)) if w is None else np.asarray(w, float)
+    own = np.ones(len(y), bool) if copy is None else ~np.asarray(copy, bool)
     candidates = ["identity"] + (["probit"] if np.all((x >= 0) & (x <= 1)) else [])
     best = None
     for link in candidates:
-        xl, yl = to_link(link, x), to_link(link, y)
-        a, b = np.polyfit(xl, yl, 1, w=np.sqrt(w))
-        folds = logo_folds(x, y, keys, link, w)
+        xl, yl = to_link(link, x[own]), to_link(link, y[own])
+        a, b = np.polyfit(xl, yl, 1)
+        folds = logo_folds(x, y, keys, link, w, None if copy is None else ~own)
         fit = {"link": link, "slope": a, "intercept": b, "folds": folds, "logo_mae": logo_mae(folds),
-               "rse": np.sqrt(np.sum(w * (yl - (a * xl + b)) ** 2) / (np.sum(w) - 2)), "score_min": xl.min(),
+               "rse": np.sqrt(np.sum((yl - (a * xl + b)) ** 2) / (len(yl) - 2)), "score_min": xl.min(),
                "score_max": xl.max()}
         if best is None or round(fit["logo_mae"] * 1e9) < round(best["logo_mae"] * 1e9):
             best = fit

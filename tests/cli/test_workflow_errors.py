@@ -200,6 +200,13 @@ def test_bad_inputs(tmp):
         (lambda j: j.__setitem__("k", -10), "must be a whole number >= 0"),
         (lambda j: j.__setitem__("surprise", 1), "unknown key \"surprise\""),
     ]
+    flags = base_cal["methods"][first]["folds"][0].get("copy", [])
+    check(True in flags and False in flags, f"the folds mark the label-shift copies' residuals: {flags}")
+    cal_cases += [  # a copy passed off as a set, a set as a copy, a flag that is not a boolean
+        (lambda j: j["methods"][first]["folds"][0]["copy"].__setitem__(flags.index(True), False), "inconsistent"),
+        (lambda j: j["methods"][first]["folds"][0]["copy"].__setitem__(flags.index(False), True), "inconsistent"),
+        (lambda j: j["methods"][first]["folds"][0]["copy"].__setitem__(flags.index(True), 1), "inconsistent"),
+    ]
     for i, (change, needle) in enumerate(cal_cases):
         proc = run("predict", "--calibration", tampered(f"tampered_cal{i}.json", base_cal, change), tmp / "set0.npy")
         lines = proc.stderr.strip().splitlines()

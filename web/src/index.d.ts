@@ -170,7 +170,7 @@ export interface CalibrateOptions extends Omit<Options, 'normalization'> {
    */
   taylorOrders?: number[];
   /**
-   * calibrate() with sets given as logits: label-shifted copies of each set added to the fit
+   * calibrate() with sets given as logits: label-shifted copies of each set added to the intervals
    * (Dirichlet class mixes; the CLI's --label-shift-copies, default 6, 0 for none), drawn from
    * labelShiftSeed (default 0).
    */

@@ -47,6 +47,8 @@ export interface CalibrationFold {
   residuals: number[];
   /** Each left-out set's weight in the fit (label-shift copies: an original weighs R, a copy 1); absent when every set weighs 1. */
   weights?: number[];
+  /** Per residual: true where the left-out set is a label-shift copy (its residual widens intervals but is left out of logo_mae); absent when the calibration has no copies. */
+  copy?: boolean[];
 }
 
 /** accuracy ~ slope * score + intercept for one method. */
@@ -60,7 +62,7 @@ export interface MethodCalibration {
   score_max: number;
   score_mean: number;
   score_sxx: number;
-  /** Mean |residual| when each set's group was left out (with at least 2 groups). */
+  /** Mean |residual| when each set's group was left out (with at least 2 groups), over the sets themselves: label-shift copies left out. */
   logo_mae?: number;
   folds?: CalibrationFold[];
   /** The line's link (docs/cli.md, "Links"): absent or identity, accuracy ~ slope * score + intercept; probit, Phi^-1(accuracy) ~ slope * Phi^-1(score) + intercept, with the fit, score moments and folds' lines on that scale. */
@@ -135,7 +137,7 @@ export interface CorrectnessModel {
   set_residual_variances: number[];
 }
 
-/** The label-shifted copies calibrate added to the fit (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many were fitted besides the calibration sets. */
+/** The label-shifted copies calibrate added to the intervals (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many have residuals besides the calibration sets. */
 export interface LabelShiftCopies {
   copies: number;
   seed: number;

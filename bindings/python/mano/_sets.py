@@ -195,7 +195,7 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
     """Fits accuracy ~ a * score + b per method on labeled shifted sets (``mano calibrate``), with
     the recommended method and the shift reference. The dict is the file the CLI writes (save it
     with ``json.dump``; :func:`predict` and ``mano predict`` read it). Sets as in :func:`evaluate`.
-    label_shift_copies: label-shifted copies of each set given with its logits, added to the fit
+    label_shift_copies: label-shifted copies of each set given with its logits, added to the intervals
     (``--label-shift-copies``; default 6, 0 for none), drawn from ``label_shift_seed`` (default 0).
     Why a method was left out is appended to ``notes`` when a list is given. The calibration
     records ``input`` (what the sets' values are): :func:`predict` refuses a set of another."""

@@ -50,6 +50,8 @@ class CalibrationFold(TypedDict, total=False):
     """True accuracy - the fold line's (clipped) estimate, one per left-out set."""
     weights: list[float]
     """Each left-out set's weight in the fit (label-shift copies: an original weighs R, a copy 1); absent when every set weighs 1."""
+    copy: list[bool]
+    """Per residual: true where the left-out set is a label-shift copy (its residual widens intervals but is left out of logo_mae); absent when the calibration has no copies."""
 
 
 class MethodCalibration(TypedDict, total=False):
@@ -64,7 +66,7 @@ class MethodCalibration(TypedDict, total=False):
     score_mean: Required[float]
     score_sxx: Required[float]
     logo_mae: float
-    """Mean |residual| when each set's group was left out (with at least 2 groups)."""
+    """Mean |residual| when each set's group was left out (with at least 2 groups), over the sets themselves: label-shift copies left out."""
     folds: list[CalibrationFold]
     link: Literal["identity", "probit"]
     """The line's link (docs/cli.md, "Links"): absent or identity, accuracy ~ slope * score + intercept; probit, Phi^-1(accuracy) ~ slope * Phi^-1(score) + intercept, with the fit, score moments and folds' lines on that scale."""
@@ -137,7 +139,7 @@ class CorrectnessModel(TypedDict, total=False):
 
 
 class LabelShiftCopies(TypedDict, total=False):
-    """The label-shifted copies calibrate added to the fit (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many were fitted besides the calibration sets."""
+    """The label-shifted copies calibrate added to the intervals (src/mano/calibration/label_shift_copies.hpp): R copies of each set (`copies`), drawn from `seed`, at most `max_rows` rows each, Dirichlet concentrations `alphas` in turn; `sets`: how many have residuals besides the calibration sets."""
     copies: Required[int]
     seed: Required[int]
     max_rows: Required[int]

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,22 +37,20 @@ std::vector<std::string> fold_keys(const std::vector<labeled_set>& sets) {
 }
 
 std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vector<double>& y,
-                                  const std::vector<std::string>& keys, enum link l, const std::vector<double>& w) {
+                                  const std::vector<std::string>& keys, enum link l, const std::vector<double>& w,
+                                  const std::vector<bool>& copies) {
     std::vector<std::string> order;
     for (const auto& k : keys)
         if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
     std::vector<group_fold> folds;
     for (const auto& g : order) {
-        std::vector<double> xs, ys, ws;
+        std::vector<double> xs, ys;
         for (std::size_t i = 0; i < x.size(); ++i)
-            if (keys[i] != g) {
-                xs.push_back(x[i]), ys.push_back(to_link(l, y[i]));
-                if (!w.empty()) ws.push_back(w[i]);
-            }
+            if (keys[i] != g && !(copies.size() && copies[i])) xs.push_back(x[i]), ys.push_back(to_link(l, y[i]));
         group_fold f;
         f.group = g;
         try {
-            const auto line = fit_line(xs, ys, ws);
+            const auto line = fit_line(xs, ys);
             f.slope = line.slope;
             f.intercept = line.intercept;
         } catch (const error&) {
@@ -61,6 +60,7 @@ std::vector<group_fold> fit_folds(const std::vector<double>& x, const std::vecto
             if (keys[i] == g) {
                 f.residuals.push_back(y[i] - clip01(from_link(l, f.slope * x[i] + f.intercept)));
                 if (!w.empty()) f.weights.push_back(w[i]);
+                if (!copies.empty()) f.copy.push_back(copies[i]);
             }
         folds.push_back(std::move(f));
     }
@@ -82,27 +82,35 @@ std::vector<const method_calibration*> by_held_out_error(const std::vector<metho
 double mean_abs_residual(const std::vector<group_fold>& folds) {
     double sum = 0, total = 0;
     for (const auto& f : folds)
-        for (std::size_t i = 0; i < f.residuals.size(); ++i) sum += f.weight(i) * std::abs(f.residuals[i]), total += f.weight(i);
+        for (std::size_t i = 0; i < f.residuals.size(); ++i)
+            if (!f.is_copy(i)) sum += f.weight(i) * std::abs(f.residuals[i]), total += f.weight(i);
     return sum / total;
 }
 
-// One method's line on a link: the fit, the score moments and the folds. Throws mano::error when
-// the line cannot be fitted.
+std::vector<bool> copy_flags(const std::vector<labeled_set>& sets) {
+    std::vector<bool> out;
+    for (const auto& s : sets) out.push_back(s.copy_of.has_value());
+    if (std::none_of(out.begin(), out.end(), [](bool c) { return c; })) out.clear();
+    return out;
+}
+
+// One method's line on a link: the fit and the score moments of the sets themselves (label-shift
+// copies left out, as in fit_folds), and the folds. Throws mano::error when the line cannot be fitted.
 method_calibration fit_method(method m, enum link l, const std::vector<double>& values, const std::vector<double>& acc,
-                              const std::vector<std::string>& keys, const std::vector<double>& w) {
+                              const std::vector<std::string>& keys, const std::vector<double>& w,
+                              const std::vector<bool>& copies) {
     method_calibration mc;
     mc.m = m;
     mc.link = l;
-    std::vector<double> x, y;
-    for (const double v : values) x.push_back(to_link(l, v));
-    for (const double a : acc) y.push_back(to_link(l, a));
-    mc.fit = fit_line(x, y, w);
-    const auto weight = [&](std::size_t i) { return w.empty() ? 1.0 : w[i]; };
-    double sum = 0, total = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) sum += weight(i) * x[i], total += weight(i);
-    mc.score_mean = sum / total;
-    for (std::size_t i = 0; i < x.size(); ++i) mc.score_sxx += weight(i) * (x[i] - mc.score_mean) * (x[i] - mc.score_mean);
-    mc.folds = fit_folds(x, acc, keys, l, w);
+    std::vector<double> x, own_x, own_y;  // every set's scores; the line's sets, copies left out
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        x.push_back(to_link(l, values[i]));
+        if (copies.empty() || !copies[i]) own_x.push_back(x.back()), own_y.push_back(to_link(l, acc[i]));
+    }
+    mc.fit = fit_line(own_x, own_y);
+    mc.score_mean = std::accumulate(own_x.begin(), own_x.end(), 0.0) / static_cast<double>(own_x.size());
+    for (const double v : own_x) mc.score_sxx += (v - mc.score_mean) * (v - mc.score_mean);
+    mc.folds = fit_folds(x, acc, keys, l, w, copies);
     if (!mc.folds.empty()) mc.logo_mae = mean_abs_residual(mc.folds);
     return mc;
 }
@@ -167,6 +175,7 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
     const auto acc = detail::accuracies(sets);
     const auto keys = detail::fold_keys(sets);
     const auto w = detail::weights(sets);
+    const auto copies = detail::copy_flags(sets);
     for (const auto& [m, values] : detail::common_values(sets)) {
         if (const auto why = detail::constant_over(sets, m, values)) {
             if (notes) notes->push_back(std::string(method_name(m)) + ": not calibrated: " + *why);
@@ -174,7 +183,7 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
         }
         method_calibration mc;
         try {
-            mc = detail::fit_method(m, link::identity, values, acc, keys, w);
+            mc = detail::fit_method(m, link::identity, values, acc, keys, w, copies);
         } catch (const error& e) {
             if (notes) notes->push_back(std::string(method_name(m)) + ": not calibrated: " + e.what());
             continue;
@@ -182,7 +191,7 @@ calibration calibrate(const std::vector<labeled_set>& given, const options& opts
         // the probit link where every score is a proportion, kept when its held-out error is lower
         if (!mc.folds.empty() && std::all_of(values.begin(), values.end(), [](double v) { return v >= 0 && v <= 1; })) {
             try {
-                auto probit = detail::fit_method(m, link::probit, values, acc, keys, w);
+                auto probit = detail::fit_method(m, link::probit, values, acc, keys, w, copies);
                 if (!probit.folds.empty() && detail::error_key(probit.logo_mae) < detail::error_key(mc.logo_mae)) mc = probit;
             } catch (const error&) {
                 // constant probit scores: the identity stays

@@ -29,7 +29,11 @@ struct group_fold {
     double intercept = 0;
     std::vector<double> residuals;
     std::vector<double> weights;  // of the residuals' sets; empty: 1 each
+    // per residual: true where it is a label-shift copy's (empty: no copies). Copies' residuals
+    // widen jackknife+ intervals; the held-out error that ranks methods leaves them out.
+    std::vector<bool> copy;
     double weight(std::size_t i) const { return weights.empty() ? 1.0 : weights[i]; }
+    bool is_copy(std::size_t i) const { return !copy.empty() && copy[i]; }
 };
 
 // How a method's line maps a score to accuracy (docs/cli.md, "Links"): the identity,
@@ -55,7 +59,9 @@ struct method_calibration {
     // fewer than 2 groups or when a fold cannot be fitted; predictions then fall back to the t
     // interval of the whole fit.
     std::vector<group_fold> folds;
-    double logo_mae = 0;  // mean |residual| over every set's fold; meaningful when folds exist
+    // mean |residual| of every set but the label-shift copies, each from its group's fold;
+    // meaningful when folds exist
+    double logo_mae = 0;
 };
 
 // What the calibration sets' predicted class proportions looked like: their mean, and each set's

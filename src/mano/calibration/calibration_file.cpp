@@ -39,6 +39,7 @@ nlohmann::json calibration::to_json() const {
                 nlohmann::json g = {{"group", fold.group}, {"slope", fold.slope}, {"intercept", fold.intercept},
                                     {"residuals", fold.residuals}};
                 if (!fold.weights.empty()) g["weights"] = fold.weights;
+                if (!fold.copy.empty()) g["copy"] = fold.copy;
                 f["folds"].push_back(std::move(g));
             }
         }
@@ -64,6 +65,33 @@ nlohmann::json calibration::to_json() const {
     if (correctness) j["correctness"] = correctness->to_json();
     return j;
 }
+
+namespace {
+
+// One fold of a method's fit; `sane` turns false where its numbers cannot be a fold's.
+group_fold fold_from_json(const nlohmann::json& fold, const std::string& where, bool& sane) {
+    group_fold g;
+    g.group = detail::text_of(fold, "group", where);
+    g.slope = detail::number_of(fold, "slope", where);
+    g.intercept = detail::number_of(fold, "intercept", where);
+    g.residuals = detail::numbers_of(fold, "residuals", where);
+    for (const double r : g.residuals) sane = sane && std::isfinite(r) && std::abs(r) <= 1;
+    if (fold.contains("weights")) {
+        g.weights = detail::numbers_of(fold, "weights", where);
+        sane = sane && g.weights.size() == g.residuals.size();
+        for (const double w : g.weights) sane = sane && w > 0 && w <= 1e6;
+    }
+    if (fold.contains("copy")) {
+        const auto& flags = fold.at("copy");
+        sane = sane && flags.is_array() && flags.size() == g.residuals.size() &&
+               std::all_of(flags.begin(), flags.end(), [](const nlohmann::json& x) { return x.is_boolean(); });
+        if (sane) g.copy = flags.get<std::vector<bool>>();
+    }
+    sane = sane && std::isfinite(g.slope) && std::isfinite(g.intercept) && !g.residuals.empty();
+    return g;
+}
+
+}  // namespace
 
 calibration calibration::from_json(const nlohmann::json& j) {
     try {
@@ -118,26 +146,17 @@ calibration calibration::from_json(const nlohmann::json& j) {
                         mc.score_mean <= mc.fit.x_max;
             if (f.contains("folds")) {
                 std::size_t residuals = 0;
+                std::size_t copies = 0;
                 for (const auto& fold : f.at("folds")) {
-                    group_fold g;
-                    g.group = detail::text_of(fold, "group", where + " fold");
-                    g.slope = detail::number_of(fold, "slope", where + " fold");
-                    g.intercept = detail::number_of(fold, "intercept", where + " fold");
-                    g.residuals = detail::numbers_of(fold, "residuals", where + " fold");
-                    for (const double r : g.residuals) sane = sane && std::isfinite(r) && std::abs(r) <= 1;
-                    if (fold.contains("weights")) {
-                        g.weights = detail::numbers_of(fold, "weights", where + " fold");
-                        sane = sane && g.weights.size() == g.residuals.size();
-                        for (const double w : g.weights) sane = sane && w > 0 && w <= 1e6;
-                    }
-                    sane = sane && std::isfinite(g.slope) && std::isfinite(g.intercept) && !g.residuals.empty();
-                    residuals += g.residuals.size();
-                    mc.folds.push_back(std::move(g));
+                    mc.folds.push_back(fold_from_json(fold, where + " fold", sane));
+                    residuals += mc.folds.back().residuals.size();
+                    copies += static_cast<std::size_t>(std::count(mc.folds.back().copy.begin(), mc.folds.back().copy.end(), true));
                 }
+                sane = sane && copies == c.copy_sets;
                 mc.logo_mae = detail::number_of(f, "logo_mae", where);
-                sane = sane && mc.folds.size() >= 2 && residuals == mc.fit.n && std::abs(mc.logo_mae - detail::mean_abs_residual(mc.folds)) <= 1e-9;
+                sane = sane && mc.folds.size() >= 2 && residuals == c.sets.size() + c.copy_sets && std::abs(mc.logo_mae - detail::mean_abs_residual(mc.folds)) <= 1e-9;
             }
-            sane = sane && mc.fit.n == c.sets.size() + c.copy_sets;  // one entry per fitted set, copies included
+            sane = sane && mc.fit.n == c.sets.size();  // the line is the sets' own; copies only have residuals
             if (!sane) throw error("calibration: the fit of method '" + printable(name, 60) + "' is inconsistent");
             c.methods.push_back(mc);
         }

@@ -112,7 +112,7 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
         const auto keys = detail::fold_keys(sets);
         for (const auto& [name, x] : values) {
             if (constant_scores(x, {})) continue;  // a variant that is constant here is not a choice
-            const auto folds = detail::fit_folds(x, acc, keys, link::identity);
+            const auto folds = detail::fit_folds(x, acc, keys, link::identity, {}, detail::copy_flags(sets));
             if (!folds.empty()) c.errors[name] = detail::mean_abs_residual(folds);
         }
     }
