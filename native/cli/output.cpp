@@ -124,6 +124,27 @@ void print_results(const std::vector<std::string>& names, const std::vector<resu
     std::cout << value_note() << '\n';
 }
 
+namespace {
+
+// Where the label-shift check could not vouch for one regime (prediction/label_shift_check.hpp),
+// the estimate's interval holds both regimes' intervals: why, per set (three at most, else a count).
+void print_label_shift_reasons(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions) {
+    std::vector<std::size_t> joined;
+    for (std::size_t i = 0; i < predictions.size(); ++i)
+        if (predictions[i].label_shift && !predictions[i].label_shift->reason.empty()) joined.push_back(i);
+    if (joined.size() > 3) {
+        std::cout << joined.size() << " of " << predictions.size() << " sets have an estimate whose interval holds both "
+                  << "regimes' (label shift and general): the label-shift check could not vouch for either alone "
+                  << "(label_shift.reason in --json)\n";
+        return;
+    }
+    for (const std::size_t i : joined)
+        std::cout << printable(names[i]) << ": the estimate's interval holds both regimes' (label shift and general): "
+                  << predictions[i].label_shift->reason << "\n";
+}
+
+}  // namespace
+
 void print_predictions(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions, double level) {
     std::vector<method> methods;
     for (const auto& [m, p] : predictions.front().methods) methods.push_back(m);
@@ -160,6 +181,7 @@ void print_predictions(const std::vector<std::string>& names, const std::vector<
         std::cout << "; class shift = total variation between the set's predicted class proportions and the calibration "
                      "sets' mean";
     std::cout << ")\n";
+    print_label_shift_reasons(names, predictions);
 }
 
 void warn_extrapolation(const std::vector<std::string>& names, const std::vector<set_prediction>& predictions) {

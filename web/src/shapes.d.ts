@@ -178,12 +178,16 @@ export interface ShiftCheck {
   outside: boolean;
 }
 
-/** The label-shift check: the set's mean calibrated confidence against what the source set's confidence by class gives at MLLS's priors; passed when gap <= allowance (0.02 + 3 se) and max_prior <= 0.6. */
+/** The label-shift check (docs/cli.md, "Regimes"): passed when the set's mean calibrated confidence is within 0.02 + 3 se of what the source set's confidence by class gives at MLLS's priors and the dominant class's rows predicted it are not less confident than the source's by more than 0.02 + 3 se (dominant); reason: why the estimate's interval holds both regimes' intervals, when it does. */
 export interface LabelShiftCheck {
   gap: number;
   allowance: number;
   max_prior: number;
+  /** The class of the largest prior (when above the source's): the source's mean calibrated probability of it over the rows predicted it, less the set's (gap), and its standard error. */
+  dominant?: { class: number; gap: number; se: number; };
   passed: boolean;
+  /** Why the estimate's interval holds both regimes' intervals (the priors at the simplex's edge, a check too weak at this size, a dominant class less confident than the source's, no source profile of it). */
+  reason?: string;
 }
 
 /** The estimates of one set through a calibration (`mano predict --json`, a set's entry). */
@@ -289,6 +293,8 @@ export interface MllsMethodResult {
   confidence_se: number;
   /** What the source set's confidence by class gives at these priors. */
   expected_confidence: number;
+  /** The class of the largest prior and its calibrated probability over the rows predicted it (mean, sample sd), the label-shift check's evidence on a dominant class (src/mano/prediction/label_shift_check.hpp). */
+  dominant?: { class: number; rows: number; mean: number; sd: number; };
 }
 
 /** One chunk of rows of a set scored chunk by chunk. */

@@ -180,11 +180,15 @@ class ShiftCheck(TypedDict, total=False):
 
 
 class LabelShiftCheck(TypedDict, total=False):
-    """The label-shift check: the set's mean calibrated confidence against what the source set's confidence by class gives at MLLS's priors; passed when gap <= allowance (0.02 + 3 se) and max_prior <= 0.6."""
+    """The label-shift check (docs/cli.md, "Regimes"): passed when the set's mean calibrated confidence is within 0.02 + 3 se of what the source set's confidence by class gives at MLLS's priors and the dominant class's rows predicted it are not less confident than the source's by more than 0.02 + 3 se (dominant); reason: why the estimate's interval holds both regimes' intervals, when it does."""
     gap: Required[float]
     allowance: Required[float]
     max_prior: Required[float]
+    dominant: dict[str, Any]
+    """The class of the largest prior (when above the source's): the source's mean calibrated probability of it over the rows predicted it, less the set's (gap), and its standard error."""
     passed: Required[bool]
+    reason: str
+    """Why the estimate's interval holds both regimes' intervals (the priors at the simplex's edge, a check too weak at this size, a dominant class less confident than the source's, no source profile of it)."""
 
 
 class Prediction(TypedDict, total=False):
@@ -288,6 +292,8 @@ class MllsMethodResult(TypedDict, total=False):
     confidence_se: Required[float]
     expected_confidence: Required[float]
     """What the source set's confidence by class gives at these priors."""
+    dominant: dict[str, Any]
+    """The class of the largest prior and its calibrated probability over the rows predicted it (mean, sample sd), the label-shift check's evidence on a dominant class (src/mano/prediction/label_shift_check.hpp)."""
 
 
 class Chunk(TypedDict, total=False):

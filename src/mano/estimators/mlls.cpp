@@ -89,11 +89,32 @@ public:
         x.confidence_se = confidence.mean_se(n);
         if (!std::isfinite(x.confidence_se)) x.confidence_se = 0;
         for (std::size_t y = 0; y < k_; ++y) x.expected_confidence += e.priors[y] * model_->confidence_by_class[y];
+        x.dominant = dominant_of(blocks, e.priors);
         r[method::mlls] = estimate{e.accuracy, e.accuracy_se, static_cast<double>(e.iterations)};
         r.mlls = x;
     }
 
 private:
+    // The class of the largest prior and its calibrated probability over the rows predicted it.
+    label_shift_result::dominant_class dominant_of(const row_blocks& blocks, const std::vector<double>& priors) const {
+        label_shift_result::dominant_class d;
+        d.label = static_cast<std::size_t>(std::max_element(priors.begin(), priors.end()) - priors.begin());
+        moments probability;
+        std::size_t at = 0;
+        for (const auto& b : blocks)
+            for (std::size_t i = 0; i < b.count; ++i, ++at)
+                if (static_cast<std::size_t>(predicted_[at]) == d.label) {
+                    probability.add(static_cast<double>(b.rows[i * k_ + d.label]));
+                    ++d.rows;
+                }
+        if (d.rows == 0) return d;
+        const double rows = static_cast<double>(d.rows);
+        d.mean = std::clamp(probability.sum / rows, 0.0, 1.0);
+        const double se = probability.mean_se(rows);
+        d.sd = std::isfinite(se) ? std::clamp(se * std::sqrt(rows), 0.0, 1.0) : 0.0;
+        return d;
+    }
+
     row_store rows_;
     std::vector<std::int32_t> predicted_;
     std::size_t saved_predicted_ = 0;

@@ -14,6 +14,7 @@
 
 #include "mano/audit/ppi.hpp"
 #include "mano/calibration/calibration.hpp"
+#include "mano/prediction/label_shift_check.hpp"
 #include "mano/scan/options.hpp"
 #include "mano/scan/result.hpp"
 
@@ -76,28 +77,17 @@ struct shift_check {
 enum class regime { general, label_shift };
 const char* regime_name(regime r) noexcept;  // "general", "label_shift"
 
-// The label-shift check: a set is label-shift-like when its mean calibrated confidence matches
-// what the source set's confidence by class gives at the priors MLLS estimated, within
-// label_shift_tolerance + 3 se, and no class takes more than label_shift_max_prior of them (a
-// corruption that collapses the predictions onto a class looks like extreme label shift), and the
-// set has at least min_judged_rows rows (own_accuracy.hpp).
-inline constexpr double label_shift_tolerance = 0.02;
-inline constexpr double label_shift_max_prior = 0.6;
 // The half-width of an MLLS interval is at least this.
 inline constexpr double label_shift_interval_floor = 0.01;
-struct label_shift_check {
-    double gap = 0;        // |confidence - expected confidence|
-    double allowance = 0;  // label_shift_tolerance + 3 se
-    double max_prior = 0;
-    bool passed = false;
-};
 
 // The MLLS estimate of a label-shift-like set: its accuracy, with the interval
-// estimate -/+ max(floor, hypot(q, z se)), q the level quantile of |residual| over the source
-// set's synthetic label-shift resamples (label_shift.hpp), se the estimate's row-sampling error.
-// For `rows` > 0, widened to the set's own accuracy as predict() does.
-prediction predict_label_shift(double accuracy, double se, const std::vector<double>& residuals, double level,
-                               std::size_t rows = 0);
+// estimate -/+ max(floor, sqrt(q^2 + z^2 (se^2 + class_se^2))), q the level quantile of |residual|
+// over the source set's synthetic label-shift resamples (label_shift.hpp), se the estimate's
+// row-sampling error, class_se the error of the source's calibration of each class at the set's
+// priors (prediction.cpp, class_calibration_se). For `rows` > 0, widened to the set's own accuracy
+// as predict() does.
+prediction predict_label_shift(double accuracy, double se, double class_se, const std::vector<double>& residuals,
+                               double level, std::size_t rows = 0);
 
 // The set's estimate: the method, its prediction and the regime that chose it.
 struct set_estimate {
@@ -113,7 +103,7 @@ struct set_prediction {
     std::map<method, prediction> methods;
     std::optional<double> accuracy;  // the true accuracy, when the result has one
     std::optional<shift_check> shift;  // when the calibration and the result have class counts
-    std::optional<label_shift_check> label_shift;  // when the result has MLLS
+    std::optional<label_shift_check> label_shift;  // when the result has MLLS (label_shift_check.hpp)
     std::optional<set_estimate> estimate;
     std::optional<audit_estimate> audit;  // from labeled audited rows (predict_audited)
     // when the estimate's interval is wider than audit_target_width: the labels that would narrow it
@@ -125,7 +115,8 @@ struct set_prediction {
     // {"n", "k", "level", "methods": {method: {"score", "se"?, "accuracy", "interval": [lo, hi],
     // "extrapolated"}}, "accuracy"?, "estimate"?: {"method", "accuracy", "interval",
     // "extrapolated", "regime"}, "shift"?: {"distance", "range", "allowance", "outside"},
-    // "label_shift"?: {"gap", "allowance", "max_prior", "passed"}, "audit"?: audit_estimate::to_json,
+    // "label_shift"?: {"gap", "allowance", "max_prior", "dominant"?: {"class", "gap", "se"}, "passed",
+    // "reason"?}, "audit"?: audit_estimate::to_json,
     // "labels_for_width"?: labels_needed::to_json, "too_small"?: {"rows", "minimum_rows"}}
     nlohmann::json to_json() const;
 };

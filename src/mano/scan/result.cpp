@@ -50,6 +50,8 @@ nlohmann::json result::to_json() const {
             m["confidence"] = mlls->confidence;
             m["confidence_se"] = mlls->confidence_se;
             m["expected_confidence"] = mlls->expected_confidence;
+            if (const auto& d = mlls->dominant)
+                m["dominant"] = {{"class", d->label}, {"rows", d->rows}, {"mean", d->mean}, {"sd", d->sd}};
         }
         methods[info.name] = m;
     }
@@ -149,6 +151,17 @@ result result::from_json(const nlohmann::json& j) {
             x.confidence = number(m, "confidence", where);
             x.confidence_se = number(m, "confidence_se", where);
             x.expected_confidence = number(m, "expected_confidence", where);
+            if (m.contains("dominant")) {
+                const auto& d = m.at("dominant");
+                const std::string at = where + " \"dominant\"";
+                const double label = number(d, "class", at), rows = number(d, "rows", at);
+                const double mean = number(d, "mean", at), sd = number(d, "sd", at);
+                if (!(label >= 0 && label < static_cast<double>(r.k) && label == std::floor(label) && rows >= 0 &&
+                      rows == std::floor(rows) && mean >= 0 && mean <= 1 && sd >= 0 && sd <= 1))
+                    throw error("result: " + at + " needs a class in [0, k), a whole number of rows and a mean and sd in [0, 1]");
+                x.dominant = label_shift_result::dominant_class{static_cast<std::size_t>(label), static_cast<std::size_t>(rows),
+                                                                mean, sd};
+            }
             r.mlls = x;
         }
         r[which] = e;

@@ -40,6 +40,15 @@ struct label_shift_result {
     double confidence = 0;
     double confidence_se = 0;
     double expected_confidence = 0;
+    // The dominant class (the largest prior) and, over the rows predicted it, the mean and sample
+    // standard deviation of its calibrated probability: what the check compares with the source's
+    // rows predicted it (label_shift_model::predicted). Absent from an older mano's result.
+    struct dominant_class {
+        std::size_t label = 0;
+        std::size_t rows = 0;
+        double mean = 0, sd = 0;
+    };
+    std::optional<dominant_class> dominant;
 };
 
 // "softmax", or "taylor" followed by the order ("taylor2"); parse_variant is its inverse and

@@ -97,6 +97,28 @@ private:
     std::uint64_t state_;
 };
 
+// The profile of each predicted class over the calibrated rows P (one per kept row) of the rows
+// `kept`, whose predicted classes are predicted[kept[j]].
+predicted_class_profile predicted_profile(const std::vector<float>& P, const std::vector<std::size_t>& kept,
+                                          const std::int32_t* predicted, std::size_t k) {
+    predicted_class_profile out;
+    out.mean.assign(k, 0.0), out.sd.assign(k, 0.0), out.rows.assign(k, 0.0);
+    std::vector<double> square(k, 0.0);
+    for (std::size_t j = 0; j < kept.size(); ++j) {
+        const auto c = static_cast<std::size_t>(predicted[kept[j]]);
+        const double p = static_cast<double>(P[j * k + c]);
+        out.rows[c] += 1, out.mean[c] += p, square[c] += p * p;
+    }
+    for (std::size_t c = 0; c < k; ++c) {
+        if (out.rows[c] == 0) continue;
+        out.mean[c] /= out.rows[c];
+        const double variance = square[c] / out.rows[c] - out.mean[c] * out.mean[c];
+        // the sample standard deviation; 0 for a single row
+        out.sd[c] = out.rows[c] > 1 ? std::sqrt(std::max(0.0, variance) * out.rows[c] / (out.rows[c] - 1)) : 0.0;
+    }
+    return out;
+}
+
 }  // namespace
 
 posterior_calibration fit_posterior_calibration(const double* probs, std::size_t n, std::size_t k,
@@ -220,7 +242,7 @@ label_shift_model fit_label_shift(const detail::source_rows& source) {
                     "that the source labels belong to these logits");
     // a class without rows: the mean confidence of all rows
     std::vector<double> confidence;
-    calibrated(kept, m.calibration, &confidence);
+    m.predicted = predicted_profile(calibrated(kept, m.calibration, &confidence), kept, source.predicted().data(), k);
     m.confidence_by_class.assign(k, 0.0);
     double all = 0;
     for (std::size_t j = 0; j < n; ++j) {
@@ -285,21 +307,24 @@ label_shift_model fit_label_shift(const detail::source_rows& source) {
 }
 
 nlohmann::json label_shift_model::to_json() const {
-    return {{"scale", calibration.scale},
-            {"bias", calibration.bias},
-            {"priors", priors},
-            {"confidence_by_class", confidence_by_class},
-            {"residuals", residuals}};
+    nlohmann::json j = {{"scale", calibration.scale},
+                        {"bias", calibration.bias},
+                        {"priors", priors},
+                        {"confidence_by_class", confidence_by_class},
+                        {"residuals", residuals}};
+    if (predicted) j["predicted_profile"] = {{"mean", predicted->mean}, {"sd", predicted->sd}, {"rows", predicted->rows}};
+    return j;
 }
 
 label_shift_model label_shift_model::from_json(const nlohmann::json& j, std::size_t k) {
-    const auto numbers = [&](const char* key, std::size_t size, double lo, double hi) {
-        if (!j.is_object() || !j.contains(key) || !j.at(key).is_array() || (size && j.at(key).size() != size))
+    // the array `key` of `from` (j, or j's "predicted_profile")
+    const auto numbers_of = [](const nlohmann::json& from, const char* key, std::size_t size, double lo, double hi) {
+        if (!from.is_object() || !from.contains(key) || !from.at(key).is_array() || (size && from.at(key).size() != size))
             throw error(std::string("source model: mlls needs an array \"") + key + "\"" +
                         (size ? " of " + std::to_string(size) + " numbers" : std::string(" of numbers")) +
                         "; fit the source with mlls among the methods");
         std::vector<double> v;
-        for (const auto& x : j.at(key)) {
+        for (const auto& x : from.at(key)) {
             if (!x.is_number() || !(x.get<double>() >= lo && x.get<double>() <= hi))
                 throw error(std::string("source model: mlls \"") + key + "\" holds a value outside [" + std::to_string(lo) +
                             ", " + std::to_string(hi) + "]");
@@ -307,6 +332,7 @@ label_shift_model label_shift_model::from_json(const nlohmann::json& j, std::siz
         }
         return v;
     };
+    const auto numbers = [&](const char* key, std::size_t size, double lo, double hi) { return numbers_of(j, key, size, lo, hi); };
     label_shift_model m;
     if (!j.is_object() || !j.contains("scale") || !j.at("scale").is_number() || !std::isfinite(j.at("scale").get<double>()))
         throw error("source model: mlls needs a number \"scale\"; fit the source with mlls among the methods");
@@ -317,6 +343,11 @@ label_shift_model label_shift_model::from_json(const nlohmann::json& j, std::siz
         throw error("source model: mlls \"priors\" must all be above 0");
     m.confidence_by_class = numbers("confidence_by_class", k, 0, 1);
     m.residuals = numbers("residuals", 0, -1, 1);
+    if (j.contains("predicted_profile")) {
+        const auto& profile = j.at("predicted_profile");
+        m.predicted = predicted_class_profile{numbers_of(profile, "mean", k, 0, 1), numbers_of(profile, "sd", k, 0, 1),
+                                              numbers_of(profile, "rows", k, 0, 1e18)};
+    }
     return m;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,14 +56,23 @@ void calibrate_rows(const float* rows_f, const double* rows_d, std::size_t count
                     const posterior_calibration& calibration, const detail::shift_kernels& kernels, float* out,
                     double* max_prob);
 
+// The calibrated probability of class d over the rows predicted d (the argmax of their logits),
+// per class d: its mean, standard deviation and the number of rows. What a dominant class's rows
+// look like (the label-shift check, prediction/label_shift_check.hpp).
+struct predicted_class_profile {
+    std::vector<double> mean, sd, rows;
+};
+
 // What `mlls` keeps of the source set (source_model::fitted["mlls"]): the calibration, the class
-// priors, the mean calibrated confidence of each class's rows (the label-shift check), and the
-// errors (true accuracy - estimate) of MLLS on synthetic label-shift resamples of the source set,
-// cross-fitted on its halves (the interval of a set routed to MLLS).
+// priors, the mean calibrated confidence of each class's rows and the profile of each predicted
+// class (the label-shift check), and the errors (true accuracy - estimate) of MLLS on synthetic
+// label-shift resamples of the source set, cross-fitted on its halves (the interval of a set
+// routed to MLLS).
 struct label_shift_model {
     posterior_calibration calibration;
     std::vector<double> priors;
     std::vector<double> confidence_by_class;
+    std::optional<predicted_class_profile> predicted;  // absent in a model fitted by an older mano
     std::vector<double> residuals;
 
     nlohmann::json to_json() const;

@@ -185,6 +185,18 @@ private:
     std::vector<double> last_x_, last_g_;
 };
 
+// x moved onto the simplex: each value within [0, 1], their sum 1. F's image sums to 1 only up
+// to rounding, and a set of one class gave a prior of 1 + 3e-14, which a result's reader refuses.
+// Each clipped value divided by the clipped sum stays within [0, 1], as a correctly rounded
+// quotient of a part by a whole at least as large.
+std::vector<double> on_simplex(std::vector<double> x) {
+    double total = 0;
+    for (double& v : x) v = std::clamp(v, 0.0, 1.0), total += v;
+    if (!(total > 0)) return std::vector<double>(x.size(), 1.0 / static_cast<double>(x.size()));
+    for (double& v : x) v = std::min(1.0, v / total);
+    return x;
+}
+
 }  // namespace
 
 prior_estimate estimate_priors(const row_blocks& rows, const std::int32_t* predicted, std::size_t k,
@@ -227,7 +239,7 @@ prior_estimate estimate_priors(const row_blocks& rows, const std::int32_t* predi
         at = F(x);
         ++out.iterations;
     }
-    out.priors = at.image;
+    out.priors = on_simplex(at.image);
     F.accuracy(out.priors, predicted, out);
     return out;
 }
