@@ -57,6 +57,20 @@ TEST_CASE("one normalization for a family of sets") {
         unlabeled[0].scores.mano->criterion = 0.1;
         CHECK(mano::choose_normalization(unlabeled, opts).variant() == "taylor2");
     }
+    SECTION("binary sets: softmax, the only branch a K = 2 scan gives (options.hpp, taylor_defined)") {
+        auto binary = sets;
+        for (auto& s : binary) {
+            s.scores.k = 2;
+            s.scores.mano->used = mano::normalization::softmax;
+            s.scores.mano->variants.erase("taylor2");
+            s.scores.mano->criterion = 0.7;  // below eta, as a usual binary model's
+        }
+        CHECK(mano::choose_normalization(binary, opts).variant() == "softmax");
+        for (auto& s : binary) s.scores.accuracy.reset();
+        const auto pooled = mano::choose_normalization(binary, opts);
+        CHECK(pooled.by == "pooled criterion");
+        CHECK(pooled.variant() == "softmax");
+    }
     SECTION("calibrate records the branch and fits MaNo on it; mixed-branch softrun baselines leave") {
         std::vector<std::string> notes;
         const auto cal = mano::calibrate(sets, opts, &notes);

@@ -254,3 +254,38 @@ TEST_CASE("the monitoring rules one point at a time: what assess gives, in the s
     one_value.add(points[0]);
     CHECK_THROWS_WITH(one_value.add(points[1]), "a reference period needs at least 2 points with a value (it has 1)");
 }
+
+TEST_CASE("a family of binary sets scores no Taylor variant and takes softmax", "[accumulator]") {
+    // K = 2: the Taylor rows are one-hot (options.hpp, taylor_defined), so no order is weighed
+    const std::size_t n = 400, k = 2;
+    std::vector<std::vector<float>> logits;
+    std::vector<std::vector<std::int64_t>> labels;
+    const std::vector<std::string> names{"b0", "b1", "b2", "b3", "b4", "b5"}, groups{"x", "y", "z", "x", "y", "z"};
+    for (int i = 0; i < 6; ++i) {
+        logits.push_back(random_logits(n, k, 0.5 + 0.5 * i, 31 + i));
+        std::vector<std::int64_t> y(n);
+        for (std::size_t r = 0; r < n; ++r) {
+            const std::int64_t top = logits.back()[r * k + 1] > logits.back()[r * k] ? 1 : 0;
+            y[r] = (r % 10) < static_cast<std::size_t>(4 + i) ? top : 1 - top;
+        }
+        labels.push_back(y);
+    }
+    std::size_t variant_passes = 0;
+    const auto scorer = [&](std::size_t i, const mano::workflow::pass& p) -> std::optional<mano::workflow::scored_set> {
+        variant_passes += p.kind == mano::workflow::pass::role::variant ? 1 : 0;
+        const mano::options o = p.apply(base_options());
+        mano::accumulator acc(k, o);
+        mano::row_inputs in;
+        in.labels = labels[i].data();
+        acc.push(mano::logits_view(logits[i].data(), n, k), in);
+        return mano::workflow::scored_set{acc.finalize(), o};
+    };
+    mano::workflow::family_options f;
+    f.taylor_orders = {1, 2, 3};
+    const auto scored = mano::workflow::score_family(names, groups, f, scorer, nullptr);
+    CHECK(variant_passes == 0);
+    REQUIRE(scored.choice);
+    CHECK(scored.choice->variant() == "softmax");
+    for (const auto& [name, error] : scored.choice->errors) CHECK(name == "softmax");
+    for (const auto& s : scored.sets) CHECK(s.scores.mano->used == mano::normalization::softmax);
+}

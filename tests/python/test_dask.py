@@ -212,3 +212,18 @@ def test_a_partition_that_keeps_killing_workers_gives_no_result(fragile_client):
                       da.from_array(x, chunks=1000), dtype=np.float32)
     with pytest.raises(mano.dask.PartitionError, match="died"):
         mano.dask.score(d, client=fragile_client, methods="mano")
+
+
+def test_binary_model_equals_one_process(client):
+    """K = 2, as one column (input='binary-logit') and as two: softrun on the softmax branch,
+    every partition's state merged to the one-process result."""
+    rng = np.random.default_rng(52)
+    y = rng.integers(0, 2, 6000)
+    z = ((2 * y - 1) * rng.gamma(2, 1.5, 6000) + rng.normal(0, 1.5, 6000)).astype(np.float32)
+    methods = ["mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun", "nuclear_softrun"]
+    for x, kind in ((z[:, None], "binary-logit"), (np.stack([np.zeros_like(z), z], 1), None)):
+        want = mano.score(x, methods, labels=y, input=kind)
+        assert want["methods"]["mano"]["normalization"] == "softmax"
+        chunks = ((1500, 0, 2500, 2000), (x.shape[1],))
+        got = mano.dask.score(da.from_array(x, chunks=chunks), methods, client=client, labels=y, input=kind)
+        assert_same(got, want)

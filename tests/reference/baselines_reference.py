@@ -5,7 +5,7 @@ import ot
 import scipy.linalg
 import scipy.optimize
 
-from mano_reference import criterion, softmax_rows, taylor_rows
+from mano_reference import criterion, softmax_rows, softrun_branch, taylor_rows
 
 
 def fit_temperature(q, y):
@@ -65,7 +65,7 @@ def baselines(q, temperature=1.0, source=None, second=None, features=None, sourc
     marginal = np.full(k, 1.0 / k) if marginal is None else np.asarray(marginal, dtype=np.float64)
     cost = float(ot.emd2(marginal, np.full(n, 1.0 / n), 1.0 - p.T))
     out["cot"] = {"error": cost, "accuracy": 1.0 - cost}
-    sigma = softmax_rows(q) if criterion(q) > eta else taylor_rows(q, taylor_order)
+    sigma = softmax_rows(q) if softrun_branch(criterion(q), eta, q.shape[1]) == "softmax" else taylor_rows(q, taylor_order)
     out["confscore_softrun"] = {"score": float(sigma.max(1).mean())}
     out["nuclear_softrun"] = {"score": nuclear(sigma)}
     if source is not None:

@@ -21,6 +21,12 @@ def taylor_rows(q, order):
     return out
 
 
+def softrun_branch(phi, eta, k):
+    """The branch softrun takes: softmax when Phi > eta, and always at K = 2, where the Taylor
+    rows above are one-hot at the argmax whatever the logits (docs/methods.md#mano)."""
+    return "softmax" if phi > eta or k == 2 else "taylor"
+
+
 def criterion(q):
     """Phi = -(1/NK) sum_ik log softmax(q)_ik."""
     m = q.max(axis=1, keepdims=True)
@@ -32,9 +38,11 @@ def mano(q, p=4.0, eta=5.0, taylor_order=2, normalization="softrun", batch_size=
     q = np.asarray(q, dtype=np.float64)
     phi = criterion(q) if fixed_criterion is None else float(fixed_criterion)
     if normalization == "softrun":
-        used = "softmax" if phi > eta else "taylor"
+        used = softrun_branch(phi, eta, q.shape[1])
     else:
         used = normalization
+    if used == "taylor" and q.shape[1] == 2:
+        raise ValueError("the Taylor normalization is not defined for 2 classes")
     probs = softmax_rows(q) if used == "softmax" else taylor_rows(q, taylor_order)
 
     def norm_score(block):

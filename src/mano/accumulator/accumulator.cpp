@@ -42,9 +42,20 @@ detail::kernel_params make_params(const options& o, std::size_t k) {
         kp.taylor_coeffs.push_back(1.0 / factorial);
     }
     // With a fixed criterion the softrun branch is known now: the other one is skipped.
-    kp.want_softmax = o.scores_softmax_branch();
-    kp.want_taylor = o.scores_taylor_branch();
+    kp.want_softmax = o.scores_softmax_branch(k);
+    kp.want_taylor = o.scores_taylor_branch(k);
     return kp;
+}
+
+// Normalization taylor at K = 2 (options.hpp, taylor_defined), for the methods that read the
+// branch: one line naming them and what to use.
+void check_taylor_defined(const options& o, std::size_t k, const std::vector<std::string>& readers) {
+    if (o.norm != normalization::taylor || taylor_defined(k) || readers.empty()) return;
+    std::string names;
+    for (const auto& name : readers) names += (names.empty() ? "" : ", ") + name;
+    throw error("normalization taylor is not defined for " + std::to_string(k) +
+                " classes: the min-shifted Taylor rows of a binary model are one-hot ([0, 1] or [1, 0]) whatever the "
+                "logits, so " + names + " would read a constant; use normalization softmax (softrun takes it at K = 2)");
 }
 
 std::string describe(double x) {
@@ -81,9 +92,11 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
     const detail::kernel_entry& kernel = kernel_named(impl_->arch);
     impl_->kernel = kernel.run;
     const detail::estimator_setup setup{k, o, kernel.gram, *kernel.shift};
+    std::vector<std::string> taylor_readers;
     for (const method m : o.methods) {
         impl_->components.push_back(info_of(m).make(setup));
         const detail::block_needs n = impl_->components.back()->needs();
+        if (n.taylor) taylor_readers.push_back(method_name(m));
         auto& all = impl_->needs;
         all.softmax_power |= n.softmax_power;
         all.taylor |= n.taylor;
@@ -92,6 +105,7 @@ accumulator::accumulator(std::size_t k, const options& opts) : impl_(std::make_u
         all.softrun_rows |= n.softrun_rows;
         all.gram |= n.gram;
     }
+    check_taylor_defined(o, k, taylor_readers);
     impl_->params = make_params(o, k);
     impl_->params.want_softmax = impl_->params.want_softmax && impl_->needs.softmax_power;
     impl_->params.want_taylor = impl_->params.want_taylor && impl_->needs.taylor;
@@ -379,10 +393,7 @@ result accumulator::finalize() const {
     r.k = a.k;
     // Phi = (1/N) sum_i (LSE_i - mean_k q_ik) = -(1/NK) sum_ik log p_ik
     const double criterion = o.criterion ? *o.criterion : core.phi_sum / n;
-    // softrun: a strict '>' picks softmax (paper, Algorithm 1)
-    const normalization used = o.norm != normalization::softrun ? o.norm
-                               : criterion > o.eta              ? normalization::softmax
-                                                                : normalization::taylor;
+    const normalization used = o.branch_used(criterion, a.k);
     if (a.needs.taylor && used != normalization::softmax && core.taylor_overflow_row >= 0)
         throw error("row " + std::to_string(core.taylor_overflow_row) + ": the order-" +
                     std::to_string(o.taylor_order) +

@@ -20,7 +20,12 @@ namespace detail {
 
 double moments::mean_se(double n) const {
     if (n < 2) return std::numeric_limits<double>::quiet_NaN();
-    const double variance = std::max(0.0, (sum_sq - sum * sum / n) / (n - 1));
+    // A spread within the rounding of its two terms (n terms' errors, about eps sum_sq each,
+    // adding up as a random walk) is no spread: values that are all equal (MaNo's batch scores on
+    // one-hot rows) read 0 whichever way their sums were split among merged states.
+    const double spread = sum_sq - sum * sum / n;
+    const double noise = 8 * std::sqrt(n) * std::numeric_limits<double>::epsilon() * sum_sq;
+    const double variance = spread > noise ? spread / (n - 1) : 0.0;
     return std::sqrt(variance / n);
 }
 

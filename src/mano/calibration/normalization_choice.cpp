@@ -89,6 +89,7 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
     if (sets.empty()) throw error("choosing a normalization needs at least one set");
     std::map<std::string, std::vector<double>> values;  // variant -> one value per set
     double phi_weighted = 0, rows = 0;
+    std::size_t fewest_classes = sets.front().scores.k;
     for (std::size_t i = 0; i < sets.size(); ++i) {
         const auto& r = sets[i].scores;
         if (!r.mano || r.mano->variants.empty())
@@ -100,6 +101,7 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
             it = it->second.size() == i + 1 ? std::next(it) : values.erase(it);
         phi_weighted += static_cast<double>(r.n) * r.mano->criterion;
         rows += static_cast<double>(r.n);
+        fewest_classes = std::min(fewest_classes, r.k);
     }
     normalization_choice c;
     c.eta = opts.eta;
@@ -131,8 +133,8 @@ normalization_choice choose_normalization(const std::vector<labeled_set>& sets, 
         return c;
     }
     c.by = "pooled criterion";
-    // the paper's rule, on every row of the family at once: softmax when Phi > eta
-    c.norm = c.pooled_criterion > opts.eta ? normalization::softmax : normalization::taylor;
+    // the paper's rule, on every row of the family at once: softmax when Phi > eta (and at K = 2)
+    c.norm = softrun_branch(c.pooled_criterion, opts.eta, fewest_classes);
     c.taylor_order = opts.taylor_order;
     if (!values.count(c.variant()))
         throw error("the pooled criterion chooses " + c.variant() + ", but not every set has a MaNo score on it");

@@ -36,7 +36,8 @@ struct moments {
         sum += o.sum;
         sum_sq += o.sum_sq;
     }
-    // The standard error of the mean over n rows (sample variance / n); NaN for n < 2.
+    // The standard error of the mean over n rows (sample variance / n; 0 where the spread is
+    // within the sums' rounding); NaN for n < 2.
     double mean_se(double n) const;
     nlohmann::json to_json() const { return {sum, sum_sq}; }
     // Throws mano::error naming `what` unless j is a [sum, sum of squares] pair of numbers with

@@ -66,7 +66,9 @@ double gram_sum::nuclear(std::size_t n) const {
         const Eigen::Map<const Eigen::MatrixXd> g(gram_.data(), kk, kk);
         total = sum_of_roots(g.selfadjointView<Eigen::Lower>());
     }
-    return total / std::sqrt(static_cast<double>(n) * static_cast<double>(std::min(n, k_)));
+    // at most 1 for rows of Euclidean norm at most 1 (||P||_* <= sqrt(rank) ||P||_F): the
+    // eigensolver's rounding must not push balanced one-hot rows above it
+    return std::min(1.0, total / std::sqrt(static_cast<double>(n) * static_cast<double>(std::min(n, k_))));
 }
 
 nlohmann::json gram_sum::to_json() const {

@@ -34,7 +34,8 @@ struct mano_state {
 class mano_estimator : public component<mano_estimator, mano_state> {
 public:
     mano_estimator(std::size_t k, const options& o)
-        : k_(k), p_(o.p), batch_size_(static_cast<std::size_t>(o.batch_size)), softmax_branch_(o.scores_softmax_branch()) {}
+        : k_(k), p_(o.p), batch_size_(static_cast<std::size_t>(o.batch_size)), softmax_branch_(o.scores_softmax_branch(k)),
+          taylor_branch_(o.scores_taylor_branch(k)) {}
 
     block_needs needs() const override {
         block_needs n;
@@ -144,7 +145,7 @@ public:
                 if (!std::isnan(value)) m.variants[variant_name(branch, o.taylor_order)] = value;
             };
             put(normalization::softmax, softmax ? score : branch_score(true));
-            if (!c.taylor_overflowed) put(normalization::taylor, softmax ? branch_score(false) : score);
+            if (taylor_branch_ && !c.taylor_overflowed) put(normalization::taylor, softmax ? branch_score(false) : score);
         }
         r[method::mano] = estimate{score, se, std::nullopt};
         r.mano = m;
@@ -171,6 +172,7 @@ private:
     double p_;
     std::size_t batch_size_;
     bool softmax_branch_;  // the softmax branch is accumulated (options::scores_softmax_branch)
+    bool taylor_branch_;   // and the Taylor branch (options::scores_taylor_branch; not at K = 2)
 };
 
 }  // namespace

@@ -44,7 +44,10 @@ inline void finish_row(row_stats& out, double m, double log_s, const row_sums& s
     if (kp.want_softmax) out.softmax = bounded((s.sp + 1) / power(sum));
     if (taylor) {
         out.taylor = bounded(s.wp / power(s.w));
-        out.taylor_max = s.wmax / s.w;
+        // the largest of a probability row lies in [1/K, 1]; the float lanes' rounding of the
+        // minimum's value (about 0, either sign) must not push it out (the softrun ConfScore read
+        // 1.0000000005 at K = 2 once)
+        out.taylor_max = std::min(1.0, std::max(1.0 / static_cast<double>(k), s.wmax / s.w));
     }
 }
 

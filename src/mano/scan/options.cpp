@@ -26,12 +26,22 @@ bool options::wants(method m) const {
     return false;
 }
 
-bool options::scores_softmax_branch() const {
-    return norm == normalization::softmax || (norm == normalization::softrun && (!criterion || *criterion > eta));
+normalization softrun_branch(double criterion, double eta, std::size_t k) noexcept {
+    return criterion > eta || !taylor_defined(k) ? normalization::softmax : normalization::taylor;
 }
 
-bool options::scores_taylor_branch() const {
-    return norm == normalization::taylor || (norm == normalization::softrun && (!criterion || *criterion <= eta));
+normalization options::branch_used(double phi, std::size_t k) const noexcept {
+    return norm == normalization::softrun ? softrun_branch(phi, eta, k) : norm;
+}
+
+bool options::scores_softmax_branch(std::size_t k) const {
+    return norm == normalization::softmax ||
+           (norm == normalization::softrun && (!criterion || branch_used(*criterion, k) == normalization::softmax));
+}
+
+bool options::scores_taylor_branch(std::size_t k) const {
+    return norm == normalization::taylor ||
+           (norm == normalization::softrun && taylor_defined(k) && (!criterion || branch_used(*criterion, k) == normalization::taylor));
 }
 
 normalization parse_normalization(const std::string& name) {

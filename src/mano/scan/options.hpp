@@ -15,11 +15,25 @@
 namespace mano {
 
 // How MaNo turns logits into probabilities. `softrun` (the paper's default) chooses between the
-// other two with the criterion: softmax when criterion > eta, Taylor otherwise.
+// other two with the criterion: softmax when criterion > eta, Taylor otherwise; softmax always
+// at K = 2, where the Taylor normalization is degenerate (taylor_defined).
 enum class normalization { softrun, softmax, taylor };
 
 const char* normalization_name(normalization n) noexcept;
 normalization parse_normalization(const std::string& name);  // throws mano::error
+
+// The paper's Taylor rows, (t_ik - min_j t_ij) / sum_j (t_ij - min_j t_ij) with t the order-n
+// polynomial of exp, are degenerate at K = 2: the smaller of the two entries is the row minimum,
+// so every row is one-hot at its argmax ([0, 1] or [1, 0]) whatever the logits, and MaNo on them
+// reads its maximum 2^(-1/p) on every set (the softrun ConfScore 1). From 3 classes up they are
+// defined; at K = 2 softrun takes softmax (a binary model's own probabilities) and an explicit
+// normalization taylor is refused for the methods that read the branch.
+inline constexpr std::size_t taylor_min_classes = 3;
+inline constexpr bool taylor_defined(std::size_t k) noexcept { return k >= taylor_min_classes; }
+
+// The branch softrun takes on a set of K classes with this criterion: softmax when the
+// criterion > eta (a strict '>', paper Algorithm 1) or the Taylor rows are not defined at K.
+normalization softrun_branch(double criterion, double eta, std::size_t k) noexcept;
 
 // 1/n! underflows a double beyond n = 170: the largest Taylor order.
 inline constexpr int max_taylor_order = 170;
@@ -60,10 +74,13 @@ struct options {
 
     // Whether `methods` lists m (an accumulator resolves an empty list to default_methods(K)).
     bool wants(method m) const;
-    // Which of MaNo's branches are accumulated: both for softrun, unless a fixed criterion has
-    // decided the branch already; one when the normalization is forced.
-    bool scores_softmax_branch() const;
-    bool scores_taylor_branch() const;
+    // Which of MaNo's branches are accumulated for K classes: both for softrun, unless a fixed
+    // criterion or K = 2 (taylor_defined) has decided the branch already; one when the
+    // normalization is forced.
+    bool scores_softmax_branch(std::size_t k) const;
+    bool scores_taylor_branch(std::size_t k) const;
+    // The branch a set of K classes is scored on, given its criterion (the fixed one or Phi).
+    normalization branch_used(double criterion, std::size_t k) const noexcept;
 
     // Throws mano::error naming the first invalid option.
     void validate() const;

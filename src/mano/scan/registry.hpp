@@ -135,7 +135,8 @@ inline constexpr method_info method_table[] = {
     {method::mano, "mano", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
      "MaNo: the L_p norm of the softrun-normalized prediction matrix (Xie et al., NeurIPS 2024)",
      nullptr, &detail::make_mano, nullptr,
-     "S = ((1/NK) Σ_ik σ_ik^p)^(1/p); σ = softmax(q) when Φ > η, else the Taylor rows (Σ_{j≤n} q^j/j! − row min) / row sum; Φ = −(1/NK) Σ_ik log softmax(q)_ik",
+     "S = ((1/NK) Σ_ik σ_ik^p)^(1/p); σ = softmax(q) when Φ > η, else the Taylor rows (Σ_{j≤n} q^j/j! − row min) / row sum; Φ = −(1/NK) Σ_ik log softmax(q)_ik. "
+     "At K = 2 σ = softmax(q), a binary model's own probabilities, whatever Φ: there the smaller Taylor value is the row min, so the paper's Taylor rows are one-hot ([0, 1] or [1, 0]) on every row and S would read its maximum 2^(−1/p) on every set (the softrun ConfScore 1); `--normalization taylor` is refused at K = 2",
      "A model that is confidently wrong (confident collapse) scores high as its accuracy falls; sets scored on different softrun branches are on different scales (calibrate with the family normalization); the score moves with the class mix under label shift."},
     {method::confscore, "confscore", method_returns::score, needs_logits_only, true, 0, 0, method_cost::linear, false,
      "ConfScore: the mean maximum softmax probability",

@@ -116,9 +116,9 @@ pass first_pass(const family_options& f) {
 
 bool chooses_branch(const family_options& f, const options& used) { return f.family && used.wants(method::mano); }
 
-std::vector<pass> variant_passes(const family_options& f, const options& used) {
+std::vector<pass> variant_passes(const family_options& f, const options& used, std::size_t fewest_classes) {
     std::vector<pass> out;
-    if (!chooses_branch(f, used)) return out;
+    if (!chooses_branch(f, used) || !taylor_defined(fewest_classes)) return out;
     for (const int order : f.taylor_orders) {
         if (order == used.taylor_order) continue;  // the softrun pass has it already
         if (std::any_of(out.begin(), out.end(), [&](const pass& p) { return p.taylor_order == order; })) continue;
@@ -241,7 +241,9 @@ void family_scoring::advance() {
             return;
         }
         // the choice is among softmax, the options' own Taylor order and the other orders asked for
-        variants_ = variant_passes(family_, out_.used);
+        const auto fewest = std::min_element(out_.sets.begin(), out_.sets.end(),
+                                             [](const labeled_set& a, const labeled_set& b) { return a.scores.k < b.scores.k; });
+        variants_ = variant_passes(family_, out_.used, fewest->scores.k);
         variant_ = 0;
         stage_ = stage::variants;
         if (variants_.empty()) start_rescore();

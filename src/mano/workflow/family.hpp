@@ -71,8 +71,10 @@ struct pass {
 pass first_pass(const family_options& f);
 
 // The passes that add the other Taylor orders to each set's MaNo variants, for a family whose
-// options (`used`, the first set's) score MaNo; none otherwise.
-std::vector<pass> variant_passes(const family_options& f, const options& used);
+// options (`used`, the first set's) score MaNo; none otherwise, nor where a set has 2 classes
+// (`fewest_classes`: the least K of the sets), where the Taylor rows are not defined
+// (options.hpp, taylor_defined).
+std::vector<pass> variant_passes(const family_options& f, const options& used, std::size_t fewest_classes);
 
 // Puts what a variant pass scored (`variant`: MaNo alone, on one Taylor order) among the MaNo
 // variants of the set's first-pass result.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -130,6 +131,7 @@ TEST_CASE("one-hot rows give S = K^(-1/p)", "[invariant]") {
             o.norm = mano::normalization::softmax;
             INFO("K=" << k << " p=" << p);
             CHECK(close(mano::score(mano::logits_view(soft.data(), n, k), o).value(mano::method::mano).value(), std::pow(k, -1.0 / p), 1e-9));
+            if (k == 2) continue;  // no Taylor normalization at K = 2 (options.hpp, taylor_defined)
             o.norm = mano::normalization::taylor;
             // the Taylor values are powered in float lanes: float rounding, ~1e-9 here
             CHECK(close(mano::score(mano::logits_view(taylor.data(), n, k), o).value(mano::method::mano).value(), std::pow(k, -1.0 / p), 1e-8));
@@ -144,6 +146,7 @@ TEST_CASE("uniform rows give S = 1/K and criterion = log K", "[invariant]") {
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = 0; c < k; ++c) q[i * k + c] = static_cast<float>(i) * 0.75f - 9.0f;
         for (const auto norm : {mano::normalization::softrun, mano::normalization::softmax, mano::normalization::taylor}) {
+            if (k == 2 && norm == mano::normalization::taylor) continue;  // not defined (options.hpp)
             mano::options o;
             o.norm = norm;
             const auto r = mano::score(mano::logits_view(q.data(), n, k), o);
@@ -177,6 +180,7 @@ TEST_CASE("scores lie between 1/K and K^(-1/p), criterion >= log K", "[invariant
     for (const std::size_t k : {2, 5, 64, 333}) {
         for (const double scale : {0.01, 1.0, 10.0, 300.0}) {
             for (const auto norm : {mano::normalization::softrun, mano::normalization::softmax, mano::normalization::taylor}) {
+                if (k == 2 && norm == mano::normalization::taylor) continue;  // not defined (options.hpp)
                 for (const double p : {1.01, 3.0, 12.0}) {
                     const auto q = random_logits(40, k, scale, ++seed);
                     mano::options o;
@@ -189,6 +193,95 @@ TEST_CASE("scores lie between 1/K and K^(-1/p), criterion >= log K", "[invariant
                     CHECK(r.value(mano::method::mano).value() >= 0);
                     CHECK(r.value(mano::method::mano).value() <= 1);
                     CHECK(r.mano->criterion >= std::log(double(k)) * (1 - 1e-9));
+                }
+            }
+        }
+    }
+}
+
+namespace {
+
+// n binary rows [0, z] with z of the given scale, and MaNo of their softmax rows in double from
+// the definition: ((1/2N) sum_i (1 - s_i)^p + s_i^p)^(1/p), s_i = sigmoid(z_i).
+std::vector<float> binary_rows(std::size_t n, double scale, unsigned seed) {
+    auto z = random_logits(n, 1, scale, seed);
+    std::vector<float> q(2 * n, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) q[2 * i + 1] = z[i] + 1.0f;  // a model that leans to class 1
+    return q;
+}
+
+double softmax_mano_of_binary(const std::vector<float>& q, double p) {
+    double total = 0;
+    for (std::size_t i = 0; i < q.size() / 2; ++i) {
+        const double s = 1 / (1 + std::exp(-(double(q[2 * i + 1]) - double(q[2 * i]))));
+        total += std::pow(1 - s, p) + std::pow(s, p);
+    }
+    return std::pow(total / double(q.size()), 1 / p);
+}
+
+}  // namespace
+
+TEST_CASE("at K = 2 softrun scores the softmax branch and normalization taylor is refused", "[accumulator]") {
+    const std::size_t n = 500;
+    for (const double scale : {0.5, 2.0, 30.0}) {
+        const auto q = binary_rows(n, scale, 71);
+        mano::options o;
+        o.methods = {mano::method::mano, mano::method::confscore, mano::method::confscore_softrun,
+                     mano::method::nuclear, mano::method::nuclear_softrun};
+        for (const std::optional<double> fixed : {std::optional<double>{}, std::optional<double>{0.1}}) {
+            o.criterion = fixed;  // a criterion below eta: the Taylor branch above K = 2
+            const auto r = mano::score(mano::logits_view(q.data(), n, 2), o);
+            INFO("scale " << scale << (fixed ? " fixed criterion" : ""));
+            CHECK(r.mano->used == mano::normalization::softmax);
+            // sigma^p is summed in float lanes: float rounding, as for the golden vectors
+            CHECK(close(r.value(mano::method::mano).value(), softmax_mano_of_binary(q, o.p), 1e-6));
+            // the softrun baselines read softmax rows: ConfScore's and Nuclear's own values
+            CHECK(close(r.value(mano::method::confscore_softrun).value(), r.value(mano::method::confscore).value(), 1e-12));
+            CHECK(close(r.value(mano::method::nuclear_softrun).value(), r.value(mano::method::nuclear).value(), 1e-12));
+            if (!fixed) CHECK(r.mano->variants.size() == 1);
+            if (!fixed) CHECK(r.mano->variants.count("softmax") == 1);
+        }
+        o.criterion.reset();
+        o.norm = mano::normalization::taylor;
+        CHECK_THROWS_WITH(mano::score(mano::logits_view(q.data(), n, 2), o),
+                          Catch::Contains("normalization taylor is not defined for 2 classes") &&
+                              Catch::Contains("mano, confscore_softrun, nuclear_softrun") &&
+                              Catch::Contains("use normalization softmax"));
+        o.methods = {mano::method::confscore};  // reads no branch: scored as with any normalization
+        CHECK(close(mano::score(mano::logits_view(q.data(), n, 2), o).value(mano::method::confscore).value(),
+                    mano::score(mano::logits_view(q.data(), n, 2), mano::options{}).value(mano::method::confscore).value(), 1e-15));
+    }
+}
+
+TEST_CASE("the softrun baselines and the nuclear norms stay within their bounds", "[invariant]") {
+    // max_k sigma_ik lies in [1/K, 1] and ||sigma||_* / sqrt(N min(N, K)) in [0, 1] by definition;
+    // rows whose Taylor values tie at the minimum, and one-hot rows, are where rounding leaves them
+    unsigned seed = 100;
+    for (const std::size_t k : {2, 3, 5, 64}) {
+        for (const double scale : {0.01, 1.0, 10.0, 300.0, -1.0}) {
+            const std::size_t n = 300;
+            auto q = random_logits(n, k, std::abs(scale), ++seed);
+            if (scale < 0)  // one confident class per row, the others at -1, the Taylor minimum
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t c = 0; c < k; ++c) q[i * k + c] = c == i % k ? 40.0f : -1.0f;
+            for (const auto norm : {mano::normalization::softrun, mano::normalization::softmax, mano::normalization::taylor}) {
+                if (k == 2 && norm == mano::normalization::taylor) continue;
+                mano::options o;
+                o.norm = norm;
+                o.methods = {mano::method::mano, mano::method::confscore, mano::method::nuclear,
+                             mano::method::confscore_softrun, mano::method::nuclear_softrun};
+                for (const auto& arch : mano::available_architectures()) {
+                    o.architecture = arch;
+                    const auto r = mano::score(mano::logits_view(q.data(), n, k), o);
+                    INFO("K=" << k << " scale=" << scale << " " << mano::normalization_name(norm) << " on " << arch);
+                    for (const auto m : {mano::method::confscore, mano::method::confscore_softrun}) {
+                        CHECK(r.value(m).value() <= 1.0);
+                        CHECK(r.value(m).value() >= 1.0 / double(k));
+                    }
+                    for (const auto m : {mano::method::nuclear, mano::method::nuclear_softrun}) {
+                        CHECK(r.value(m).value() <= 1.0);
+                        CHECK(r.value(m).value() >= 0.0);
+                    }
                 }
             }
         }
