@@ -148,6 +148,8 @@ def largest_prediction(method_names):
             return {k: longest(v) for k, v in s["properties"].items()}
         if kind == "array":
             return [longest(x) for x in s["prefixItems"]]
+        if kind == "string":  # a sentence mano writes: at most its maxLength
+            return "\u00e9" * s["maxLength"]
         return {"number": -2.2250738585072014e-308, "integer": 2 ** 64 - 1, "boolean": False}[kind]
     return json.dumps(longest(root), separators=(",", ":"))
 
