@@ -357,8 +357,7 @@ def test_family_recommended_intervals(tmp):
           f"eval reports the family's normalization: {proc.stderr.strip()}")
     by_name = {r["name"]: r for r in report["sets"]}
     # the label-shifted copies (6 per set, the default): drawn by the reference, scored by the CLI
-    # with the calibration's options; the lines are the sets' own, and in the folds' residuals
-    # each original weighs 6, each copy 1
+    # with the calibration's options; lines on the sets alone, residuals weigh 6 an original, 1 a copy
     copies = c["label_shift_copies"]
     check(copies == {"copies": 6, "seed": 0, "max_rows": 1000, "alphas": [0.5, 1, 5], "sets": 6 * len(fit_sets)},
           f"the copies are recorded: {copies}")
@@ -382,8 +381,7 @@ def test_family_recommended_intervals(tmp):
                      [e[m].get("score", e[m].get("accuracy")) if m in e else np.nan for e in copy_scores])
         if m == "mano":
             worst = max(worst, float(np.max(np.abs(x[:len(fit_sets)] - x_fit[m]) / x_fit[m])))
-        want_fit = fit_method(x, np.concatenate([y, copy_acc]), keys + copy_keys, weights,
-                              np.arange(len(x)) >= len(fit_sets))
+        want_fit = fit_method(x, np.concatenate([y, copy_acc]), keys + copy_keys, weights, np.arange(len(x)) >= len(fit_sets))
         folds[m] = want_fit["folds"]
         check(fit.get("link", "identity") == want_fit["link"] and rel(fit["slope"], want_fit["slope"]) < 1e-7 and
               rel(fit["intercept"], want_fit["intercept"]) < 1e-7 and rel(fit["residual_se"], want_fit["rse"]) < 1e-7,
