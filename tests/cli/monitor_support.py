@@ -123,6 +123,9 @@ def last_prediction(history):
         return json.loads(db.execute("SELECT prediction FROM points ORDER BY id DESC LIMIT 1").fetchone()[0])
 
 
+LONGEST_REASON = 400  # characters: the longest reason check_label_shift writes is under 300
+
+
 def largest_prediction(method_names):
     """The longest prediction an add can write, from its shape (prediction.schema.json's Prediction
     less the keys history_limits.json says an add never writes): every key, every method, each number
@@ -148,8 +151,8 @@ def largest_prediction(method_names):
             return {k: longest(v) for k, v in s["properties"].items()}
         if kind == "array":
             return [longest(x) for x in s["prefixItems"]]
-        if kind == "string":  # a sentence mano writes: at most its maxLength
-            return "\u00e9" * s["maxLength"]
+        if kind == "string":  # label_shift.reason, a sentence of fixed words and a few numbers
+            return "\u00e9" * LONGEST_REASON  # (src/mano/prediction/label_shift_check.cpp)
         return {"number": -2.2250738585072014e-308, "integer": 2 ** 64 - 1, "boolean": False}[kind]
     return json.dumps(longest(root), separators=(",", ":"))
 
