@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import mano
+from api_support import assert_same
 
 METHODS = ["mano", "confscore", "entropy", "nuclear", "mde", "cot", "confscore_softrun", "nuclear_softrun"]
 
@@ -21,18 +22,6 @@ def binary_logits(n, seed):
 def layouts(z):
     """The same rows as a binary input and as two logit columns [0, z]."""
     return [(z, "binary-logit"), (np.stack([np.zeros_like(z), z], 1), None)]
-
-
-def assert_close(got, want, path="result"):
-    """Every number within 1e-9 (relative, floor 1: sums in another order), the rest equal."""
-    if isinstance(want, dict):
-        assert set(got) == set(want), f"{path}: keys {sorted(got)} != {sorted(want)}"
-        for key in want:
-            assert_close(got[key], want[key], f"{path}.{key}")
-    elif isinstance(want, float):
-        assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), f"{path}: {got} != {want}"
-    else:
-        assert got == want, f"{path}: {got!r} != {want!r}"
 
 
 def test_softrun_scores_the_softmax_branch():
@@ -72,4 +61,4 @@ def test_chunks_pickled_and_merged_equal_one_pass(options):
         for part in parts[1:]:
             total.merge(mano.Accumulator.from_state(part.state()))
         assert total.rows == 3000 and total.k == 2
-        assert_close(total.result(), want)
+        assert_same(total.result(), want, rel=1e-9, abs_tol=1e-9)  # sums in another order
