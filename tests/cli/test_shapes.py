@@ -72,6 +72,23 @@ def check_calibration_and_predictions(tmp):
         conforms("Prediction", json.loads(line), "predict FILE --json")
 
 
+def check_method_table():
+    """`mano methods --json` has every fact of each row by name; exactly one row is the
+    label-shift regime's and the softrun rows are the ones that read MaNo's normalization."""
+    table = json.loads(output("methods", "--json"))
+    conforms("MethodTable", table, "methods --json")
+    by_name = {m["name"]: m for m in table["methods"]}
+    check([n for n, m in by_name.items() if m["estimates_label_shift"]] == ["mlls"], "mlls alone estimates label shift")
+    check(sorted(n for n, m in by_name.items() if m["on_softrun_branch"]) == ["confscore_softrun", "nuclear_softrun"],
+          "the softrun baselines read the softrun rows")
+    check([n for n, m in by_name.items() if m["softrun_variants"]] == ["mano"], "mano alone carries softrun variants")
+    check(by_name["nuclear"]["gram_matrices"] == 1 and by_name["nuclear_softrun"]["gram_matrices"] == 2,
+          "the Gram matrices each nuclear norm keeps")
+    check(sorted(n for n, m in by_name.items() if m["fits_on_source"]) == ["cbpe", "cott", "mlls"],
+          "the methods with a source fit of their own")
+    check(by_name["atc_mc"].get("detail") == "threshold" and "detail" not in by_name["mano"], "the detail numbers")
+
+
 def check_drift_is_caught():
     """A key the description does not name, or a required one missing, is not a Result."""
     good = {"n": 2, "k": 3, "methods": {"confscore": {"score": 0.5}}}
@@ -85,6 +102,7 @@ def main():
         tmp = pathlib.Path(d)
         check_results(tmp)
         check_calibration_and_predictions(tmp)
+    check_method_table()
     check_drift_is_caught()
     finish()
 

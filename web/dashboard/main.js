@@ -9,7 +9,7 @@ import { addFiles, repair } from './files.js';
 import { drawHistory, isHistoryFile, openHistory } from './history.js';
 import { $, serially, setStatus, showError, summaryText } from './page.js';
 import { render, renderHeadline, selectMethod } from './render.js';
-import { setMethodOrder, state, worker } from './state.js';
+import { setMethodTable, state, worker } from './state.js';
 import { buildTimeline, drawTimeline } from './timeline.js';
 
 const timelineHelp = $('timeline-note').textContent;
@@ -92,5 +92,5 @@ auditInput.addEventListener('change', async () => {
 });
 worker.init().catch((e) => showError(e.message));
 // asked for before any file can be scored, so the worker answers it first
-worker.methods().then((table) => { setMethodOrder(table.map((m) => m.name)); }).catch(() => {});
+worker.methods().then(setMethodTable).catch(() => {});
 setStatus(summaryText(), false);

@@ -3,7 +3,7 @@
 import { auditText, labelsNeededText, range, renderAudit } from './audit.js';
 import { scatterChart } from './charts.js';
 import { $, branchName, el, fmt, interval, pct } from './page.js';
-import { ALL_SETS, LEVEL, METHOD_ORDER, methods, POOR_FIT, state, valueOf, worker } from './state.js';
+import { ALL_SETS, LEVEL, labelShiftMethod, METHOD_ORDER, methodInfo, methods, POOR_FIT, state, valueOf, worker } from './state.js';
 import { drawTimeline } from './timeline.js';
 
 export function render() {
@@ -216,7 +216,7 @@ async function renderCalibration() {
     return tr;
   });
   const legend = cal?.recommended ? el('caption', { textContent: `★ recommended (lowest held-out error)` +
-    (cal.methods?.mlls ? ' · mlls on sets that pass the label-shift check' : '') }) : '';
+    (cal.methods?.[labelShiftMethod()] ? ` · ${labelShiftMethod()} on sets that pass the label-shift check` : '') }) : '';
   $('summary-table').replaceChildren(legend,
     el('thead', {}, el('tr', {}, ...['method', 'R²', 'ρ', 'τ', 'held-out MAE'].map((h) => el('th', { textContent: h })))),
     el('tbody', {}, ...rows));
@@ -230,7 +230,8 @@ async function renderCalibration() {
   const gridX = Array.from({ length: 41 }, (_, i) => lo - pad + ((hi - lo + 2 * pad) * i) / 40);
   const band = await worker.predictScores(state.calibration, m, gridX, { level: LEVEL });
   // MaNo and the softrun variants depend on the branch the sets were scored on: name it
-  const branch = /^(mano|.*_softrun)$/.test(m) ? branchName(labeled[0]?.result.methods.mano) : null;
+  const info = methodInfo(m);
+  const branch = info?.softrun_variants || info?.on_softrun_branch ? branchName(labeled[0]?.result.methods.mano) : null;
   scatterChart($('scatter'), {
     method: m,
     branch: branch && branch !== '–' ? branch : null,

@@ -8,9 +8,17 @@ export const LEVEL = 0.9;
 export const ALL_SETS = '\u0000all sets';
 // A recommended method whose held-out error is above this is a poor fit, and the page says so.
 export const POOR_FIT = 0.1;
-// The package's method table gives the order of columns and rows (filled once the worker is up).
+// The package's method table gives the order of columns and rows and each method's facts (filled
+// once the worker is up).
 export let METHOD_ORDER = [];
-export const setMethodOrder = (order) => { METHOD_ORDER = order; };
+let METHOD_INFO = new Map();
+export const setMethodTable = (table) => {
+  METHOD_ORDER = table.map((m) => m.name);
+  METHOD_INFO = new Map(table.map((m) => [m.name, m]));
+};
+export const methodInfo = (name) => METHOD_INFO.get(name);
+// The method whose estimate is the label-shift regime's (the table's estimates_label_shift).
+export const labelShiftMethod = () => [...METHOD_INFO.values()].find((m) => m.estimates_label_shift)?.name;
 
 export const worker = new ManoWorker(new ManoWorkerScript());
 

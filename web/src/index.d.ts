@@ -2,33 +2,10 @@
 
 // methods.d.ts is written at build time from the estimator table (bindings/wasm/method_names.mjs).
 import type { MethodName, ResultMethods } from './methods.js';
-import type { AuditSample, Calibration, NormalizationChoice, Prediction, Result } from './shapes.js';
+import type { AuditSample, Calibration, MethodInfo, MethodInput, NormalizationChoice, Prediction, Result } from './shapes.js';
 export type { MethodName, ResultMethods };
 // shapes.d.ts is generated from the one description of the JSON shapes (src/mano/schema/shapes.schema.json).
 export * from './shapes.js';
-
-/** An input besides the logits that a method needs. */
-export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
-/** One row of the estimator table (`mano methods --json`). */
-export interface MethodInfo {
-  name: MethodName;
-  /** 'score': mapped to accuracy by a calibration; 'accuracy': an accuracy estimate itself. */
-  returns: 'score' | 'accuracy';
-  needs: MethodInput[];
-  /** On by default when its inputs are given, up to default_max_k classes and default_max_logits logits. */
-  default: boolean;
-  default_max_k?: number;
-  default_max_logits?: number;
-  /** linear: one pass, O(N·K); quadratic: a K x K (or D x D) Gram matrix; keeps_rows: O(N·K) memory. */
-  cost: 'linear' | 'quadratic' | 'keeps_rows';
-  /** Does not back the recommended estimate of a set whose class proportions are outside the calibration's. */
-  assumes_class_proportions: boolean;
-  summary: string;
-  /** Its definition, in plain text (p = softmax(q / T) rows, σ = MaNo's softrun rows). */
-  formula: string;
-  /** How it fails: the shifts and inputs that mislead it. */
-  fails: string;
-}
 
 export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
 /** Logits: float32, float64, or the 16-bit patterns of float16/bfloat16 in a Uint16Array. */

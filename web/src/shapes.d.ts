@@ -146,6 +146,47 @@ export interface LabelShiftCopies {
   sets: number;
 }
 
+/** What `mano methods --json` prints. */
+export interface MethodTable {
+  methods: MethodInfo[];
+}
+
+/** An input besides the logits that a method needs. */
+export type MethodInput = 'source' | 'second' | 'features' | 'source_features';
+
+/** One row of the estimator table, every fact a named field. */
+export interface MethodInfo {
+  name: MethodName;
+  /** score: mapped to accuracy by a calibration; accuracy: an accuracy estimate itself. */
+  returns: 'score' | 'accuracy';
+  needs: MethodInput[];
+  /** On by default when its inputs are given, up to default_max_k classes and default_max_logits logits. */
+  default: boolean;
+  default_max_k?: number;
+  default_max_logits?: number;
+  /** linear: one pass, O(N·K); quadratic: a K x K (or D x D) Gram matrix; keeps_rows: O(N·K) memory. */
+  cost: 'linear' | 'quadratic' | 'keeps_rows';
+  /** Does not back the recommended estimate of a set whose class proportions are outside the calibration's. */
+  assumes_class_proportions: boolean;
+  summary: string;
+  /** Its definition, in plain text (p = softmax(q / T) rows, σ = MaNo's softrun rows). */
+  formula: string;
+  /** How it fails: the shifts and inputs that mislead it. */
+  fails: string;
+  /** The number its result gives besides the score or accuracy and the standard error (ATC's threshold, COT's error). */
+  detail?: string;
+  /** It fits a model of its own on the labeled source set. */
+  fits_on_source: boolean;
+  /** How many K x K Gram matrices an accumulator of it keeps. */
+  gram_matrices: number;
+  /** It reads MaNo's softrun rows: calibrated and predicted only on the branch the calibration chose. */
+  on_softrun_branch: boolean;
+  /** Its result carries the score of each softrun branch (MaNo's variants). */
+  softrun_variants: boolean;
+  /** Its estimate is the label-shift regime's: predictions use it on sets the label-shift check accepts. */
+  estimates_label_shift: boolean;
+}
+
 /** One calibrated method's estimate for a set. */
 export interface MethodPrediction {
   score: number;

@@ -1,6 +1,6 @@
 # Type stubs of the mano package (bindings/python/mano/__init__.py).
 import os
-from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, Union
 
 import matplotlib.figure
 import numpy as np
@@ -23,23 +23,10 @@ class InputError(ValueError):
 # The JSON shapes (a result, a calibration, a prediction), generated from their one description
 # (src/mano/schema/shapes.schema.json) by bindings/make_types.py.
 from mano._shapes import AuditSample, Calibration, ManoMethodResult, Prediction, Result
-from mano._shapes import AccuracyResult, ScoreResult
+from mano._shapes import AccuracyResult, MethodInfo, ScoreResult
 from mano import monitor as monitor
 
 MethodResult = Union[ManoMethodResult, ScoreResult, AccuracyResult]
-
-class MethodInfo(TypedDict, total=False):
-    name: str
-    returns: Literal["score", "accuracy"]
-    needs: list[str]
-    default: bool
-    default_max_k: int
-    default_max_logits: int
-    cost: Literal["linear", "quadratic", "keeps_rows"]
-    assumes_class_proportions: bool
-    summary: str
-    formula: str
-    fails: str
 
 def score(logits: Union[ArrayLike, PathLike], methods: Methods = None, *, labels: Union[None, ArrayLike, PathLike] = None,
           second: Union[None, ArrayLike, PathLike] = None, features: Union[None, ArrayLike, PathLike] = None,

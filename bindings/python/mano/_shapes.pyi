@@ -147,6 +147,46 @@ class LabelShiftCopies(TypedDict, total=False):
     sets: Required[int]
 
 
+class MethodTable(TypedDict, total=False):
+    """What `mano methods --json` prints."""
+    methods: Required[list[MethodInfo]]
+
+
+MethodInput = Literal["source", "second", "features", "source_features"]
+
+class MethodInfo(TypedDict, total=False):
+    """One row of the estimator table, every fact a named field."""
+    name: Required[str]
+    returns: Required[Literal["score", "accuracy"]]
+    """score: mapped to accuracy by a calibration; accuracy: an accuracy estimate itself."""
+    needs: Required[list[MethodInput]]
+    default: Required[bool]
+    """On by default when its inputs are given, up to default_max_k classes and default_max_logits logits."""
+    default_max_k: int
+    default_max_logits: int
+    cost: Required[Literal["linear", "quadratic", "keeps_rows"]]
+    """linear: one pass, O(N·K); quadratic: a K x K (or D x D) Gram matrix; keeps_rows: O(N·K) memory."""
+    assumes_class_proportions: Required[bool]
+    """Does not back the recommended estimate of a set whose class proportions are outside the calibration's."""
+    summary: Required[str]
+    formula: Required[str]
+    """Its definition, in plain text (p = softmax(q / T) rows, σ = MaNo's softrun rows)."""
+    fails: Required[str]
+    """How it fails: the shifts and inputs that mislead it."""
+    detail: str
+    """The number its result gives besides the score or accuracy and the standard error (ATC's threshold, COT's error)."""
+    fits_on_source: Required[bool]
+    """It fits a model of its own on the labeled source set."""
+    gram_matrices: Required[int]
+    """How many K x K Gram matrices an accumulator of it keeps."""
+    on_softrun_branch: Required[bool]
+    """It reads MaNo's softrun rows: calibrated and predicted only on the branch the calibration chose."""
+    softrun_variants: Required[bool]
+    """Its result carries the score of each softrun branch (MaNo's variants)."""
+    estimates_label_shift: Required[bool]
+    """Its estimate is the label-shift regime's: predictions use it on sets the label-shift check accepts."""
+
+
 class MethodPrediction(TypedDict, total=False):
     """One calibrated method's estimate for a set."""
     score: Required[float]

@@ -67,105 +67,142 @@ nlohmann::json prediction::to_json() const {
     return j;
 }
 
-prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level, std::size_t rows) {
-    check_interval_level(level);
-    if (!std::isfinite(score)) throw error(std::string(method_name(c.m)) + ": the score is not a finite number");
-    const auto& f = c.fit;
-    if (f.n < detail::min_sets) throw error(std::string(method_name(c.m)) + ": the calibration has fewer than 3 sets");
-    prediction p;
-    p.score = score;
-    p.score_se = score_se && std::isfinite(*score_se) ? score_se : std::nullopt;
-    // the line on its link's scale, and its slope as accuracy per score at this score (the delta
-    // method for the score's own noise)
-    const double x = to_link(c.link, score);
-    const double line = f.slope * x + f.intercept;
-    const double fitted = from_link(c.link, line);
-    const double density = [](double z) { return std::exp(-z * z / 2) / std::sqrt(2 * 3.141592653589793); }(line);
-    const double x_density = std::exp(-x * x / 2) / std::sqrt(2 * 3.141592653589793);
-    const double slope = c.link == link::probit ? f.slope * density / x_density : f.slope;
-    p.slope = slope;
-    const double n = static_cast<double>(f.n);
-    const double t = student_t_quantile(0.5 + level / 2, n - 2);
-    p.extrapolated = x < f.x_min || x > f.x_max;
-    // each held-out residual with its set's weight (label-shift copies: an original weighs R, a copy 1)
-    double total = 0, residual_sq = 0;
+namespace {
+
+// A method's line at a score: its link-scale abscissa x, the line there and the accuracy it maps
+// to, and the slope as accuracy per score at this score (the delta method for the score's noise).
+struct line_point {
+    double x, line, fitted, slope, x_density;
+};
+
+double normal_density(double z) { return std::exp(-z * z / 2) / std::sqrt(2 * 3.141592653589793); }
+
+line_point line_at(const method_calibration& c, double score) {
+    line_point at;
+    at.x = to_link(c.link, score);
+    at.line = c.fit.slope * at.x + c.fit.intercept;
+    at.fitted = from_link(c.link, at.line);
+    at.x_density = normal_density(at.x);
+    at.slope = c.link == link::probit ? c.fit.slope * normal_density(at.line) / at.x_density : c.fit.slope;
+    return at;
+}
+
+// The folds' held-out residuals, weighed (label-shift copies: an original weighs R, a copy 1):
+// each calibration set's fold line at x moved down and up by that set's |residual|, with the
+// jackknife+ ends at `level` where there are enough of them (Barber et al. 2021).
+struct fold_spread {
+    double total = 0, residual_sq = 0, with_new = 0;
+    std::optional<double> lower_end, upper_end;
+    std::vector<accuracy_candidate> candidates;  // of the population's accuracy, for a set's own
+};
+
+fold_spread spread_of_folds(const method_calibration& c, double x, std::size_t rows, double level) {
+    fold_spread s;
     std::size_t residual_count = 0;
-    for (const auto& fold : c.folds)
-        for (std::size_t i = 0; i < fold.residuals.size(); ++i)
-            residual_sq += fold.weight(i) * fold.residuals[i] * fold.residuals[i], total += fold.weight(i), ++residual_count;
-    // jackknife+ (Barber et al. 2021) with weights: the new set weighs as much as a set on average,
-    // so that equal weights give the ceil(level (m + 1))-th smallest upper end and the
-    // floor((1 - level)(m + 1))-th lower one
-    const double with_new = total + (residual_count ? total / static_cast<double>(residual_count) : 0);
     struct end {
         double value, weight;
     };
     std::vector<end> low, high;
-    std::vector<accuracy_candidate> candidates;  // of the population's accuracy, for a set's own
     for (const auto& fold : c.folds)
         for (std::size_t i = 0; i < fold.residuals.size(); ++i) {
-            const double at = from_link(c.link, fold.slope * x + fold.intercept), r = std::abs(fold.residuals[i]);
-            low.push_back({at - r, fold.weight(i)});
-            high.push_back({at + r, fold.weight(i)});
+            const double w = fold.weight(i), r = std::abs(fold.residuals[i]);
+            s.residual_sq += w * r * r, s.total += w, ++residual_count;
+            const double at = from_link(c.link, fold.slope * x + fold.intercept);
+            low.push_back({at - r, w});
+            high.push_back({at + r, w});
             if (rows > 0) {
-                candidates.push_back({at - r, fold.weight(i) / 2});
-                candidates.push_back({at + r, fold.weight(i) / 2});
+                s.candidates.push_back({at - r, w / 2});
+                s.candidates.push_back({at + r, w / 2});
             }
         }
+    // the new set weighs as much as a set on average, so that equal weights give the
+    // ceil(level (m + 1))-th smallest upper end and the floor((1 - level)(m + 1))-th lower one
+    s.with_new = s.total + (residual_count ? s.total / static_cast<double>(residual_count) : 0);
     const auto by_value = [](const end& a, const end& b) { return a.value < b.value; };
     std::sort(low.begin(), low.end(), by_value);
     std::sort(high.begin(), high.end(), by_value);
-    const double upper_share = level * with_new - 1e-9 * with_new, lower_share = (1 - level) * with_new + 1e-9 * with_new;
-    std::optional<double> upper_end, lower_end;
+    const double upper_share = level * s.with_new - 1e-9 * s.with_new, lower_share = (1 - level) * s.with_new + 1e-9 * s.with_new;
     double cumulative = 0;
     for (const auto& e : high)
         if ((cumulative += e.weight) >= upper_share) {
-            upper_end = e.value;
+            s.upper_end = e.value;
             break;
         }
     cumulative = 0;
     for (const auto& e : low) {
         if ((cumulative += e.weight) > lower_share) break;
-        lower_end = e.value;
+        s.lower_end = e.value;
     }
-    if (!c.folds.empty() && (!upper_end || !lower_end)) {
-        // too few sets for jackknife+ at this level: a t interval whose spread is the root mean
-        // square of the held-out-group residuals, with a degree of freedom per group less one
-        const double folds = static_cast<double>(c.folds.size());
-        double variance = residual_sq / total;
-        if (p.score_se) variance += slope * slope * *p.score_se * *p.score_se;
-        const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
-        own_set(p, fitted, fitted - half, fitted + half, half, folds - 1, rows, level);
-        return p;
+    return s;
+}
+
+// Too few sets for jackknife+ at this level: a t interval whose spread is the root mean square of
+// the held-out-group residuals, with a degree of freedom per group less one.
+void fold_t_interval(prediction& p, const method_calibration& c, const line_point& at, const fold_spread& s,
+                     std::size_t rows, double level) {
+    const double folds = static_cast<double>(c.folds.size());
+    double variance = s.residual_sq / s.total;
+    if (p.score_se) variance += at.slope * at.slope * *p.score_se * *p.score_se;
+    const double half = student_t_quantile(0.5 + level / 2, folds - 1) * std::sqrt(variance);
+    own_set(p, at.fitted, at.fitted - half, at.fitted + half, half, folds - 1, rows, level);
+}
+
+// jackknife+'s ends; for a set of `rows` rows, widened to the quantiles of its own accuracy
+// (own_accuracy.hpp); the score's own sampling noise added in quadrature to each side.
+void jackknife_interval(prediction& p, const line_point& at, const fold_spread& s, double t, std::size_t rows,
+                        double level) {
+    double lower_end = *s.lower_end, upper_end = *s.upper_end;
+    if (rows > 0) {
+        const auto ends = own_accuracy_ends(s.candidates, s.with_new, rows, level);
+        lower_end = std::min(lower_end, ends.first);
+        upper_end = std::max(upper_end, ends.second);
     }
-    if (!c.folds.empty()) {
-        // each calibration set's fold line at `score`, moved by that set's |residual|; for a set of
-        // `rows` rows, widened to the quantiles of its own accuracy (own_accuracy.hpp)
-        if (rows > 0) {
-            const auto ends = own_accuracy_ends(candidates, with_new, rows, level);
-            lower_end = std::min(*lower_end, ends.first);
-            upper_end = std::max(*upper_end, ends.second);
-        }
-        double lower = std::min(*lower_end, fitted);
-        double upper = std::max(*upper_end, fitted);
-        // the score's own sampling noise, added in quadrature to each side
-        if (p.score_se) {
-            const double noise = t * std::abs(slope) * *p.score_se;
-            lower = fitted - std::hypot(fitted - lower, noise);
-            upper = fitted + std::hypot(upper - fitted, noise);
-        }
-        bound(p, fitted, lower, upper);
-        return p;
+    double lower = std::min(lower_end, at.fitted);
+    double upper = std::max(upper_end, at.fitted);
+    if (p.score_se) {
+        const double noise = t * std::abs(at.slope) * *p.score_se;
+        lower = at.fitted - std::hypot(at.fitted - lower, noise);
+        upper = at.fitted + std::hypot(upper - at.fitted, noise);
     }
-    const double dx = x - c.score_mean;
-    // prediction variance of a new set at `score`, plus the score's own sampling variance (on
-    // the link's scale, mapped back at both ends)
+    bound(p, at.fitted, lower, upper);
+}
+
+// No folds (a calibration written without them): the least-squares prediction interval of a new
+// set at the score, plus the score's own sampling variance (on the link's scale, mapped back at
+// both ends).
+void least_squares_interval(prediction& p, const method_calibration& c, const line_point& at, double t,
+                            std::size_t rows, double level) {
+    const auto& f = c.fit;
+    const double n = static_cast<double>(f.n);
+    const double dx = at.x - c.score_mean;
     double variance = f.residual_se * f.residual_se * (1.0 + 1.0 / n + (c.score_sxx > 0 ? dx * dx / c.score_sxx : 0.0));
-    const double x_se = p.score_se ? *p.score_se * (c.link == link::probit ? 1 / x_density : 1.0) : 0.0;
+    const double x_se = p.score_se ? *p.score_se * (c.link == link::probit ? 1 / at.x_density : 1.0) : 0.0;
     variance += f.slope * f.slope * x_se * x_se;
     const double half = t * std::sqrt(variance);
-    const double lower = from_link(c.link, line - half), upper = from_link(c.link, line + half);
-    own_set(p, fitted, lower, upper, std::max(fitted - lower, upper - fitted), n - 2, rows, level);
+    const double lower = from_link(c.link, at.line - half), upper = from_link(c.link, at.line + half);
+    own_set(p, at.fitted, lower, upper, std::max(at.fitted - lower, upper - at.fitted), n - 2, rows, level);
+}
+
+}  // namespace
+
+prediction predict(const method_calibration& c, double score, std::optional<double> score_se, double level, std::size_t rows) {
+    check_interval_level(level);
+    if (!std::isfinite(score)) throw error(std::string(method_name(c.m)) + ": the score is not a finite number");
+    if (c.fit.n < detail::min_sets) throw error(std::string(method_name(c.m)) + ": the calibration has fewer than 3 sets");
+    prediction p;
+    p.score = score;
+    p.score_se = score_se && std::isfinite(*score_se) ? score_se : std::nullopt;
+    const auto at = line_at(c, score);
+    p.slope = at.slope;
+    p.extrapolated = at.x < c.fit.x_min || at.x > c.fit.x_max;
+    const double t = student_t_quantile(0.5 + level / 2, static_cast<double>(c.fit.n) - 2);
+    if (c.folds.empty()) {
+        least_squares_interval(p, c, at, t, rows, level);
+        return p;
+    }
+    const auto spread = spread_of_folds(c, at.x, rows, level);
+    if (spread.upper_end && spread.lower_end) jackknife_interval(p, at, spread, t, rows, level);
+    else fold_t_interval(p, c, at, spread, rows, level);
     return p;
 }
 
@@ -241,58 +278,102 @@ options scoring_options(const calibration& c, std::size_t n, std::size_t columns
     return o;
 }
 
+namespace {
+
+// MaNo's score on the calibration's branch, and whether the set took that branch: a per-set
+// softrun result serves through its variants when it took the other one.
+struct branch_match {
+    std::optional<double> mano_value;
+    bool same = true;
+};
+
+branch_match on_calibration_branch(const calibration& c, const result& r) {
+    branch_match b;
+    if (!r.mano || c.opts.norm == normalization::softrun) return b;
+    const std::string want = variant_name(c.opts.norm, c.opts.taylor_order);
+    const auto& m = *r.mano;
+    b.same = variant_name(m.used, m.taylor_order) == want && m.p == c.opts.p;
+    if (b.same) b.mano_value = r.value(method::mano);
+    else if (m.variants.count(want) && m.p == c.opts.p) b.mano_value = m.variants.at(want);
+    else
+        throw error("MaNo was scored with normalization " + variant_name(m.used, m.taylor_order) + " (p = " +
+                    number_text(m.p) + ") but the calibration uses " + want + " (p = " + number_text(c.opts.p) +
+                    "); score the set with the calibration's options");
+    return b;
+}
+
+// Each calibrated method's prediction at the set's value; the methods that read the softrun rows
+// (the table's on_softrun_branch) only where the set took the calibration's branch.
+void predict_methods(set_prediction& out, const calibration& c, const result& r, double level) {
+    const auto branch = on_calibration_branch(c, r);
+    for (auto v : r.values()) {
+        const auto found = std::find_if(c.methods.begin(), c.methods.end(),
+                                        [&](const method_calibration& mc) { return mc.m == v.m; });
+        if (found == c.methods.end()) continue;
+        if (info_of(v.m).softrun_variants && branch.mano_value && *branch.mano_value != v.value) {
+            v.value = *branch.mano_value;
+            v.se.reset();
+        }
+        if (info_of(v.m).on_softrun_branch && !branch.same) continue;
+        out.methods[v.m] = predict(*found, v.value, v.se, level, r.n);
+    }
+}
+
+// How far the set's predicted class proportions are from the calibration's, against the range
+// the calibration sets spanned at this confidence.
+shift_check class_shift_check(const calibration& c, const result& r) {
+    shift_check shift;
+    shift.distance = class_shift(r, c.shift->proportions);
+    shift.range = c.shift->range_at(*r.confidence);
+    // the distance two samples of n rows from the same proportions have on average: beyond
+    // the range by less than this is sampling noise, not a shift
+    for (const double p : c.shift->proportions)
+        shift.allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
+    shift.outside = shift.distance > shift.range + shift.allowance;
+    return shift;
+}
+
+// The label-shift regime (the table's estimates_label_shift method, on the model it fitted on the
+// source): its estimate where the set passes the check; where the evidence cannot vouch for one
+// regime (label_shift_check.hpp), the estimate's interval holds the other regime's too.
+void label_shift_regime(set_prediction& out, const calibration& c, const result& r, double level,
+                        const std::optional<set_estimate>& general) {
+    const method m = label_shift_method();
+    const auto& value = r[m];
+    if (!value || !r.mlls || !out.methods.count(m) || !c.opts.source || !c.opts.source->fitted.contains(method_name(m)))
+        return;
+    const auto model = label_shift_model::from_json(c.opts.source->fitted.at(method_name(m)), c.k);
+    out.label_shift = check_label_shift(*r.mlls, model, r.n);
+    const auto& check = *out.label_shift;
+    const double class_se = class_calibration_se(model, r.mlls->priors, c.opts.source->n);
+    const set_estimate own{m, predict_label_shift(value->value, value->se.value_or(0), class_se, model.residuals, level, r.n),
+                           regime::label_shift};
+    if (check.passed) out.estimate = own;
+    if (general && !check.reason.empty()) {
+        const auto& other = check.passed ? general->value : own.value;
+        auto& v = out.estimate->value;
+        v.lower = std::min(v.lower, other.lower);
+        v.upper = std::max(v.upper, other.upper);
+    }
+}
+
+}  // namespace
+
 set_prediction predict(const calibration& c, const result& r, double level) {
     check_input(c, r.input);
     if (r.k != c.k)
         throw error("the logits have " + std::to_string(r.k) + " classes but the calibration was fitted on logits with " +
                     std::to_string(c.k));
-    // MaNo (and the softrun baselines) on the calibration's branch: a per-set softrun result
-    // serves through its variants when it took the other branch
-    std::optional<double> mano_value;
-    bool softrun_branch_same = true;
-    if (r.mano && c.opts.norm != normalization::softrun) {
-        const std::string want = variant_name(c.opts.norm, c.opts.taylor_order);
-        const auto& m = *r.mano;
-        softrun_branch_same = variant_name(m.used, m.taylor_order) == want && m.p == c.opts.p;
-        if (softrun_branch_same) {
-            mano_value = r.value(method::mano);
-        } else if (m.variants.count(want) && m.p == c.opts.p) {
-            mano_value = m.variants.at(want);
-        } else {
-            throw error("MaNo was scored with normalization " + variant_name(m.used, m.taylor_order) + " (p = " +
-                        number_text(m.p) + ") but the calibration uses " + want + " (p = " + number_text(c.opts.p) +
-                        "); score the set with the calibration's options");
-        }
-    }
     set_prediction out;
     out.n = r.n;
     out.k = r.k;
     out.level = level;
-    for (auto v : r.values()) {
-        const auto found = std::find_if(c.methods.begin(), c.methods.end(),
-                                        [&](const method_calibration& mc) { return mc.m == v.m; });
-        if (found == c.methods.end()) continue;
-        if (v.m == method::mano && mano_value && *mano_value != v.value) {
-            v.value = *mano_value;
-            v.se.reset();
-        }
-        if ((v.m == method::confscore_softrun || v.m == method::nuclear_softrun) && !softrun_branch_same) continue;
-        out.methods[v.m] = predict(*found, v.value, v.se, level, r.n);
-    }
+    predict_methods(out, c, r, level);
     out.accuracy = r.accuracy;
-    if (c.shift && r.predicted.size() == c.k && r.confidence) {
-        shift_check shift;
-        shift.distance = class_shift(r, c.shift->proportions);
-        shift.range = c.shift->range_at(*r.confidence);
-        // the distance two samples of n rows from the same proportions have on average: beyond
-        // the range by less than this is sampling noise, not a shift
-        for (const double p : c.shift->proportions)
-            shift.allowance += 0.5 * std::sqrt(2 * p * (1 - p) / (std::acos(-1.0) * static_cast<double>(r.n)));
-        shift.outside = shift.distance > shift.range + shift.allowance;
-        out.shift = shift;
-    }
-    // the regime: MLLS on a label-shift-like set, else the calibrated method with the lowest
-    // leave-one-group-out error that this result has (the class-shift check above is information)
+    if (c.shift && r.predicted.size() == c.k && r.confidence) out.shift = class_shift_check(c, r);
+    // the regime: the label-shift method on a label-shift-like set, else the calibrated method with
+    // the lowest leave-one-group-out error that this result has (the class-shift check above is
+    // information)
     std::optional<set_estimate> general;
     for (const auto* mc : detail::by_held_out_error(c.methods))
         if (out.methods.count(mc->m)) {
@@ -300,25 +381,7 @@ set_prediction predict(const calibration& c, const result& r, double level) {
             break;
         }
     out.estimate = general;
-    const auto& mlls = r[method::mlls];
-    if (mlls && r.mlls && out.methods.count(method::mlls) && c.opts.source && c.opts.source->fitted.contains("mlls")) {
-        const auto model = label_shift_model::from_json(c.opts.source->fitted.at("mlls"), c.k);
-        out.label_shift = check_label_shift(*r.mlls, model, r.n);
-        const auto& check = *out.label_shift;
-        const double class_se = class_calibration_se(model, r.mlls->priors, c.opts.source->n);
-        const set_estimate own{method::mlls,
-                               predict_label_shift(mlls->value, mlls->se.value_or(0), class_se, model.residuals, level, r.n),
-                               regime::label_shift};
-        if (check.passed) out.estimate = own;
-        if (general && !check.reason.empty()) {
-            // the evidence cannot vouch for one regime (label_shift_check.hpp): the estimate's
-            // interval holds the other regime's too
-            const auto& other = check.passed ? general->value : own.value;
-            auto& v = out.estimate->value;
-            v.lower = std::min(v.lower, other.lower);
-            v.upper = std::max(v.upper, other.upper);
-        }
-    }
+    label_shift_regime(out, c, r, level, general);
     if (out.estimate)
         out.labels_for_width = labels_for_width(c, r.n, out.estimate->value.lower, out.estimate->value.upper, level);
     out.too_small = r.n < min_judged_rows;

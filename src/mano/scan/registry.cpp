@@ -55,7 +55,13 @@ nlohmann::json methods_json() {
                             {"assumes_class_proportions", m.assumes_class_proportions},
                             {"summary", m.summary},
                             {"formula", m.formula},
-                            {"fails", m.fails}};
+                            {"fails", m.fails},
+                            {"fits_on_source", m.fit_source != nullptr},
+                            {"gram_matrices", m.gram_matrices},
+                            {"on_softrun_branch", m.on_softrun_branch},
+                            {"softrun_variants", m.softrun_variants},
+                            {"estimates_label_shift", m.estimates_label_shift}};
+        if (m.detail) j["detail"] = m.detail;
         if (m.default_max_k) j["default_max_k"] = m.default_max_k;
         if (m.default_max_logits) j["default_max_logits"] = m.default_max_logits;
         list.push_back(std::move(j));
