@@ -76,6 +76,16 @@ TEST_CASE("the table as JSON", "[registry]") {
     CHECK(cot.at("cost") == "keeps_rows");
     CHECK(cot.at("default_max_logits") == mano::cot_default_max_logits);
     CHECK(cot.at("assumes_class_proportions") == true);
+    CHECK(cot.at("fits_on_source") == false);
+    const auto& mlls = j.at("methods").at(static_cast<int>(mano::method::mlls));
+    CHECK(mlls.at("estimates_label_shift") == true);
+    CHECK(mlls.at("fits_on_source") == true);
+    CHECK(mlls.at("detail") == "iterations");
+    CHECK(mano::label_shift_method() == mano::method::mlls);
+    const auto& softrun = j.at("methods").at(static_cast<int>(mano::method::nuclear_softrun));
+    CHECK(softrun.at("on_softrun_branch") == true);
+    CHECK(softrun.at("gram_matrices") == 2);
+    CHECK(j.at("methods").at(0).at("softrun_variants") == true);
     const auto& frechet = j.at("methods").at(static_cast<int>(mano::method::frechet));
     CHECK(frechet.at("needs") == nlohmann::json{"features", "source_features"});
     CHECK(!frechet.contains("default_max_k"));
