@@ -7,17 +7,25 @@
   (web/src/shapes.d.ts, mano/_shapes.pyi) what bindings/make_types.py writes from their schema;
 - every code block marked runnable (a `<!-- runnable -->` line before it) runs and exits 0: sh
   blocks with bash, python blocks with /usr/bin/python3, in the repository root, with this
-  build's `mano` first on PATH and its Python package importable.
+  build's `mano` first on PATH and its Python package importable;
+- every output block (a `<!-- output -->` line before it) is what the runnable block before it
+  prints, numbers included, and every other plain or `text` block says what it is instead
+  (`<!-- not output: why -->`), so that no page shows a program's output that it no longer prints.
 
-  /usr/bin/python3 tests/docs/test_docs.py build/release/native/mano"""
+  /usr/bin/python3 tests/docs/test_docs.py build/release/native/mano
+  /usr/bin/python3 tests/docs/test_docs.py build/release/native/mano --write   # rewrite the output blocks"""
 import os
 import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANO = os.path.abspath(sys.argv[1])
+WRITE = "--write" in sys.argv[2:]
+# Pages written by docs/make.py (checked against it above), whose blocks are --help text.
+GENERATED = {"docs/cli-options.md", "docs/methods.md", "docs/cli.md"}
 failures = []
 
 
@@ -73,38 +81,94 @@ def check_generated():
     print("generated docs and types: checked")
 
 
-def runnable_blocks():
-    for page in pages():
-        lines = page.read_text().splitlines()
-        for i, line in enumerate(lines):
-            if line.strip() != "<!-- runnable -->":
+def fences(lines):
+    """(first line, last line, language) of each fenced block, 0-based, the fences included."""
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^\s*```(\S*)", lines[i])
+        if m:
+            end = next((k for k in range(i + 1, len(lines)) if lines[k].strip().startswith("```")), len(lines) - 1)
+            yield i, end, m.group(1)
+            i = end
+        i += 1
+
+
+def marker_before(lines, start):
+    """The `<!-- ... -->` line just before a fence (blank lines between allowed), or ""."""
+    j = start - 1
+    while j >= 0 and not lines[j].strip():
+        j -= 1
+    return lines[j].strip() if j >= 0 and lines[j].strip().startswith("<!--") else ""
+
+
+def blocks(page):
+    """Each block of a page: (start, end, language, marker)."""
+    lines = page.read_text().splitlines()
+    return lines, [(a, b, lang, marker_before(lines, a)) for a, b, lang in fences(lines)]
+
+
+def run_block(language, code, env):
+    runner = {"sh": ["bash", "-euo", "pipefail", "-c"], "python": ["/usr/bin/python3", "-c"]}.get(language)
+    if runner is None:
+        return None
+    return subprocess.run([*runner, code], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+
+
+def tidy(text):
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def check_page(page, env):
+    """Runs the page's runnable blocks; compares (or, with --write, rewrites) its output blocks."""
+    lines, found = blocks(page)
+    name = page.relative_to(REPO).as_posix()
+    ran, compared, last = 0, 0, None
+    replacements = []
+    for start, end, language, marker in found:
+        where = f"{name}:{start + 1}"
+        code = "\n".join(lines[start + 1:end])
+        if marker == "<!-- runnable -->":
+            r = run_block(language, code, env)
+            if r is None:
+                failures.append(f"{where}: runnable blocks are sh or python")
                 continue
-            j = i + 1
-            while j < len(lines) and not lines[j].strip():
-                j += 1
-            fence = re.match(r"^```(\w+)", lines[j]) if j < len(lines) else None
-            if not fence:
-                failures.append(f"{page.relative_to(REPO)}:{i + 1}: <!-- runnable --> is not followed by a code block")
+            ran += 1
+            last = r
+            if r.returncode != 0:
+                failures.append(f"{where} ({language}): exited {r.returncode}:\n{r.stderr[-2000:]}")
+        elif marker == "<!-- output -->":
+            if last is None:
+                failures.append(f"{where}: an output block needs a runnable block before it")
                 continue
-            end = next(k for k in range(j + 1, len(lines)) if lines[k].startswith("```"))
-            yield page, j + 1, fence.group(1), "\n".join(lines[j + 1:end])
+            compared += 1
+            if tidy(last.stdout) != tidy(code):
+                if WRITE:
+                    replacements.append((start + 1, end, tidy(last.stdout).splitlines()))
+                else:
+                    failures.append(f"{where}: the output block is not what the command above it prints now "
+                                    f"(rewrite it: tests/docs/test_docs.py MANO --write):\n{tidy(last.stdout)[:1500]}")
+            last = None
+        elif language in ("", "text", "console") and name not in GENERATED and not marker.startswith("<!-- not output"):
+            failures.append(f"{where}: a plain block is an output block (<!-- output --> after the runnable block "
+                            f"that prints it) or says what it is (<!-- not output: why -->)")
+    if replacements:
+        for a, b, new in reversed(replacements):
+            lines[a:b] = new
+        page.write_text("\n".join(lines) + "\n")
+        print(f"rewrote {len(replacements)} output blocks of {name}")
+    return ran, compared
 
 
 def check_runnable():
-    env = dict(os.environ, PATH=f"{os.path.dirname(MANO)}:{os.environ['PATH']}",
-               PYTHONPATH=str(pathlib.Path(MANO).parents[1] / "python"))
-    count = 0
-    for page, line, language, code in runnable_blocks():
-        runner = {"sh": ["bash", "-euo", "pipefail", "-c"], "python": ["/usr/bin/python3", "-c"]}.get(language)
-        where = f"{page.relative_to(REPO)}:{line} ({language})"
-        if runner is None:
-            failures.append(f"{where}: runnable blocks are sh or python")
-            continue
-        r = subprocess.run([*runner, code], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-        count += 1
-        if r.returncode != 0:
-            failures.append(f"{where}: exited {r.returncode}:\n{r.stderr[-2000:]}")
-    print(f"runnable blocks: {count} ran")
+    # the blocks' own mktemp folders go into one that is removed after them
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PATH=f"{os.path.dirname(MANO)}:{os.environ['PATH']}",
+                   PYTHONPATH=str(pathlib.Path(MANO).parents[1] / "python"), TMPDIR=tmp)
+        ran = compared = 0
+        for page in pages():
+            r, c = check_page(page, env)
+            ran, compared = ran + r, compared + c
+    print(f"runnable blocks: {ran} ran; output blocks: {compared} compared")
 
 
 check_links()
