@@ -27,7 +27,6 @@ constexpr const char* outside_help =
     "read files the manifest names outside its own folder (absolute paths elsewhere, '..', symbolic links "
     "elsewhere); refused by default";
 
-
 // Each subcommand's options, registered on the app; the subcommand is returned.
 CLI::App* add_score(CLI::App& app, score_command& c) {
     auto* score = app.add_subcommand("score", std::string("Score logit files (N x K; ") + formats +

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include "mano/base/error.hpp"
 #include "mano/base/text.hpp"
@@ -21,14 +20,10 @@ const option_row& row_of(std::string_view name) {
 // A bound as text: whole rows and whole numbers without a fraction, others as number_text.
 std::string bound_text(double x) { return number_text(x); }
 
-// The value as an error shows it: the shortest text that reads back as it, so that
-// 0.9999999999999999 does not read as 1.
+// The value as an error shows it: to 17 digits, so that 0.9999999999999999 does not read as 1.
 std::string got_text(double x) {
     char got[32];
-    for (int digits = 6; digits <= 17; ++digits) {
-        std::snprintf(got, sizeof got, "%.*g", digits, x);
-        if (!std::isfinite(x) || std::strtod(got, nullptr) == x) break;
-    }
+    std::snprintf(got, sizeof got, "%.17g", x);
     return got;
 }
 
