@@ -441,6 +441,7 @@ PYBIND11_MODULE(_core, m) {
     m.attr("keeps_rows_max_k") = mano::keeps_rows_max_k;
     m.def("default_methods", &api::default_methods, py::arg("k"), py::arg("n"), py::arg("inputs"), py::arg("input") = "logits");
     m.def("methods", &api::methods);
+    m.def("options_table", [](const std::string& request) { return mano::options_request(nlohmann::json::parse(request)).dump(); });
     m.def("architectures", &mano::available_architectures);
     m.def("read_matrix", &read_matrix);
     m.def("table_columns", &table_columns);

@@ -393,6 +393,11 @@ std::string csv_index_column(const std::string& file, const std::string& names_t
 
 std::string methods() { return api::methods(); }
 
+// The options table (src/mano/scan/options_table.hpp): checks a request's values, returns the table.
+std::string options_table(const std::string& request) {
+    return guarded([&] { return mano::options_request(nlohmann::json::parse(request)).dump(); });
+}
+
 std::string version() { return mano::version_string; }
 
 }  // namespace
@@ -440,6 +445,7 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("classesOf", &classes_of);
     emscripten::function("columnsOf", &columns_of);
     emscripten::function("methods", &methods);
+    emscripten::function("optionsTable", &options_table);
     emscripten::function("npyHeader", &npy_header);
     emscripten::function("csvColumns", &csv_columns);
     emscripten::function("csvIndexColumn", &csv_index_column);

@@ -12,7 +12,6 @@
 #include "cli/manifest.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
-#include "mano/calibration/interval_level.hpp"
 #include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
@@ -57,11 +56,121 @@ options prediction_options(const calibration& cal, const std::string& path, std:
     return o;
 }
 
+namespace {
+
+// What a score covers: a table row's name, where each result is from (for JSON), the results.
+struct scored_files {
+    std::vector<std::string> names;
+    std::vector<json> where;
+    std::vector<result> results;
+};
+
+// The refusals of options that do not go together, before any file is read.
+void check_score_options(const score_command& c) {
+    if (c.files.size() > 1 && (!c.methods.second_logits.empty() || !c.methods.features.empty()))
+        throw error("--second-logits and --features describe one logits file; score the files one at a time");
+    if (!c.emit_state.empty() && (c.files.size() != 1 || c.chunk_size > 0))
+        throw error("--emit-state writes the state of one logits file; give exactly one file and no --chunk-size");
+    if (!c.rows.empty() && c.files.size() != 1) throw error("--rows selects rows of one logits file; give exactly one");
+    if (!c.emit_state.empty()) {
+        auto inputs = c.files;
+        inputs.insert(inputs.end(), {c.methods.second_logits, c.methods.features, c.methods.source_features,
+                                     c.methods.source_logits, c.methods.source_labels, c.calibration});
+        refuse_overwriting_inputs(c.emit_state, inputs, "--emit-state");
+    }
+}
+
+// The second model's logits and the features of one logits file, checked against its shape.
+std::pair<std::unique_ptr<io::matrix_reader>, std::unique_ptr<io::matrix_reader>> open_row_extras(
+    const score_command& c, const std::string& path, const io::matrix_reader& reader) {
+    std::unique_ptr<io::matrix_reader> second, features;
+    if (!c.methods.second_logits.empty()) second = c.input.open(c.methods.second_logits);
+    if (!c.methods.features.empty()) features = c.input.open(c.methods.features);
+    if (second && (second->rows() != reader.rows() || second->cols() != reader.cols()))
+        throw error(c.methods.second_logits + ": the second model's logits are " + std::to_string(second->rows()) +
+                    " x " + std::to_string(second->cols()) + " but " + path + " is " + std::to_string(reader.rows()) +
+                    " x " + std::to_string(reader.cols()) + "; both must score the same inputs");
+    if (features && features->rows() != reader.rows())
+        throw error(c.methods.features + ": " + std::to_string(features->rows()) + " feature rows but " + path +
+                    " has " + std::to_string(reader.rows()) + " rows of logits");
+    return {std::move(second), std::move(features)};
+}
+
+// Rows [first, end) of one file, whole or in chunks, added to `out`.
+void scan_rows(const score_command& c, const std::string& path, host::scan_inputs in, std::size_t first, std::size_t end,
+               const options& opts, unsigned threads, scored_files& out) {
+    host::progress bar(path, end - first, c.input.quiet);
+    if (c.chunk_size > 0) {
+        auto chunks = host::scan_chunks(in, first, end, c.chunk_size, opts, threads, &bar);
+        const auto flagged = std::find_if(chunks.begin(), chunks.end(), [](const result& r) { return r.looks_like_probabilities; });
+        if (flagged != chunks.end()) c.input.warn_probabilities(path, *flagged);
+        for (std::size_t i = 0; i < chunks.size(); ++i) {
+            const std::size_t a = first + i * c.chunk_size;
+            out.names.push_back(path + "[" + std::to_string(a) + ":" + std::to_string(a + chunks[i].n) + "]");
+            out.where.push_back({{"file", path}, {"chunk", i}, {"first_row", a}});
+            out.results.push_back(std::move(chunks[i]));
+        }
+        return;
+    }
+    auto acc = host::scan(in, first, end, opts, threads, &bar);
+    if (!c.emit_state.empty()) write_json(c.emit_state, acc.to_json());
+    out.names.push_back(path);
+    out.where.push_back({{"file", path}});
+    if (!c.rows.empty()) out.where.back()["first_row"] = first;
+    out.results.push_back(acc.finalize());
+    c.input.warn_probabilities(path, out.results.back());
+}
+
+// One logits file scored with the options its shape resolves to (or the calibration's).
+void score_file(const score_command& c, const std::string& path, const std::optional<calibration>& cal,
+                option_resolver& resolver, unsigned threads, scored_files& out) {
+    auto reader = c.input.open(path);
+    if (!cal) c.input.classes(path, reader->cols());  // its shape fits --input (a calibration checks its own)
+    auto [second, features] = open_row_extras(c, path, *reader);
+    const auto [first, end] = parse_rows(c.rows, reader->rows(), path);
+    const std::size_t n = c.chunk_size > 0 ? std::min(c.chunk_size, end - first) : end - first;
+    options opts = cal ? prediction_options(*cal, path, n, reader->cols(), c.input) : resolver.resolve(n, reader->cols());
+    if (c.correctness_histogram) opts.correctness_histogram = true;
+    if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet)
+        note_left_out(path, opts, n, c.input.classes(path, reader->cols()));
+    try {
+        scan_rows(c, path, host::scan_inputs{reader.get(), second.get(), features.get(), nullptr}, first, end, opts, threads, out);
+    } catch (const error& e) {
+        throw host::file_error(path, e);
+    }
+}
+
+// The results, or with a calibration their predictions, as a table or JSON Lines.
+void print_scored(const score_command& c, const std::optional<calibration>& cal, const scored_files& s) {
+    const auto lines = [&](const auto& items) {
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            json j = items[i].to_json();
+            j.update(s.where[i]);
+            std::cout << j.dump() << '\n';
+        }
+    };
+    if (cal) {
+        std::vector<set_prediction> predictions;
+        for (const auto& r : s.results) predictions.push_back(predict(*cal, r, c.level));
+        warn_extrapolation(s.names, predictions);
+        if (c.json)
+            lines(predictions);
+        else
+            print_predictions(s.names, predictions, c.level);
+        return;
+    }
+    if (c.json)
+        lines(s.results);
+    else
+        print_results(s.names, s.results);
+}
+
+}  // namespace
+
 int run_score(score_command& c) {
     c.input.finish();
-    const bool calibrated = !c.calibration.empty();
     std::optional<calibration> cal;
-    if (calibrated) {
+    if (!c.calibration.empty()) {
         if (c.methods.any_given())
             throw error("--calibration fixes how scores are computed (the options it was fitted with); "
                         "leave out the scoring options");
@@ -69,99 +178,12 @@ int run_score(score_command& c) {
     } else {
         c.methods.finish();
     }
-    if (c.files.size() > 1 && (!c.methods.second_logits.empty() || !c.methods.features.empty()))
-        throw error("--second-logits and --features describe one logits file; score the files one at a time");
-    if (!c.emit_state.empty() && (c.files.size() != 1 || c.chunk_size > 0))
-        throw error("--emit-state writes the state of one logits file; give exactly one file and no --chunk-size");
-    if (!c.rows.empty() && c.files.size() != 1) throw error("--rows selects rows of one logits file; give exactly one");
-    check_interval_level(c.level, "--level");
-    if (!c.emit_state.empty()) {
-        auto inputs = c.files;
-        inputs.insert(inputs.end(), {c.methods.second_logits, c.methods.features, c.methods.source_features,
-                                     c.methods.source_logits, c.methods.source_labels, c.calibration});
-        refuse_overwriting_inputs(c.emit_state, inputs, "--emit-state");
-    }
+    check_score_options(c);
     option_resolver resolver(c.methods, c.input);
     const unsigned threads = host::thread_count(c.input.threads);
-
-    std::vector<std::string> names;  // table rows
-    std::vector<json> where;         // what each result covers, for JSON
-    std::vector<result> results;
-    for (const auto& path : c.files) {
-        auto reader = c.input.open(path);
-        if (!cal) c.input.classes(path, reader->cols());  // its shape fits --input (a calibration checks its own)
-        std::unique_ptr<io::matrix_reader> second, features;
-        if (!c.methods.second_logits.empty()) second = c.input.open(c.methods.second_logits);
-        if (!c.methods.features.empty()) features = c.input.open(c.methods.features);
-        if (second && (second->rows() != reader->rows() || second->cols() != reader->cols()))
-            throw error(c.methods.second_logits + ": the second model's logits are " + std::to_string(second->rows()) +
-                        " x " + std::to_string(second->cols()) + " but " + path + " is " + std::to_string(reader->rows()) +
-                        " x " + std::to_string(reader->cols()) + "; both must score the same inputs");
-        if (features && features->rows() != reader->rows())
-            throw error(c.methods.features + ": " + std::to_string(features->rows()) + " feature rows but " + path +
-                        " has " + std::to_string(reader->rows()) + " rows of logits");
-        const auto [first, end] = parse_rows(c.rows, reader->rows(), path);
-        const std::size_t n = c.chunk_size > 0 ? std::min(c.chunk_size, end - first) : end - first;
-        options opts;
-        if (cal) {
-            opts = prediction_options(*cal, path, n, reader->cols(), c.input);
-        } else {
-            opts = resolver.resolve(n, reader->cols());
-        }
-        if (c.correctness_histogram) opts.correctness_histogram = true;
-        if (!cal && c.methods.methods.empty() && n > 0 && !c.input.quiet)
-            note_left_out(path, opts, n, c.input.classes(path, reader->cols()));
-        host::scan_inputs in{reader.get(), second.get(), features.get(), nullptr};
-        host::progress bar(path, end - first, c.input.quiet);
-        try {
-            if (c.chunk_size > 0) {
-                auto chunks = host::scan_chunks(in, first, end, c.chunk_size, opts, threads, &bar);
-                const auto flagged = std::find_if(chunks.begin(), chunks.end(), [](const result& r) { return r.looks_like_probabilities; });
-                if (flagged != chunks.end()) c.input.warn_probabilities(path, *flagged);
-                for (std::size_t i = 0; i < chunks.size(); ++i) {
-                    const std::size_t a = first + i * c.chunk_size;
-                    names.push_back(path + "[" + std::to_string(a) + ":" + std::to_string(a + chunks[i].n) + "]");
-                    where.push_back({{"file", path}, {"chunk", i}, {"first_row", a}});
-                    results.push_back(std::move(chunks[i]));
-                }
-            } else {
-                auto acc = host::scan(in, first, end, opts, threads, &bar);
-                if (!c.emit_state.empty()) write_json(c.emit_state, acc.to_json());
-                names.push_back(path);
-                where.push_back({{"file", path}});
-                if (!c.rows.empty()) where.back()["first_row"] = first;
-                results.push_back(acc.finalize());
-                c.input.warn_probabilities(path, results.back());
-            }
-        } catch (const error& e) {
-            throw host::file_error(path, e);
-        }
-    }
-
-    if (cal) {
-        std::vector<set_prediction> predictions;
-        for (const auto& r : results) predictions.push_back(predict(*cal, r, c.level));
-        warn_extrapolation(names, predictions);
-        if (c.json) {
-            for (std::size_t i = 0; i < results.size(); ++i) {
-                json j = predictions[i].to_json();
-                j.update(where[i]);
-                std::cout << j.dump() << '\n';
-            }
-        } else {
-            print_predictions(names, predictions, c.level);
-        }
-        return 0;
-    }
-    if (c.json) {
-        for (std::size_t i = 0; i < results.size(); ++i) {
-            json j = results[i].to_json();
-            j.update(where[i]);
-            std::cout << j.dump() << '\n';
-        }
-    } else {
-        print_results(names, results);
-    }
+    scored_files scored;
+    for (const auto& path : c.files) score_file(c, path, cal, resolver, threads, scored);
+    print_scored(c, cal, scored);
     return 0;
 }
 
@@ -257,28 +279,29 @@ int run_calibrate(calibrate_command& c) {
     return 0;
 }
 
-int run_predict(predict_command& c) {
-    c.input.finish();
-    check_interval_level(c.level, "--level");
-    if (c.files.empty() == c.manifest.empty()) throw error("give logit files or --manifest (one of them)");
-    calibration cal = host::read_calibration(c.calibration);
-    if (!c.methods.empty()) {
-        std::vector<method_calibration> chosen;
-        for (const auto& name : c.methods) {
-            const method m = parse_method(name);
-            const auto found = std::find_if(cal.methods.begin(), cal.methods.end(),
-                                            [&](const method_calibration& mc) { return mc.m == m; });
-            if (found == cal.methods.end()) {
-                std::string have;
-                for (const auto& mc : cal.methods) have += (have.empty() ? "" : ", ") + std::string(method_name(mc.m));
-                throw error("--methods " + name + ": " + c.calibration + " has no calibration for it (it has " + have + ")");
-            }
-            chosen.push_back(*found);
+namespace {
+
+// --methods: only those methods of the calibration, each of which it must have.
+void keep_methods(calibration& cal, const predict_command& c) {
+    std::vector<method_calibration> chosen;
+    for (const auto& name : c.methods) {
+        const method m = parse_method(name);
+        const auto found = std::find_if(cal.methods.begin(), cal.methods.end(),
+                                        [&](const method_calibration& mc) { return mc.m == m; });
+        if (found == cal.methods.end()) {
+            std::string have;
+            for (const auto& mc : cal.methods) have += (have.empty() ? "" : ", ") + std::string(method_name(mc.m));
+            throw error("--methods " + name + ": " + c.calibration + " has no calibration for it (it has " + have + ")");
         }
-        cal.methods = chosen;
-        cal.opts.methods.clear();
-        for (const auto& mc : chosen) cal.opts.methods.push_back(mc.m);
+        chosen.push_back(*found);
     }
+    cal.methods = chosen;
+    cal.opts.methods.clear();
+    for (const auto& mc : chosen) cal.opts.methods.push_back(mc.m);
+}
+
+// The sets to predict: a manifest's (its --group selection) or the files given.
+std::vector<io::manifest_set> predicted_sets(const predict_command& c) {
     std::vector<io::manifest_set> sets;
     if (!c.manifest.empty()) {
         sets = selected_sets(io::read_manifest(c.manifest, outside(c.allow_outside_paths)), c.groups);
@@ -288,66 +311,87 @@ int run_predict(predict_command& c) {
     }
     if (!c.audit.empty() && sets.size() != 1)
         throw error("--audit labels rows of one set; predict that set alone (" + std::to_string(sets.size()) + " sets given)");
-    std::vector<std::string> names;
-    std::vector<set_prediction> predictions;
-    for (const auto& s : sets) {
-        // the calibration's options for this set's size (K checked first); methods named with
-        // --methods run at any size
-        const auto shape = io::open_matrix(s.logits, c.input.read);
-        std::vector<std::string> unused;  // with --methods every method named runs
-        const options opts = c.methods.empty()
-                                 ? prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input)
-                                 : (host::prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input.input, unused), cal.opts);
-        const result r = score_set(s, c.input, [&](std::size_t, std::size_t) { return opts; }).scores;
-        names.push_back(s.name);
-        // the audited rows, read again with their labels (errors in the audit file name it)
-        std::optional<result> audited;
-        std::vector<std::string> audit_warnings;
-        if (!c.audit.empty()) {
-            const audit_labels labels = read_audit(c.audit, r.n, r.k, s.logits);
-            audit_warnings = labels.warnings;
-            for (const auto& w : audit_warnings) warn(w);
-            audited = score_audited_rows(s.logits, c.input, labels, opts);
-        }
-        try {
-            predictions.push_back(audited ? predict_audited(cal, r, *audited, c.level) : predict(cal, r, c.level));
-        } catch (const error& e) {
-            throw host::file_error(s.logits, e);
-        }
-        if (audited) predictions.back().audit->warnings = audit_warnings;
+    return sets;
+}
+
+// One set scored with the calibration's options for its size (K checked first; methods named
+// with --methods run at any size) and predicted, with --audit's rows when given.
+set_prediction predict_set(const predict_command& c, const calibration& cal, const io::manifest_set& s) {
+    const auto shape = io::open_matrix(s.logits, c.input.read);
+    std::vector<std::string> unused;  // with --methods every method named runs
+    const options opts = c.methods.empty()
+                             ? prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input)
+                             : (host::prediction_options(cal, s.logits, shape->rows(), shape->cols(), c.input.input, unused), cal.opts);
+    const result r = score_set(s, c.input, [&](std::size_t, std::size_t) { return opts; }).scores;
+    // the audited rows, read again with their labels (errors in the audit file name it)
+    std::optional<result> audited;
+    std::vector<std::string> audit_warnings;
+    if (!c.audit.empty()) {
+        const audit_labels labels = read_audit(c.audit, r.n, r.k, s.logits);
+        audit_warnings = labels.warnings;
+        for (const auto& w : audit_warnings) warn(w);
+        audited = score_audited_rows(s.logits, c.input, labels, opts);
     }
-    warn_extrapolation(names, predictions);
-    // with true accuracies: how often the intervals held them
-    const coverage_report held = coverage(predictions);
+    try {
+        set_prediction p = audited ? predict_audited(cal, r, *audited, c.level) : predict(cal, r, c.level);
+        if (audited) p.audit->warnings = audit_warnings;
+        return p;
+    } catch (const error& e) {
+        throw host::file_error(s.logits, e);
+    }
+}
+
+// --json: one line per file, or one object of the manifest's sets with their coverage.
+void print_predictions_json(const predict_command& c, const std::vector<io::manifest_set>& sets,
+                            const std::vector<set_prediction>& predictions, const coverage_report& held) {
     // each set's prediction, with its group when it has one
     const auto prediction_json = [&](std::size_t i) {
         json j = predictions[i].to_json();
         if (!sets[i].group.empty()) j["group"] = sets[i].group;
         return j;
     };
-    if (c.json) {
-        if (c.manifest.empty()) {
-            for (std::size_t i = 0; i < predictions.size(); ++i) {
-                json j = prediction_json(i);
-                j["file"] = names[i];
-                std::cout << j.dump() << '\n';
-            }
-        } else {
-            json out = {{"sets", json::array()}, {"level", c.level}};
-            for (std::size_t i = 0; i < predictions.size(); ++i) {
-                json j = {{"name", names[i]}};
-                j.update(prediction_json(i));
-                out["sets"].push_back(j);
-            }
-            if (!held.empty()) out["coverage"] = held.to_json();
-            std::cout << out.dump() << '\n';
+    if (c.manifest.empty()) {
+        for (std::size_t i = 0; i < predictions.size(); ++i) {
+            json j = prediction_json(i);
+            j["file"] = sets[i].name;
+            std::cout << j.dump() << '\n';
         }
+        return;
+    }
+    json out = {{"sets", json::array()}, {"level", c.level}};
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        json j = {{"name", sets[i].name}};
+        j.update(prediction_json(i));
+        out["sets"].push_back(j);
+    }
+    if (!held.empty()) out["coverage"] = held.to_json();
+    std::cout << out.dump() << '\n';
+}
+
+}  // namespace
+
+int run_predict(predict_command& c) {
+    c.input.finish();
+    if (c.files.empty() == c.manifest.empty()) throw error("give logit files or --manifest (one of them)");
+    calibration cal = host::read_calibration(c.calibration);
+    if (!c.methods.empty()) keep_methods(cal, c);
+    const std::vector<io::manifest_set> sets = predicted_sets(c);
+    std::vector<std::string> names, files;
+    std::vector<set_prediction> predictions;
+    for (const auto& s : sets) {
+        predictions.push_back(predict_set(c, cal, s));
+        names.push_back(s.name);
+        files.push_back(s.logits);
+    }
+    warn_extrapolation(names, predictions);
+    // with true accuracies: how often the intervals held them
+    const coverage_report held = coverage(predictions);
+    if (c.json) {
+        print_predictions_json(c, sets, predictions, held);
         return 0;
     }
     print_audits(names, predictions, c.audit);
     print_predictions(names, predictions, c.level);
-    std::vector<std::string> files;
-    for (const auto& s : sets) files.push_back(s.logits);
     print_labels_needed(names, files, predictions, c.input, c.calibration);
     if (!held.empty()) {
         std::cout << '\n';

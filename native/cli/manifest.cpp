@@ -52,13 +52,10 @@ workflow::scored_set score_set(const io::manifest_set& set, const input_args& in
 }
 
 std::vector<io::manifest_set> selected_sets(const io::manifest& m, const std::vector<std::string>& groups) {
-    if (groups.empty()) return m.sets;
+    std::vector<std::string> set_groups;
+    for (const auto& s : m.sets) set_groups.push_back(s.group);
     std::vector<io::manifest_set> out;
-    for (const auto& s : m.sets)
-        if (std::find(groups.begin(), groups.end(), s.group) != groups.end()) out.push_back(s);
-    for (const auto& g : groups)
-        if (std::none_of(m.sets.begin(), m.sets.end(), [&](const io::manifest_set& s) { return s.group == g; }))
-            throw error(m.path + ": no set has the group \"" + g + "\"");
+    for (const std::size_t i : select_groups(set_groups, groups, m.path)) out.push_back(m.sets[i]);
     return out;
 }
 

@@ -118,7 +118,7 @@ CLI::Validator whole_number(bool positive, std::uint64_t most) {
                                  : "INT in [" + std::to_string(least) + ", " + std::to_string(most) + "]");
 }
 
-CLI::Validator real_number(const std::string& range, bool (*allowed)(double)) {
+CLI::Validator real_number(const std::string& range, std::function<bool(double)> allowed) {
     return CLI::Validator(
         [range, allowed](std::string& text) -> std::string {
             errno = 0;
@@ -131,20 +131,28 @@ CLI::Validator real_number(const std::string& range, bool (*allowed)(double)) {
         range.empty() ? "FLOAT" : "FLOAT " + range);
 }
 
+CLI::Validator table_option(std::string_view name) {
+    const option_row& row = option_row_of(name);
+    if (row.type == option_type::real) return real_number(option_range(name), [&row](double x) { return option_allows(row, x); });
+    // whole rows: from 0 or 1, up to the row's maximum or whole_number_max
+    return whole_number(row.has_min && row.min >= 1, row.has_max ? static_cast<std::uint64_t>(row.max) : whole_number_max);
+}
+
 void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batch_flag, bool families) {
     const auto keep = [&](CLI::Option* o) {
         given.push_back(o);
         return o;
     };
-    keep(app->add_option("--p", opts.p, "the L_p norm, p > 1")
+    keep(app->add_option("--p", opts.p, "the L_p norm, p " + option_range("p"))
              ->capture_default_str()
-             ->check(real_number("> 1", [](double x) { return x > 1; })));
+             ->check(table_option("p")));
     keep(app->add_option("--eta", opts.eta, "softrun threshold: softmax when the criterion > eta")
              ->capture_default_str()
-             ->check(real_number("", [](double) { return true; })));
-    keep(app->add_option("--taylor-order", opts.taylor_order, "order n >= 1 of the Taylor normalization")
+             ->check(table_option("eta")));
+    keep(app->add_option("--taylor-order", opts.taylor_order, "order n >= " + number_text(option_row_of("taylor_order").min) +
+                                                                   " of the Taylor normalization")
              ->capture_default_str()
-             ->check(whole_number(true, mano::max_taylor_order)));
+             ->check(table_option("taylor_order")));
     if (families) {
         normalization = "family";
         taylor_orders = {2};
@@ -157,7 +165,7 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
                              "with --normalization family: the Taylor orders to choose among (comma-separated)")
                  ->delimiter(',')
                  ->capture_default_str()
-                 ->check(whole_number(true, mano::max_taylor_order)));
+                 ->check(table_option("taylor_orders")));
     } else {
         keep(app->add_option("--normalization", normalization, "softrun | softmax | taylor")
                  ->capture_default_str()
@@ -166,10 +174,10 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
     keep(app->add_option(batch_flag, opts.batch_size,
                          "official-code mode: average the scores of batches of B rows (0 = whole set)")
              ->capture_default_str()
-             ->check(whole_number(false)));
+             ->check(table_option("batch_size")));
     criterion = keep(app->add_option("--criterion", criterion_value,
                                      "official-code mode: use this criterion instead of computing it")
-                         ->check(real_number("", [](double) { return true; })));
+                         ->check(table_option("criterion")));
     keep(app->add_option("--methods", methods,
                          "comma-separated methods (default: every method whose inputs were given, within its size limits; "
                          "`mano methods` lists them)")
@@ -199,8 +207,7 @@ bool method_args::any_given() const {
 void method_args::finish() {
     family = normalization == "family";
     opts.norm = parse_normalization(family ? "softrun" : normalization);
-    if (family && criterion && criterion->count() > 0)
-        throw error("--criterion fixes the softrun branch; give it with --normalization softrun, not family");
+    check_criterion_with_family(family, criterion && criterion->count() > 0, front_end::cli);
     if (criterion && criterion->count() > 0) opts.criterion = criterion_value;
     opts.validate();
     if (source_logits.empty() != source_labels.empty()) throw error("--source-logits and --source-labels go together");
@@ -211,8 +218,9 @@ void method_args::finish() {
         } catch (const std::exception&) {
             used = 0;
         }
-        if (used != temperature.size() || !std::isfinite(opts.temperature) || !(opts.temperature > 0))
-            throw error("--temperature: must be 'fit' or a finite number > 0 (got '" + temperature + "')");
+        if (used != temperature.size() || !option_allows("temperature", opts.temperature))
+            throw error("--temperature: must be 'fit' or a finite number " + option_range("temperature") + " (got '" +
+                        temperature + "')");
     } else if (source_logits.empty()) {
         throw error("--temperature fit needs --source-logits and --source-labels");
     }

@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,7 +30,9 @@ inline constexpr std::uint64_t max_threads = 1024;
 CLI::Validator whole_number(bool positive, std::uint64_t most = whole_number_max);
 // For floating-point options: a finite number (not nan, inf or out of a double's range) for which
 // `allowed` holds; `range` says which ("> 1", "in (0, 1)", "" for any finite number).
-CLI::Validator real_number(const std::string& range, bool (*allowed)(double));
+CLI::Validator real_number(const std::string& range, std::function<bool(double)> allowed);
+// The validator of an option of the core's table (src/mano/scan/options_table.hpp): its type and range.
+CLI::Validator table_option(std::string_view name);
 
 // How input files are read and how much of the machine is used.
 struct input_args {

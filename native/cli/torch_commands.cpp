@@ -14,7 +14,6 @@
 #include "cli/options.hpp"
 #include "cli/output.hpp"
 #include "cli/plot.hpp"
-#include "mano/calibration/interval_level.hpp"
 #include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "io/json.hpp"
@@ -246,7 +245,6 @@ void print_speed(std::size_t images, std::chrono::steady_clock::time_point start
 
 int run_infer(infer_command& c) {
     check_run(c.run, "infer");
-    check_interval_level(c.level, "--level");
     preprocessing p = preprocessing_of(c.run);
     std::optional<calibration> cal;
     if (!c.calibration.empty()) {

@@ -148,11 +148,21 @@ export function inputName(input) {
   return input;
 }
 
-// An interval's level: in (0, max], the core's range (src/mano/calibration/interval_level.hpp).
+// A value as the options table's JSON takes it: JSON has no NaN or Infinity, which go as text.
+const coreValue = (v) => (typeof v === 'number' && !Number.isFinite(v)) || typeof v === 'bigint' ? String(v)
+  : Array.isArray(v) ? v.map(coreValue) : v;
+
+// Checks option values (by the core's names: level, taylor_orders, criterion, normalization)
+// against the core's options table (src/mano/scan/options_table.hpp), its errors naming the
+// package's spelling (taylorOrders); returns the table.
+export function checkOptions(values) {
+  const request = { front_end: 'npm', values: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, coreValue(v)])) };
+  return JSON.parse(call(() => ready().optionsTable(JSON.stringify(request)))).table;
+}
+
+// An interval's level: the core's range, row "level" of the options table.
 export function checkLevel(level) {
-  const max = ready().maxIntervalLevel;
-  if (!(typeof level === 'number' && level > 0 && level <= max))
-    throw new InputError(`level must be in (0, ${max}], e.g. 0.9 (got ${shownValue(level)})`);
+  checkOptions({ level });
 }
 
 // The classes of rows of `cols` values of an input kind (2 for a binary column), and back.

@@ -6,7 +6,7 @@ import { jsonForCore } from './json.js';
 import { shownValue } from './text.js';
 import { Accumulator } from './accumulator.js';
 import { predictWithAudit } from './audit.js';
-import { checkLevel, checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
+import { checkLevel, checkOptions, checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -30,8 +30,7 @@ function familyNormalization(options) {
       "('family': one branch chosen for all the sets; 'softrun': each set's own criterion)");
   }
   const family = normalization === 'family';
-  if (family && rest.criterion !== undefined && rest.criterion !== null)
-    throw new InputError("a fixed criterion fixes the softrun branch; pass it with normalization 'softrun', not 'family'");
+  checkOptions({ normalization, criterion: rest.criterion });
   return { family, taylorOrders, labelShiftCopies, labelShiftSeed, rest: { ...rest, normalization: family ? 'softrun' : normalization } };
 }
 
@@ -56,8 +55,7 @@ function withLogits(sets) {
 // evaluate() does not take.
 function familyOf(options, calibrating) {
   const { family, taylorOrders = [2], labelShiftCopies, labelShiftSeed, rest } = familyNormalization(options);
-  if (!Array.isArray(taylorOrders) || taylorOrders.some((o) => !Number.isInteger(o) || o < 1 || o > 170))
-    throw new InputError(`taylorOrders must be an array of whole numbers from 1 to 170 (got ${JSON.stringify(taylorOrders)})`);
+  checkOptions({ taylor_orders: taylorOrders });
   const json = { family, taylor_orders: taylorOrders };
   if (calibrating) {
     json.label_shift_copies = {};

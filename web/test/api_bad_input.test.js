@@ -57,7 +57,7 @@ describe('bad input: a typed error with a clear message, and the module stays us
     ['calibrate normalization', () => mano.calibrate([], { normalization: 'per-set' }), 'InputError',
       /normalization 'per-set' is not one of family, softrun, softmax, taylor/],
     ['calibrate family with a fixed criterion', () => mano.calibrate([], { criterion: 5 }), 'InputError',
-      /fixed criterion fixes the softrun branch; pass it with normalization 'softrun'/],
+      /^criterion fixes the softrun branch; give it with normalization 'softrun', not 'family'$/],
     ['score with normalization family', () => mano.score(q, { rows: 2, cols: 3 }, { normalization: 'family' }), 'InputError',
       /'family' .* is an option of calibrate\(\)/],
   ];

@@ -129,7 +129,7 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
             partial[key] = value
     fit = isinstance(temperature, str)
     if fit and temperature != "fit":
-        raise InputError(f"temperature must be a number > 0 or 'fit' (got {temperature!r})")
+        raise InputError(f"temperature must be 'fit' or a number (got {temperature!r})")
     if not fit and temperature is not None:
         partial["temperature"] = _number("temperature", temperature)
     if isinstance(label_marginal, str):

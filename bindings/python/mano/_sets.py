@@ -51,12 +51,34 @@ def _sets(sets: Any, groups: Optional[Sequence[str]], allow_outside_paths: bool,
             raise InputError(f"{where}: set \"{s['name']}\" has no \"labels\"; every set needs them here")
         out.append(dict(s))
     if groups:
-        wanted = list(groups)
-        for g in wanted:
-            if not any(s.get("group", "") == g for s in out):
-                raise InputError(f"{where}: no set has the group \"{g}\"")
-        out = [s for s in out if s.get("group", "") in wanted]
+        kept = _check_options({}, groups=[str(g) for g in groups], set_groups=[str(s.get("group", "")) for s in out],
+                              where=where)["kept"]
+        out = [out[i] for i in kept]
     return source, out
+
+
+def _core_value(v: Any) -> Any:
+    """A value as the options table's JSON takes it: non-finite numbers as "NaN", "Infinity", "-Infinity"."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return v if np.isfinite(v) else ("NaN" if v != v else "Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_core_value(x) for x in v]
+    return v if isinstance(v, (str, type(None))) else repr(v)
+
+
+def _check_options(values: dict, groups: Optional[list] = None, set_groups: Optional[list] = None,
+                   where: str = "sets") -> dict:
+    """Checks values against the core's options table (src/mano/scan/options_table.hpp), its errors
+    in Python's spelling; with set_groups, "kept" holds the indices of the sets the groups select."""
+    request = {"front_end": "python", "values": {k: _core_value(v) for k, v in values.items()}}
+    if set_groups is not None:
+        request.update(groups=groups or [], set_groups=set_groups, where=where)
+    return json.loads(_core.options_table(json.dumps(request)))
 
 
 _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", "batch_size", "criterion",
@@ -66,12 +88,10 @@ _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", 
 def _taylor_orders(orders: Any) -> tuple:
     """normalization 'family': the Taylor orders weighed beside taylor_order (the CLI's --taylor-orders)."""
     try:
-        values = tuple(orders)
+        values = list(orders) if not isinstance(orders, (str, bytes)) else orders
     except TypeError:
-        raise InputError(f"taylor_orders must be a list of whole numbers from 1 to 170, got {orders!r}") from None
-    for o in values:
-        if isinstance(o, bool) or not isinstance(o, (int, np.integer)) or not 1 <= o <= 170:
-            raise InputError(f"taylor_orders must be whole numbers from 1 to 170, got {o!r}")
+        values = orders
+    _check_options({"taylor_orders": values})
     return tuple(int(o) for o in values)
 
 
@@ -106,8 +126,7 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
             raise InputError("the manifest has a \"source\" and source= was given too; keep one")
         kwargs = dict(kwargs, source=(source["logits"], source["labels"]))
     family = normalization in (None, "family")
-    if family and kwargs.get("criterion") is not None:
-        raise InputError("criterion fixes the softrun branch; give it with normalization='softrun', not 'family'")
+    _check_options({"normalization": "family" if family else normalization, "criterion": kwargs.get("criterion")})
     options = json.loads(_prepare(**kwargs, normalization="softrun" if family else normalization))
 
     loaded = {}  # a set's labels as an array, once a pass needs them (copies are drawn by class)
@@ -234,8 +253,7 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     """
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
     cal_text = json.dumps(cal)
-    if not (isinstance(level, (int, float)) and 0 < level <= _core.max_interval_level):
-        raise InputError(f"level must be in (0, {_core.max_interval_level}], e.g. 0.9 (got {level!r})")
+    _check_options({"level": level})
 
     def one(result: Mapping) -> dict:
         return shown(json.loads(_core.predict(cal_text, json.dumps(result), float(level))))
@@ -312,6 +330,7 @@ def predict_scores(calibration: Union[Mapping, PathLike], method: str, scores: I
                    level: float = 0.9) -> list:
     """The accuracy a calibration implies for each score of one method, with the calibration's
     own interval (e.g. to draw its prediction band): [{"accuracy", "interval", "extrapolated"}]."""
+    _check_options({"level": level})
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
     values = []
     for s in scores:

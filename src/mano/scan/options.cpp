@@ -52,20 +52,12 @@ normalization parse_normalization(const std::string& name) {
 }
 
 void options::validate() const {
-    if (!(std::isfinite(p) && p > 1))
-        throw error("p must be a finite number greater than 1 (got " + number_text(p) + ")");
-    if (!std::isfinite(eta)) throw error("eta must be a finite number");
-    if (taylor_order < 1)
-        throw error("taylor_order must be at least 1 (got " + std::to_string(taylor_order) + ")");
-    if (taylor_order > max_taylor_order)
-        throw error("taylor_order must be at most " + std::to_string(max_taylor_order) + " (1/n! underflows double beyond; got " +
-                    std::to_string(taylor_order) + ")");
-    if (batch_size < 0)
-        throw error("batch_size must be 0 (whole set) or a positive number of rows (got " +
-                    std::to_string(batch_size) + ")");
-    if (criterion && !std::isfinite(*criterion)) throw error("criterion must be a finite number");
-    if (!(std::isfinite(temperature) && temperature > 0))
-        throw error("temperature must be a finite number greater than 0 (got " + number_text(temperature) + ")");
+    check_option("p", p, "p");
+    check_option("eta", eta, "eta");
+    check_option("taylor_order", taylor_order, "taylor_order");
+    check_option("batch_size", static_cast<double>(batch_size), "batch_size");
+    if (criterion) check_option("criterion", *criterion, "criterion");
+    check_option("temperature", temperature, "temperature");
     if (source && source->temperature != temperature)
         throw error("the source model was fitted at temperature " + number_text(source->temperature) +
                     " but the target is scored at " + number_text(temperature) + "; fit both with the same one");

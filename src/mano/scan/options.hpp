@@ -9,6 +9,7 @@
 
 #include "mano/scan/features.hpp"
 #include "mano/scan/input_kind.hpp"
+#include "mano/scan/options_table.hpp"
 #include "mano/scan/registry.hpp"
 #include "mano/scan/source_model.hpp"
 
@@ -34,9 +35,6 @@ inline constexpr bool taylor_defined(std::size_t k) noexcept { return k >= taylo
 // The branch softrun takes on a set of K classes with this criterion: softmax when the
 // criterion > eta (a strict '>', paper Algorithm 1) or the Taylor rows are not defined at K.
 normalization softrun_branch(double criterion, double eta, std::size_t k) noexcept;
-
-// 1/n! underflows a double beyond n = 170: the largest Taylor order.
-inline constexpr int max_taylor_order = 170;
 
 struct options {
     double p = 4.0;            // the L_p norm; any p > 1
@@ -82,7 +80,7 @@ struct options {
     // The branch a set of K classes is scored on, given its criterion (the fixed one or Phi).
     normalization branch_used(double criterion, std::size_t k) const noexcept;
 
-    // Throws mano::error naming the first invalid option.
+    // Throws mano::error naming the first invalid option (the ranges of options_table.hpp).
     void validate() const;
 
     // Every option (the source model and source feature moments included) as JSON, and back

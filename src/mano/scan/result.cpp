@@ -18,7 +18,7 @@ std::pair<normalization, int> parse_variant(const std::string& name) {
     if (name.size() > 6 && name.compare(0, 6, "taylor") == 0 && name.size() <= 9 &&
         name.find_first_not_of("0123456789", 6) == std::string::npos && name[6] != '0') {
         const int order = std::stoi(name.substr(6));
-        if (order <= 170) return {normalization::taylor, order};
+        if (order <= max_taylor_order) return {normalization::taylor, order};
     }
     throw error("unknown normalization variant '" + printable(name, 60) + "'; variants are softmax and taylorN (N = the Taylor order, e.g. taylor2)");
 }

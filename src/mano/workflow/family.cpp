@@ -22,7 +22,7 @@ family_options family_options::from_json(const nlohmann::json& j) {
         f.family = j.at("family").get<bool>();
     }
     if (j.contains("taylor_orders")) {
-        if (!j.at("taylor_orders").is_array()) throw error("\"taylor_orders\" must be a list of whole numbers from 1 to 170");
+        check_option("taylor_orders", j.at("taylor_orders"), "\"taylor_orders\"");
         f.taylor_orders.clear();
         for (const auto& order : j.at("taylor_orders"))
             f.taylor_orders.push_back(static_cast<int>(detail::integer_of(order, "family options", "taylor_orders", 1, max_taylor_order)));
