@@ -22,7 +22,6 @@ rather than giving a partial result.
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from typing import Any, Iterable, List, Optional, Union
@@ -52,9 +51,9 @@ def _state_of(acc: Any, partition: int) -> str:
     return acc.state()
 
 
-def _accumulator(k: int, options_json: str) -> "_core.Accumulator":
+def _accumulator(k: int, options: dict) -> "_core.Accumulator":
     """An accumulator of rows of k values (a binary input's one column: 2 classes)."""
-    return _core.Accumulator(_core.classes_of(json.loads(options_json).get("input", "logits"), k), options_json)
+    return _core.Accumulator(_core.classes_of(options.get("input", "logits"), k), options)
 
 
 def _state_of_block(block: Any, k: int, options_json: str, first_row: int, labels: Any = None,
@@ -253,7 +252,7 @@ def predict(calibration: Any, data: Any, *, client: Any = None, labels: Any = No
     cal = mano.read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else dict(calibration)
     kind, rows, k, parts = _inputs(data, labels, key, column)
     # the calibration's options for the whole set's size (checked, K included, before any work)
-    options_json = json.dumps(json.loads(_core.scoring_options(json.dumps(cal), rows, k, _input_name(input)))["options"])
+    options_json = _core.scoring_options(cal, rows, k, _input_name(input))["options"]
     final = _merged(kind, k, parts, options_json, key, client, split_every)
     acc = _accumulator(k, options_json) if final is None else _core.Accumulator.from_state(final)
-    return mano.predict(cal, json.loads(acc.result()), level=level)
+    return mano.predict(cal, acc.result(), level=level)
