@@ -35,8 +35,23 @@ def test_a_state_crosses_as_a_dict_or_as_its_text():
 
 
 def test_a_value_json_cannot_hold_is_an_input_error():
-    with pytest.raises(mano.InputError, match="options"):
+    with pytest.raises(mano.InputError, match="options: a ndarray is not a JSON value"):
         _core.Accumulator(5, {"methods": np.array(["mano"])})
+    with pytest.raises(mano.InputError, match="options: nan is not a JSON number"):
+        _core.prepare_options({"p": float("nan")}, None, None, False, None, 1)
+    with pytest.raises(mano.InputError, match="is not a text"):
+        _core.prepare_options({1: 2}, None, None, False, None, 1)
+
+
+def test_whole_numbers_cross_as_the_json_parser_reads_them():
+    # a count >= 0 is unsigned, as the core's readers check it; beyond 64 bits a number
+    calibration_like = {"rows": [0, 2**64 - 1, -5, 2**70]}
+    with pytest.raises(mano.InputError, match="labeled rows are"):
+        _core.audit_rows(calibration_like, "labeled", 10, 3)
+    acc = _core.Accumulator(5, _core.prepare_options({}, None, None, False, None, 1))
+    acc.push(_logits())
+    state = acc.state()
+    assert _core.Accumulator.from_state(state).state() == state
 
 
 def test_the_family_scorer_gets_and_gives_dicts():

@@ -2,7 +2,6 @@
 shares: arrays in any layout or dtype, or paths read by the native readers."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -109,8 +108,8 @@ def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
 def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = None, p: Any = None, eta: Any = None,
              taylor_order: Any = None, normalization: Any = None, batch_size: Any = None, criterion: Any = None,
              temperature: Any = None, label_marginal: Any = None, architecture: Any = None,
-             correctness_histogram: bool = False, input: Any = None, threads: Any = 0) -> str:
-    """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
+             correctness_histogram: bool = False, input: Any = None, threads: Any = 0) -> dict:
+    """The full options (a dict; the CLI's option set) with what the source set teaches: the fitted
     temperature, the source model of ATC/DoC/COTT, the source feature moments (the fits' passes
     over the source rows on `threads` threads, 0 = every core)."""
     partial: dict = {"methods": _methods_list(methods)}
@@ -158,10 +157,7 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
         src_logits = _rows_of(_logits(src_logits, "source logits"), input)
         src_labels = _labels(src_labels, "source labels")
     feats = None if source_features is None else _logits(source_features, "source features")
-    try:
-        json.dumps(partial, allow_nan=False)  # what JSON cannot hold (NaN, a NumPy array) is the user's error
-    except (TypeError, ValueError) as e:
-        raise InputError(f"options: {e}") from None
+    # what JSON cannot hold (NaN, a NumPy array) the core refuses, naming the options
     return _core.prepare_options(partial, src_logits, src_labels, fit, feats, _threads(threads))
 
 
