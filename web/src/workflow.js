@@ -6,7 +6,7 @@ import { jsonForCore } from './json.js';
 import { shownValue } from './text.js';
 import { Accumulator } from './accumulator.js';
 import { predictWithAudit } from './audit.js';
-import { checkLevel, checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
+import { checkLevel, checkShape, columnsOf, coreDefaultMethods, coreOptions, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -119,7 +119,7 @@ function scoreArrays(s, prepared, rest, pass, keys, copied) {
   const { rows } = checkShape(s.logits, s.shape);
   const opts = { ...prepared, ...keys };
   if (rest.methods === undefined && keys.methods === undefined)
-    opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(preparedInputs(prepared)), inputName(rest.input))));
+    opts.methods = coreDefaultMethods(s.shape.cols, rows, preparedInputs(prepared), rest.input);
   const used = JSON.stringify(opts);
   const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, used)), s.shape.cols);
   try {
