@@ -11,6 +11,7 @@
 #include <mano/mano.hpp>
 
 #include "arrays.hpp"
+#include "json_values.hpp"
 
 namespace mano_python {
 
@@ -67,17 +68,25 @@ public:
         const std::lock_guard<std::mutex> lock(mutex_);
         acc_.set_shard_label(label);
     }
-    std::string result() const {
-        py::gil_scoped_release release;
-        const std::lock_guard<std::mutex> lock(mutex_);
-        return acc_.finalize().to_json().dump();
+    py::object result() const {
+        nlohmann::json j;
+        {
+            py::gil_scoped_release release;
+            const std::lock_guard<std::mutex> lock(mutex_);
+            j = acc_.finalize().to_json();
+        }
+        return to_python(j);
     }
-    std::string state() const {
-        py::gil_scoped_release release;
-        const std::lock_guard<std::mutex> lock(mutex_);
-        return acc_.to_json().dump();
+    py::object state() const {
+        nlohmann::json j;
+        {
+            py::gil_scoped_release release;
+            const std::lock_guard<std::mutex> lock(mutex_);
+            j = acc_.to_json();
+        }
+        return to_python(j);
     }
-    std::string options() const { return acc_.opts().to_json().dump(); }  // fixed at construction
+    py::object options() const { return to_python(acc_.opts().to_json()); }  // fixed at construction
     py_accumulator copy() const {
         py::gil_scoped_release release;
         return py_accumulator(locked_copy());

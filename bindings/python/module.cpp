@@ -1,9 +1,10 @@
 // mano._core: the C++ side of the Python package (bindings/python/mano). NumPy arrays are read
 // where they lie (arrays.hpp: any float16/32/64 array whose rows are contiguous, any row stride:
 // no copy; other layouts, such as Fortran order, a chunk of rows at a time), with the GIL released
-// while the core runs. Options, results, states and calibrations cross as JSON text through the
-// calls the WebAssembly binding uses too (bindings/common/json_calls.hpp); the package's modules
-// (mano/_scoring.py, _sets.py, _files.py) give them their Python shape. A mano::error becomes
+// while the core runs. Options, results, states and calibrations cross as dicts and lists
+// (json_values.hpp) through the calls the WebAssembly binding uses too
+// (bindings/common/json_calls.hpp); the package's modules (mano/_scoring.py, _sets.py, _files.py)
+// give them their Python shape. A mano::error becomes
 // mano.InputError (a ValueError) with the CLI's message. This file: the options, the file
 // readers and the module's table.
 #include <pybind11/numpy.h>
@@ -22,10 +23,13 @@
 #include <vector>
 
 #include <mano/mano.hpp>
+#include <mano/scan/resolve.hpp>
 
 #include "accumulator_binding.hpp"
 #include "arrays.hpp"
+#include "audit_binding.hpp"
 #include "json_calls.hpp"
+#include "json_values.hpp"
 #include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "monitor_binding.hpp"
@@ -54,60 +58,48 @@ std::string take_architecture(json& j) {
     return arch;
 }
 
-mano::options options_of(const std::string& options_json) {
-    json j = api::parse_input(options_json, "options");
+mano::options options_of(json j) {
     const std::string arch = take_architecture(j);
     mano::options o = mano::options::from_json(j);
     o.architecture = arch;
     return o;
 }
 
-std::string options_text(const mano::options& o) {
+py::object options_value(const mano::options& o) {
     json j = o.to_json();
     if (!o.architecture.empty()) j["architecture"] = o.architecture;
-    return j.dump();
+    return to_python(j);
 }
 
-// The options `mano score` would use for N rows of K classes with these inputs: the methods asked
-// for (each checked for its inputs), or the defaults for this shape and these inputs.
-mano::options resolve(const std::string& options_json, std::size_t rows, std::size_t cols, unsigned row_inputs) {
-    mano::options opts = options_of(options_json);
+// The options `mano score` would use for N rows of K classes with these inputs (mano/scan/resolve.hpp).
+mano::options resolve(const json& given_options, std::size_t rows, std::size_t cols, unsigned row_inputs) {
+    mano::options opts = options_of(given_options);
     const std::size_t k = mano::classes_of(opts.input, cols);
     const unsigned given = row_inputs | (opts.source ? unsigned(mano::needs_source) : 0u) |
                            (opts.source_features ? unsigned(mano::needs_source_features) : 0u);
-    if (opts.methods.empty()) {
-        opts.methods = mano::default_methods(k, rows, given);
-    } else {
-        for (const auto m : opts.methods)
-            if (const unsigned missing = mano::info_of(m).needs & ~given) {
-                std::string names;
-                for (const auto& n : mano::input_names(missing)) names += (names.empty() ? "" : ", ") + n;
-                throw mano::error(std::string("methods: ") + mano::method_name(m) + " needs " + names);
-            }
-    }
+    opts.methods = mano::resolve_methods({cols, rows, opts.input, given, opts.methods}).methods;
     if (opts.source && opts.source->k != k)
         throw mano::error("source: the source logits have " + std::to_string(opts.source->k) +
                           " classes but the target logits have " + std::to_string(k));
     return opts;
 }
 
-std::string resolve_options(const std::string& options_json, std::size_t rows, std::size_t cols, bool second,
-                            bool features) {
+py::object resolve_options(const py::object& options, std::size_t rows, std::size_t cols, bool second, bool features) {
     const unsigned inputs = (second ? unsigned(mano::needs_second) : 0u) | (features ? unsigned(mano::needs_features) : 0u);
-    return options_text(resolve(options_json, rows, cols, inputs));
+    return options_value(resolve(from_python(options, "options"), rows, cols, inputs));
 }
 
-// mano.score: every row scanned with the options resolved for this shape, the result as JSON.
-std::string score(const py::object& logits_in, const std::string& options_json, const py::object& labels,
+// mano.score: every row scanned with the options resolved for this shape, the result as a dict.
+py::object score(const py::object& logits_in, const py::object& options_json, const py::object& labels,
                   const py::object& second, const py::object& features, unsigned threads) {
     const py::array array = as_array(logits_in, "logits");  // alive while its reader reads it
     array_reader logits(array, "logits");
     extras ex(labels, second, features, logits.rows(), logits.cols());
-    const mano::options opts = resolve(options_json, logits.rows(), logits.cols(), ex.inputs());
-    return scan_array(logits, ex, opts, threads).finalize().to_json().dump();
+    const mano::options opts = resolve(from_python(options_json, "options"), logits.rows(), logits.cols(), ex.inputs());
+    return to_python(scan_array(logits, ex, opts, threads).finalize().to_json());
 }
 
-std::string prepare_options(const std::string& partial, const py::object& source_logits, const py::object& source_labels,
+py::object prepare_options(const py::object& partial, const py::object& source_logits, const py::object& source_labels,
                             bool fit_temperature, const py::object& source_features, unsigned threads) {
     api::source_inputs source;
     source.source_option = "source=(logits, labels)";
@@ -143,17 +135,15 @@ std::string prepare_options(const std::string& partial, const py::object& source
         source.feature_rows = reader.rows();
         source.feature_cols = reader.cols();
     }
-    json given = api::parse_input(partial, "options");
+    json given = from_python(partial, "options");
     const std::string arch = take_architecture(given);
-    std::string prepared;
+    json prepared;
     {
         py::gil_scoped_release release;
-        prepared = api::prepare_options(given.dump(), source);
+        prepared = api::prepare_options(given, source);
     }
-    if (arch.empty()) return prepared;
-    json j = json::parse(prepared);
-    j["architecture"] = arch;
-    return j.dump();
+    if (!arch.empty()) prepared["architecture"] = arch;
+    return to_python(prepared);
 }
 
 mano::io::read_options read_options_of(const std::string& key, const py::object& shape, const std::string& label_column,
@@ -240,7 +230,7 @@ void check_index_column(const std::string& what, const std::vector<std::string>&
 
 // A manifest as JSON: {"path", "source"?: {"logits", "labels"}, "sets": [{"name", "group"?,
 // "logits", "labels"?}]}, paths resolved against the manifest's folder.
-std::string read_manifest(const std::string& path, bool allow_outside) {
+py::object read_manifest(const std::string& path, bool allow_outside) {
     const auto m = mano::io::read_manifest(path, allow_outside ? mano::io::outside_paths::allow : mano::io::outside_paths::refuse);
     json j{{"path", m.path}, {"sets", json::array()}};
     if (m.source) j["source"] = {{"logits", m.source->logits}, {"labels", m.source->labels}};
@@ -250,15 +240,15 @@ std::string read_manifest(const std::string& path, bool allow_outside) {
         if (!s.labels.empty()) set["labels"] = s.labels;
         j["sets"].push_back(set);
     }
-    return j.dump();
+    return to_python(j);
 }
 
-// A calibration file as `mano calibrate` writes it, checked, as JSON text.
-std::string read_calibration(const std::string& path) { return mano::host::read_calibration(path).to_json().dump(); }
+// A calibration file as `mano calibrate` writes it, checked.
+py::object read_calibration(const std::string& path) { return to_python(mano::host::read_calibration(path).to_json()); }
 
-// A state file as `mano score --state` writes it, as JSON text (within the state reader's limit).
-std::string read_state(const std::string& path) {
-    return mano::io::read_json(path, "accumulator state", mano::io::state_max_bytes).dump();
+// A state file as `mano score --state` writes it (within the state reader's limit).
+py::object read_state(const std::string& path) {
+    return to_python(mano::io::read_json(path, "accumulator state", mano::io::state_max_bytes));
 }
 
 // The shape of a logits file, from its header (no rows are read), and its reader's notes.
@@ -273,10 +263,11 @@ std::tuple<std::size_t, std::size_t, std::vector<std::string>> matrix_shape(cons
 // `mano score FILE --state`: every row of a logits file (labels from `labels_path` when given, or
 // from a CSV's label column) scanned with the native reader on `threads` threads, the options
 // resolved for its shape when they name no methods; and the reader's notes.
-std::pair<py_accumulator, std::vector<std::string>> scan_file(const std::string& path, const std::string& options_json, const std::string& key,
+std::pair<py_accumulator, std::vector<std::string>> scan_file(const std::string& path, const py::object& options_json, const std::string& key,
                          const py::object& shape, const std::string& label_column, const py::object& header,
                          const std::string& labels_path, unsigned threads) {
     const auto opts = read_options_of(key, shape, label_column, header);
+    const json options_given = from_python(options_json, "options");
     py::gil_scoped_release release;
     auto reader = mano::io::open_matrix(path, opts);
     // labels: their own file, or a CSV's label column (as the CLI reads them)
@@ -293,7 +284,7 @@ std::pair<py_accumulator, std::vector<std::string>> scan_file(const std::string&
             throw mano::error(labels_from + ": " + std::to_string(labels.size()) + " labels for the " +
                               std::to_string(reader->rows()) + " rows of " + path);
     }
-    const mano::options o = resolve(options_json, reader->rows(), reader->cols(), 0);
+    const mano::options o = resolve(options_given, reader->rows(), reader->cols(), 0);
     mano::host::scan_inputs in;
     in.logits = reader.get();
     if (has_labels) in.labels = &labels;
@@ -328,6 +319,124 @@ py::array read_rows(const std::string& path, const std::vector<std::uint64_t>& r
     return out;
 }
 
+// The family workflow (mano/workflow/family.hpp), run by the core's one driver: `score(index,
+// pass)` is the package's scorer (None, or the result, the options and the labels, None when the
+// pass did not ask for them); an InputError it raises is a mano::error to the workflow, which
+// leaves an extra Taylor order out of that set's choice.
+py::tuple score_family(const py::object& sets, const py::object& family, const py::function& score,
+                       const py::object& input_error) {
+    std::vector<std::string> warnings;
+    const auto scorer = [&](std::size_t i, const json& pass) -> std::optional<api::scored_json> {
+        py::object got;
+        try {
+            got = score(i, to_python(pass));
+        } catch (py::error_already_set& e) {
+            if (e.matches(input_error)) throw mano::error(py::str(e.value()).cast<std::string>());
+            throw;
+        }
+        if (got.is_none()) return std::nullopt;
+        const auto answer = got.cast<py::tuple>();
+        if (answer.size() != 3) throw mano::error("a family scorer gives (result, options, labels) or None");
+        return api::scored_json{from_python(answer[0], "result"), from_python(answer[1], "options"),
+                                from_python(answer[2], "labels")};
+    };
+    const json scored = api::score_family(from_python(sets, "sets"), from_python(family, "family options"), scorer, &warnings);
+    return py::make_tuple(to_python(scored), warnings);
+}
+
+void add_accumulator(py::module_& m) {
+    py::class_<py_accumulator>(m, "Accumulator")
+        .def(py::init([](std::size_t k, const py::object& options) {
+                 return py_accumulator(mano::accumulator(k, options_of(from_python(options, "options"))));
+             }),
+             py::arg("k"), py::arg("options"))
+        // a state as a dict, or as JSON text (read under the state reader's limits)
+        .def_static("from_state", [](const py::object& state) {
+            const json j = py::isinstance<py::str>(state) ? api::parse_state(state.cast<std::string>())
+                                                          : from_python(state, "accumulator state");
+            return py_accumulator(api::accumulator_from_state(j));
+        })
+        .def("push", &py_accumulator::push, py::arg("logits"), py::arg("labels") = py::none(), py::arg("second") = py::none(),
+             py::arg("features") = py::none(), py::arg("first_row") = py::none())
+        .def("merge", &py_accumulator::merge, py::arg("other"), py::arg("as_shard"))
+        .def("set_shard_label", &py_accumulator::set_shard_label, py::arg("label"))
+        .def("result", &py_accumulator::result)
+        .def("state", &py_accumulator::state)
+        .def("options", &py_accumulator::options)
+        .def("copy", &py_accumulator::copy)
+        .def("shards", &py_accumulator::shards)
+        .def_property_readonly("rows", &py_accumulator::rows)
+        .def_property_readonly("cols", &py_accumulator::cols)
+        .def_property_readonly("architecture", &py_accumulator::architecture);
+}
+
+// Scoring, the family workflow, predictions and the method table.
+void add_scoring(py::module_& m, const py::object& input_error) {
+    m.def("score", &score, py::arg("logits"), py::arg("options"), py::arg("labels"), py::arg("second"),
+          py::arg("features"), py::arg("threads"));
+    m.def("prepare_options", &prepare_options);
+    m.def("resolve_options", &resolve_options);
+    m.def("score_family", [input_error](const py::object& sets, const py::object& family, const py::function& score) {
+        return score_family(sets, family, score, input_error);
+    });
+    m.def("evaluate_family", [](const py::object& scored) {
+        const json j = from_python(scored, "scored family");
+        return released([&] { return api::evaluate_family(j); });
+    });
+    m.def("calibrate_family", [](const py::object& scored) {
+        const json j = from_python(scored, "scored family");
+        return released([&] { return api::calibrate_family(j); });
+    });
+    m.def("predict", [](const py::object& calibration, const py::object& result, double level) {
+        const json c = from_python(calibration, "calibration"), r = from_python(result, "result");
+        return released([&] { return api::predict(c, r, level); });
+    });
+    m.def("predict_scores", [](const py::object& calibration, const std::string& method, const py::object& scores, double level) {
+        const json c = from_python(calibration, "calibration"), s = from_python(scores, "scores");
+        return released([&] { return api::predict_scores(c, method, s, level); });
+    });
+    m.def("scoring_options", [](const py::object& calibration, std::size_t rows, std::size_t cols, const std::string& input) {
+        const json c = from_python(calibration, "calibration");
+        return released([&] { return api::scoring_options(c, rows, cols, input); });
+    }, py::arg("calibration"), py::arg("rows"), py::arg("cols"), py::arg("input") = "logits");
+    m.def("default_methods", [](std::size_t k, std::size_t n, const py::object& inputs, const std::string& input) {
+        return to_python(api::default_methods(k, n, from_python(inputs, "inputs"), input));
+    }, py::arg("k"), py::arg("n"), py::arg("inputs"), py::arg("input") = "logits");
+    m.def("methods", [] { return to_python(api::methods()); });
+    // the options table's checks, in Python's spelling (src/mano/scan/options_table.hpp)
+    m.def("options_table", [](const py::object& request) { return to_python(mano::options_request(from_python(request, "options"))); });
+    m.def("probabilities_warning", &mano::probabilities_warning);
+    // the classes of rows of `columns` values of an input kind, and back (src/mano/scan/input_kind.hpp)
+    m.def("classes_of", [](const std::string& input, std::size_t columns) { return mano::classes_of(mano::parse_input_kind(input), columns); });
+    m.def("columns_of", [](const std::string& input, std::size_t classes) { return mano::columns_of(mano::parse_input_kind(input), classes); });
+    m.def("architectures", &mano::available_architectures);
+}
+
+// The file readers.
+void add_readers(py::module_& m) {
+    m.def("read_rows", &read_rows);
+    m.def("read_matrix", &read_matrix);
+    m.def("table_columns", &table_columns);
+    m.def("check_index_column", &check_index_column);
+    m.attr("csv_index_rows") = mano::io::csv_index_rows;
+    m.def("matrix_shape", &matrix_shape);
+    m.def("scan_file", &scan_file);
+    m.def("read_labels", &read_labels);
+    m.def("read_manifest", &read_manifest);
+    m.def("read_calibration", &read_calibration);
+    m.def("read_state", &read_state);
+}
+
+// The core's limits the package checks before it calls.
+void add_limits(py::module_& m) {
+    m.attr("label_shift_max_copies") = mano::label_shift_max_copies;
+    m.attr("label_shift_max_seed") = mano::label_shift_max_seed;
+    m.attr("max_interval_level") = mano::max_interval_level;
+    m.attr("keeps_rows_max_logits") = mano::keeps_rows_max_logits;
+    m.attr("keeps_rows_max_k") = mano::keeps_rows_max_k;
+    m.attr("version") = mano::version_string;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -344,115 +453,10 @@ PYBIND11_MODULE(_core, m) {
             input_error((std::string("malformed JSON: ") + e.what()).c_str());
         }
     });
-
-    py::class_<py_accumulator>(m, "Accumulator")
-        .def(py::init([](std::size_t k, const std::string& options_json) {
-                 return py_accumulator(mano::accumulator(k, options_of(options_json)));
-             }),
-             py::arg("k"), py::arg("options_json"))
-        .def_static("from_state", [](const std::string& state) { return py_accumulator(api::accumulator_from_state(state)); })
-        .def("push", &py_accumulator::push, py::arg("logits"), py::arg("labels") = py::none(), py::arg("second") = py::none(),
-             py::arg("features") = py::none(), py::arg("first_row") = py::none())
-        .def("merge", &py_accumulator::merge, py::arg("other"), py::arg("as_shard"))
-        .def("set_shard_label", &py_accumulator::set_shard_label, py::arg("label"))
-        .def("result", &py_accumulator::result)
-        .def("state", &py_accumulator::state)
-        .def("options", &py_accumulator::options)
-        .def("copy", &py_accumulator::copy)
-        .def("shards", &py_accumulator::shards)
-        .def_property_readonly("rows", &py_accumulator::rows)
-        .def_property_readonly("cols", &py_accumulator::cols)
-        .def_property_readonly("architecture", &py_accumulator::architecture);
-
-    m.def("score", &score, py::arg("logits"), py::arg("options_json"), py::arg("labels"), py::arg("second"),
-          py::arg("features"), py::arg("threads"));
-    m.def("prepare_options", &prepare_options);
-    m.def("resolve_options", &resolve_options);
-    // The family workflow (mano/workflow/family.hpp): `score(index, pass_json)` is the package's scorer
-    // (None, or the result's and the options' JSON and the labels' JSON, "" when the pass did not
-    // ask for them); an InputError it raises is a mano::error to the workflow, which leaves an
-    // extra Taylor order out of that set's choice.
-    m.def("score_family", [](const std::string& sets, const std::string& family, const py::function& score) {
-        std::vector<std::string> warnings;
-        const auto scorer = [&](std::size_t i, const std::string& pass) -> std::optional<api::scored_json> {
-            py::object got;
-            try {
-                got = score(i, pass);
-            } catch (py::error_already_set& e) {
-                if (e.matches(input_error)) throw mano::error(py::str(e.value()).cast<std::string>());
-                throw;
-            }
-            if (got.is_none()) return std::nullopt;
-            const auto [result, options, labels] = got.cast<std::tuple<std::string, std::string, std::string>>();
-            return api::scored_json{result, options, labels};
-        };
-        std::string scored = api::score_family(sets, family, scorer, &warnings);
-        return py::make_tuple(scored, warnings);
-    });
-    m.def("evaluate_family", [](const std::string& scored) { py::gil_scoped_release r; return api::evaluate_family(scored); });
-    m.def("calibrate_family", [](const std::string& scored) { py::gil_scoped_release r; return api::calibrate_family(scored); });
-    m.def("predict", &api::predict);
-    m.def("predict_scores", &api::predict_scores);
-    // Audit mode (docs/audit.md): the draw, its CSV, a labeled file's rows and labels, and the
-    // prediction with the audited rows' result.
-    m.def("audit_sample", [](std::uint64_t n_rows, std::uint64_t budget, std::uint64_t seed) {
-        py::gil_scoped_release r;
-        return api::audit_sample(n_rows, budget, seed);
-    });
-    m.def("audit_file", [](std::uint64_t n_rows, std::size_t k, std::uint64_t budget, std::uint64_t seed, const std::string& source) {
-        std::string text;
-        {
-            py::gil_scoped_release r;
-            text = api::audit_file(n_rows, k, budget, seed, source);
-        }
-        return py::bytes(text);  // written as they are, byte for byte the file mano audit writes
-    });
-    m.def("parse_audit", [](const py::bytes& text, const std::string& file, std::uint64_t n_rows, std::size_t k,
-                            const std::string& set_name) {
-        std::string bytes = text;  // the file's bytes as they are: the core reads UTF-8 and its BOM
-        py::gil_scoped_release r;
-        return api::parse_audit(bytes, file, n_rows, k, set_name);
-    });
-    m.def("audit_rows", [](const std::string& labeled, const std::string& name, std::uint64_t n_rows, std::size_t k) {
-        py::gil_scoped_release r;
-        return api::audit_rows(labeled, name, n_rows, k);
-    });
-    m.def("predict_audited", [](const std::string& calibration, const std::string& result, const std::string& audited,
-                                double level, const std::string& warnings) {
-        py::gil_scoped_release r;
-        return api::predict_audited(calibration, result, audited, level, warnings);
-    });
-    m.attr("audit_array_source") = mano::audit_array_source;
-    m.attr("label_shift_max_copies") = mano::label_shift_max_copies;
-    m.attr("label_shift_max_seed") = mano::label_shift_max_seed;
-    m.def("read_rows", &read_rows);
-    m.attr("audit_max_rows") = mano::audit_max_rows;
-    m.attr("max_interval_level") = mano::max_interval_level;
-    m.attr("audit_max_bytes") = mano::audit_max_bytes;
-    m.attr("audit_max_seed") = mano::audit_max_seed;
-    m.attr("audit_min_rows") = mano::audit_min_rows;
-    m.def("scoring_options", &api::scoring_options, py::arg("calibration_json"), py::arg("rows"), py::arg("cols"),
-          py::arg("input") = "logits");
-    m.def("probabilities_warning", &mano::probabilities_warning);
-    // the classes of rows of `columns` values of an input kind, and back (src/mano/scan/input_kind.hpp)
-    m.def("classes_of", [](const std::string& input, std::size_t columns) { return mano::classes_of(mano::parse_input_kind(input), columns); });
-    m.def("columns_of", [](const std::string& input, std::size_t classes) { return mano::columns_of(mano::parse_input_kind(input), classes); });
-    m.attr("keeps_rows_max_logits") = mano::keeps_rows_max_logits;
-    m.attr("keeps_rows_max_k") = mano::keeps_rows_max_k;
-    m.def("default_methods", &api::default_methods, py::arg("k"), py::arg("n"), py::arg("inputs"), py::arg("input") = "logits");
-    m.def("methods", &api::methods);
-    m.def("options_table", [](const std::string& request) { return mano::options_request(nlohmann::json::parse(request)).dump(); });
-    m.def("architectures", &mano::available_architectures);
-    m.def("read_matrix", &read_matrix);
-    m.def("table_columns", &table_columns);
-    m.def("check_index_column", &check_index_column);
-    m.attr("csv_index_rows") = mano::io::csv_index_rows;
-    m.def("matrix_shape", &matrix_shape);
-    m.def("scan_file", &scan_file);
-    m.def("read_labels", &read_labels);
-    m.def("read_manifest", &read_manifest);
-    m.def("read_calibration", &read_calibration);
-    m.def("read_state", &read_state);
-    m.attr("version") = mano::version_string;
+    add_accumulator(m);
+    add_scoring(m, input_error);
+    add_audit(m);
+    add_readers(m);
+    add_limits(m);
     add_monitor(m);
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ std::optional<failure> last_error;
         last_error = failure{"internal", "internal error: an unknown exception"};
     }
 }
+
+// JSON text from JavaScript, parsed under mano's limits (the core's calls take values).
+json in(const std::string& text, const std::string& kind) { return api::parse_input(text, kind); }
 
 template <class F>
 auto guarded(F&& f, const char* error_kind = "input") -> decltype(f()) {
@@ -169,11 +173,11 @@ private:
 };
 
 std::unique_ptr<raw_accumulator> make_accumulator(std::size_t columns, const std::string& options_json) {
-    return guarded([&] { return std::make_unique<raw_accumulator>(api::make_accumulator(columns, options_json)); });
+    return guarded([&] { return std::make_unique<raw_accumulator>(api::make_accumulator(columns, in(options_json, "options"))); });
 }
 
 std::unique_ptr<raw_accumulator> accumulator_from_state(const std::string& state_json) {
-    return guarded([&] { return std::make_unique<raw_accumulator>(api::accumulator_from_state(state_json)); });
+    return guarded([&] { return std::make_unique<raw_accumulator>(api::accumulator_from_state(api::parse_state(state_json))); });
 }
 
 // api::prepare_options with the source set's arrays as bytes (null: not given).
@@ -197,11 +201,11 @@ std::string prepare_options(const std::string& partial, const val& source_logits
             if (feature_cols > 0)
                 source.feature_rows = source_features["length"].as<std::size_t>() / (sizeof(double) * feature_cols);
         }
-        return api::prepare_options(partial, source);
+        return api::prepare_options(in(partial, "options"), source).dump();
     });
 }
 
-std::string evaluate(const std::string& sets) { return guarded([&] { return api::evaluate(sets); }); }
+std::string evaluate(const std::string& sets) { return guarded([&] { return api::evaluate(in(sets, "sets")).dump(); }); }
 
 // The family workflow one set at a time (api::family_run): the package answers each request of
 // next() with give, giveNone or fail, synchronously over arrays and one awaited read at a time
@@ -209,67 +213,107 @@ std::string evaluate(const std::string& sets) { return guarded([&] { return api:
 class raw_family_run {
 public:
     explicit raw_family_run(api::family_run run) : run_(std::move(run)) {}
-    std::string next() const { return guarded([&] { return run_.next(); }); }
+    std::string next() const { return guarded([&] { return run_.next().dump(); }); }
+    // labels_json: "" when the pass did not ask for them
     bool give(const std::string& result_json, const std::string& options_json, const std::string& labels_json) {
-        return guarded([&] { return run_.give(result_json, options_json, labels_json), true; });
+        return guarded([&] {
+            const json result = in(result_json, "result"), options = in(options_json, "options");
+            return run_.give(result, options, labels_json.empty() ? json(nullptr) : in(labels_json, "labels")), true;
+        });
     }
     bool give_none() { return guarded([&] { return run_.give_none(), true; }); }
     bool fail(const std::string& message) { return guarded([&] { return run_.fail(message), true; }); }
-    std::string finish() { return guarded([&] { return run_.finish(); }); }
+    std::string finish() { return guarded([&] { return run_.finish().dump(); }); }
 
 private:
     api::family_run run_;
 };
 
-std::unique_ptr<raw_family_run> family_run(const std::string& sets, const std::string& family) {
-    return guarded([&] { return std::make_unique<raw_family_run>(api::family_run(sets, family)); });
+// The family workflow over arrays by the core's one synchronous driver (api::score_family): `score(index,
+// pass JSON)` gives {result, options, labels ("": not asked for)} as JSON texts, null (a set given as a
+// result), {error} (an InputError: a variant pass leaves that order out) or {abort} (rethrown by the caller).
+std::string score_family(const std::string& sets, const std::string& family, const val& score) {
+    return guarded([&] {
+        std::vector<std::string> warnings;
+        const auto scorer = [&](std::size_t index, const json& pass) -> std::optional<api::scored_json> {
+            const val got = score(static_cast<double>(index), pass.dump());
+            if (got.isNull()) return std::nullopt;
+            if (!got["abort"].isUndefined()) throw std::runtime_error("the scorer failed");
+            if (!got["error"].isUndefined()) throw mano::error(got["error"].as<std::string>());
+            const json result = in(got["result"].as<std::string>(), "result");
+            const json options = in(got["options"].as<std::string>(), "options");
+            const std::string labels = got["labels"].as<std::string>();
+            return api::scored_json{result, options, labels.empty() ? json(nullptr) : in(labels, "labels")};
+        };
+        const json scored = api::score_family(in(sets, "sets"), in(family, "family options"), scorer, &warnings);
+        return json{{"scored", scored}, {"warnings", warnings}}.dump();
+    });
 }
-std::string evaluate_family(const std::string& scored) { return guarded([&] { return api::evaluate_family(scored); }); }
-std::string calibrate_family(const std::string& scored) { return guarded([&] { return api::calibrate_family(scored); }); }
+
+std::unique_ptr<raw_family_run> family_run(const std::string& sets, const std::string& family) {
+    return guarded([&] { return std::make_unique<raw_family_run>(api::family_run(in(sets, "sets"), in(family, "family options"))); });
+}
+std::string evaluate_family(const std::string& s) { return guarded([&] { return api::evaluate_family(in(s, "scored family")).dump(); }); }
+std::string calibrate_family(const std::string& s) { return guarded([&] { return api::calibrate_family(in(s, "scored family")).dump(); }); }
 std::string monitor(const std::string& points, double reference, double threshold, const std::string& slope) {
     return guarded([&] {
         if (!(reference >= 0 && reference <= 9007199254740992.0 && reference == std::floor(reference)))
             throw mano::error("the reference period must be a whole number of points >= 0");
-        return api::monitor(points, static_cast<std::size_t>(reference), threshold, slope);
+        const json slope_value = in(slope, "slope");
+        return api::monitor(in(points, "points"), static_cast<std::size_t>(reference), threshold, slope_value).dump();
     });
 }
 std::string calibrate(const std::string& sets, const std::string& options_json) {
-    return guarded([&] { return api::calibrate(sets, options_json); });
+    return guarded([&] { const json options = in(options_json, "options"); return api::calibrate(in(sets, "sets"), options).dump(); });
 }
 std::string predict(const std::string& calibration_json, const std::string& result_json, double level) {
-    return guarded([&] { return api::predict(calibration_json, result_json, level); });
+    return guarded([&] {
+        const json calibration = api::parse_calibration(calibration_json);
+        return api::predict(calibration, in(result_json, "result"), level).dump();
+    });
 }
 std::string scoring_options(const std::string& calibration_json, double rows, double cols, const std::string& input) {
     return guarded([&] {
-        return api::scoring_options(calibration_json, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), input);
+        return api::scoring_options(api::parse_calibration(calibration_json), static_cast<std::size_t>(rows),
+                                    static_cast<std::size_t>(cols), input)
+            .dump();
     });
 }
 
 // Audit mode (json_calls.hpp): counts and seeds arrive as doubles, whole numbers the package checked.
 std::uint64_t whole(double x) { return static_cast<std::uint64_t>(x); }
 std::string audit_sample(double n_rows, double budget, double seed) {
-    return guarded([&] { return api::audit_sample(whole(n_rows), whole(budget), whole(seed)); });
+    return guarded([&] { return api::audit_sample(whole(n_rows), whole(budget), whole(seed)).dump(); });
 }
 std::string audit_file(double n_rows, double k, double budget, double seed, const std::string& source) {
     return guarded([&] { return api::audit_file(whole(n_rows), whole(k), whole(budget), whole(seed), source); });
 }
 std::string parse_audit(const std::string& text, const std::string& file, double n_rows, double k, const std::string& set_name) {
-    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k), set_name); });
+    return guarded([&] { return api::parse_audit(text, file, whole(n_rows), whole(k), set_name).dump(); });
 }
 std::string audit_rows(const std::string& labeled_json, const std::string& name, double n_rows, double k) {
-    return guarded([&] { return api::audit_rows(labeled_json, name, whole(n_rows), whole(k)); });
+    return guarded([&] { return api::audit_rows(in(labeled_json, name), name, whole(n_rows), whole(k)).dump(); });
 }
 std::string predict_audited(const std::string& calibration_json, const std::string& result_json,
                             const std::string& audited_json, double level, const std::string& warnings_json) {
-    return guarded([&] { return api::predict_audited(calibration_json, result_json, audited_json, level, warnings_json); });
+    return guarded([&] {
+        const json calibration = api::parse_calibration(calibration_json), result = in(result_json, "result");
+        const json audited = in(audited_json, "audited rows' result");
+        json warnings = warnings_json.empty() ? json(nullptr) : in(warnings_json, "audit warnings");
+        if (!warnings_json.empty() && warnings.is_null()) warnings = json::array({nullptr});  // refused: not a list
+        return api::predict_audited(calibration, result, audited, level, warnings).dump();
+    });
 }
 
 std::string predict_scores(const std::string& calibration_json, const std::string& method_name,
                            const std::string& scores, double level) {
-    return guarded([&] { return api::predict_scores(calibration_json, method_name, scores, level); });
+    return guarded([&] {
+        const json calibration = api::parse_calibration(calibration_json);
+        return api::predict_scores(calibration, method_name, in(scores, "scores"), level).dump();
+    });
 }
 std::string default_methods(std::size_t cols, double n, const std::string& inputs_json, const std::string& input) {
-    return guarded([&] { return api::default_methods(cols, static_cast<std::size_t>(n), inputs_json, input); });
+    return guarded([&] { return api::default_methods(cols, static_cast<std::size_t>(n), in(inputs_json, "inputs"), input).dump(); });
 }
 
 // What the package says of a result whose rows looked like probabilities, and the classes of rows
@@ -391,7 +435,7 @@ std::string csv_index_column(const std::string& file, const std::string& names_t
     }, "format");
 }
 
-std::string methods() { return api::methods(); }
+std::string methods() { return api::methods().dump(); }
 
 // The options table (src/mano/scan/options_table.hpp): checks a request's values, returns the table.
 std::string options_table(const std::string& request) {
@@ -425,6 +469,7 @@ EMSCRIPTEN_BINDINGS(mano) {
         .function("fail", &raw_family_run::fail)
         .function("finish", &raw_family_run::finish);
     emscripten::function("familyRun", &family_run);
+    emscripten::function("scoreFamily", &score_family);
     emscripten::function("evaluateFamily", &evaluate_family);
     emscripten::function("calibrateFamily", &calibrate_family);
     emscripten::function("monitor", &monitor);

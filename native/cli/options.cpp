@@ -11,6 +11,7 @@
 
 #include "cli/output.hpp"
 #include "host/scan.hpp"
+#include "mano/scan/resolve.hpp"
 #include "io/json.hpp"
 #include "mano/workflow/source_options.hpp"
 
@@ -251,19 +252,12 @@ std::vector<double> read_marginal(const std::string& spec, std::size_t k) {
 }  // namespace
 
 const options& option_resolver::resolve(std::size_t n, std::size_t columns) {
-    const std::size_t k = classes_of(input_.input, columns);
     // The methods asked for by name, or the table's defaults for this set's size and inputs.
-    std::vector<method> methods;
-    if (args_.methods.empty()) {
-        methods = default_methods(k, n, given_inputs());
-    } else {
-        for (const auto& name : args_.methods) {
-            const auto m = parse_method(name);
-            if (const unsigned missing = info_of(m).needs & ~given_inputs())
-                throw error("--methods " + name + " needs " + input_flags(missing));
-            methods.push_back(m);
-        }
-    }
+    method_request request{columns, n, input_.input, given_inputs(), {}};
+    for (const auto& name : args_.methods) request.named.push_back(parse_method(name));
+    const std::vector<method> methods = resolve_methods(request, [](method m, unsigned missing) {
+        return "--methods " + std::string(method_name(m)) + " needs " + input_flags(missing);
+    }).methods;
     const auto key = std::make_pair(columns, methods);
     auto found = cache_.find(key);
     if (found == cache_.end()) found = cache_.emplace(key, build(columns, methods)).first;

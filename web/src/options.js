@@ -136,8 +136,13 @@ export function withDefaultMethods(options, cols, rows, extras = {}) {
   if (extras.second) inputs.push('second');
   if (extras.features) inputs.push('features');
   if (options.sourceFeatures) inputs.push('source_features');
-  return { ...options, methods: JSON.parse(call(() => ready().defaultMethods(cols, rows ?? 0, JSON.stringify(inputs), inputName(options.input)))) };
+  return { ...options, methods: coreDefaultMethods(cols, rows, inputs, options.input) };
 }
+
+// The core's method resolver (src/mano/scan/resolve.hpp) for rows of `cols` values (`rows`: 0 or
+// undefined when not known) and the inputs named ('source', 'second', 'features', 'source_features').
+export const coreDefaultMethods = (cols, rows, inputs, input) =>
+  JSON.parse(call(() => ready().defaultMethods(cols, rows ?? 0, JSON.stringify(inputs), inputName(input))));
 
 // options.input, what the values are: 'logits' (undefined), 'probabilities', 'binary-logit' or
 // 'binary-probability' (src/mano/scan/input_kind.hpp; the core checks the name).

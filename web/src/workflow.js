@@ -6,7 +6,7 @@ import { jsonForCore } from './json.js';
 import { shownValue } from './text.js';
 import { Accumulator } from './accumulator.js';
 import { predictWithAudit } from './audit.js';
-import { checkLevel, checkOptions, checkShape, columnsOf, coreOptions, inputName, wholeNumber, withDefaultMethods } from './options.js';
+import { checkLevel, checkOptions, checkShape, columnsOf, coreDefaultMethods, coreOptions, wholeNumber, withDefaultMethods } from './options.js';
 
 const call = (fn) => callCore(ready(), fn);
 
@@ -109,46 +109,55 @@ function finishFamily(run) {
   return { scored: JSON.stringify(scored), warnings };
 }
 
-// Sets given with their logits, scored synchronously; the source set is fitted once.
-function scoredFamily(sets, options, calibrating = false) {
-  const { run, rest } = startFamily(sets, options, calibrating);
+// The inputs the prepared options carry (src/mano/scan/resolve.hpp's, beside the rows' own).
+const preparedInputs = (prepared) => [...(prepared.source ? ['source'] : []), ...(prepared.source_features ? ['source_features'] : [])];
+
+// One set scored from its arrays on a pass: { result, used: the options JSON it was scored with }.
+function scoreArrays(s, prepared, rest, pass, keys, copied) {
+  const { rows } = checkShape(s.logits, s.shape);
+  const opts = { ...prepared, ...keys };
+  if (rest.methods === undefined && keys.methods === undefined)
+    opts.methods = coreDefaultMethods(s.shape.cols, rows, preparedInputs(prepared), rest.input);
+  const used = JSON.stringify(opts);
+  const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, used)), s.shape.cols);
   try {
-    const cols = sets[0].shape.cols;
-    const prepared = JSON.parse(coreOptions(rest, cols));
-    const inputs = [];
-    if (prepared.source) inputs.push('source');
-    if (prepared.source_features) inputs.push('source_features');
-    for (const { index, pass, keys, wantsLabels, rows: copied } of familyRequests(run)) {
-      const s = sets[index];
-      let result, json;
-      try {
-        const { rows } = checkShape(s.logits, s.shape);
-        const opts = { ...prepared, ...keys };
-        if (rest.methods === undefined && keys.methods === undefined)
-          opts.methods = JSON.parse(call(() => ready().defaultMethods(s.shape.cols, rows, JSON.stringify(inputs), inputName(rest.input))));
-        json = JSON.stringify(opts);
-        const acc = new Accumulator(call(() => ready().makeAccumulator(s.shape.cols, json)), s.shape.cols);
-        try {
-          if (pass === 'copy') {
-            const copy = copyRows(s.logits, s.shape.cols, s.labels, copied);
-            acc.push(copy.data, { ...s.shape, rows: copied.length, labels: copy.labels });
-          } else {
-            acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
-          }
-          result = acc.result();
-        } finally {
-          acc.dispose();
-        }
-      } catch (e) {
-        refuse(run, e);
-        continue;
-      }
-      answer(run, result, json, wantsLabels ? s.labels : undefined);
+    if (pass === 'copy') {
+      const copy = copyRows(s.logits, s.shape.cols, s.labels, copied);
+      acc.push(copy.data, { ...s.shape, rows: copied.length, labels: copy.labels });
+    } else {
+      acc.push(s.logits, { ...s.shape, labels: pass === 'variant' ? undefined : s.labels });
     }
-    return finishFamily(run);
+    return { result: acc.result(), used };
   } finally {
-    run.delete();
+    acc.dispose();
   }
+}
+
+// Sets given with their logits, scored synchronously by the core's one driver (score_family in
+// bindings/common/json_calls.hpp), which calls back for each request; the source set is fitted once.
+function scoredFamily(sets, options, calibrating = false) {
+  const { familyJson, rest } = familyOf(options, calibrating);
+  const prepared = JSON.parse(coreOptions(rest, sets[0].shape.cols));
+  let thrown;  // an error that is not the input's: the run stops, and it is thrown again
+  const score = (index, passJson) => {
+    const { pass, labels: wantsLabels = false, rows, copy, ...keys } = JSON.parse(passJson);
+    const s = sets[index];
+    try {
+      const { result, used } = scoreArrays(s, prepared, rest, pass, keys, rows);
+      return { result: JSON.stringify(result), options: used, labels: wantsLabels ? JSON.stringify(Array.from(s.labels)) : '' };
+    } catch (e) {
+      if (e instanceof ManoError) return { error: e.message };
+      thrown = e;
+      return { abort: true };
+    }
+  };
+  let out;
+  try {
+    out = JSON.parse(call(() => ready().scoreFamily(setNames(sets), familyJson, score)));
+  } catch (e) {
+    throw thrown ?? e;
+  }
+  return { scored: JSON.stringify(out.scored), warnings: out.warnings };
 }
 
 // A pass's option keys (the core's names, src/mano/workflow/family.hpp pass::to_json) as the package's.

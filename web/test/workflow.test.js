@@ -80,6 +80,23 @@ describe('evaluate and calibrate of sets given as logits equal mano eval and man
   });
 });
 
+describe('the core\'s one synchronous driver of the family workflow (scoreFamily)', () => {
+  test('a scorer\'s error is the error on the first pass, a warning on a variant, and any other error stops the run', async () => {
+    const { callCore, readerCore } = await import(path.join(root, 'dist/core.js'));
+    const core = readerCore();
+    const sets = JSON.stringify([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    const family = JSON.stringify({ family: true, taylor_orders: [2] });
+    const passes = [];
+    assert.throws(() => callCore(core, () => core.scoreFamily(sets, family, (i, pass) => {
+      passes.push([i, JSON.parse(pass).pass]);
+      return { error: 'set a has no rows' };
+    })), (e) => e instanceof mano.InputError && e.message === 'set a has no rows');
+    assert.deepEqual(passes, [[0, 'first']]);
+    assert.throws(() => callCore(core, () => core.scoreFamily(sets, family, () => ({ abort: true }))),
+      (e) => e instanceof mano.ManoError && !(e instanceof mano.InputError));
+  });
+});
+
 describe('the Worker\'s calibrateFiles: the family workflow one awaited read at a time, over Files', () => {
   test('equals calibrate/evaluate over the same sets given as arrays, and mano calibrate', async () => {
     const { handleMessage } = await import(path.join(root, 'dist/worker.js'));

@@ -16,7 +16,6 @@ and files on a Dask cluster, ``mano.torch`` a PyTorch model's outputs over a Dat
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Sequence, Union
 
@@ -49,13 +48,13 @@ del _public
 
 def methods() -> list:
     """The estimator table (``mano methods --json``): name, returns, needs, default, cost, summary."""
-    return json.loads(_core.methods())["methods"]
+    return _core.methods()["methods"]
 
 
 def default_methods(k: int, n: int = 0, inputs: Sequence[str] = ()) -> list:
     """The methods computed when none are named, for n rows (0: not known) of k classes."""
     k, n = whole(k, "k", 1), whole(n, "n")
-    return json.loads(_core.default_methods(k, n, json.dumps(list(inputs))))
+    return _core.default_methods(k, n, list(inputs))
 
 
 def architectures() -> list:

@@ -5,7 +5,6 @@ labels as ``mano predict --audit`` scores them. The draw, the file's rules and t
 core's (src/mano/audit/audit_sample.hpp, audit.hpp)."""
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import warnings
@@ -58,7 +57,7 @@ def audit(x: Any, budget: int, *, seed: Optional[int] = None, path: Optional[Pat
         raise InputError("path: the file names the classes to label (0 to K - 1); give x as the logits (an array or a "
                          "file), not a number of rows")
     try:
-        drawn = json.loads(_core.audit_sample(rows, n, s))
+        drawn = _core.audit_sample(rows, n, s)
     except InputError as e:
         raise InputError(f"{source}: {e}" if source else str(e)) from None
     if path is not None:
@@ -99,7 +98,7 @@ def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
                 text = f.read()
         except OSError as e:
             raise InputError(f"{name}: cannot read this audit file ({e.strerror})") from None
-        return json.loads(_core.parse_audit(text, name, n_rows, k, set_name))
+        return _core.parse_audit(text, name, n_rows, k, set_name)
     drawn = {}
     if isinstance(given, Mapping):
         if "rows" not in given or "labels" not in given:
@@ -119,18 +118,18 @@ def labeled_rows(given: Any, n_rows: int, k: int, set_name: str = "") -> dict:
         raise InputError(f"audit: {len(rows)} rows but {len(labels)} labels; give one label per audited row")
     if len(rows) > _core.audit_max_rows:
         raise InputError(f"audit: {len(rows)} rows, more than the {_core.audit_max_rows} an audit may have")
-    labeled = json.dumps({"rows": rows.tolist(), "labels": labels.tolist(), **drawn})
-    return json.loads(_core.audit_rows(labeled, "audit", n_rows, k))
+    labeled = {"rows": rows.tolist(), "labels": labels.tolist(), **drawn}
+    return _core.audit_rows(labeled, "audit", n_rows, k)
 
 
-def score_audited(logits: Any, marks: Mapping, options_json: str) -> dict:
+def score_audited(logits: Any, marks: Mapping, options: dict) -> dict:
     """The audited rows of the set (an array, or a file: only those rows are read), scored with
     their labels and the options the set was scored with, as ``mano predict --audit`` scores them:
     float64 logits as float64, every other type as float32, in one block."""
     if _is_path(logits):
         rows = _core.read_rows(os.fspath(logits), marks["rows"])
     else:
-        rows = _rows_of(np.asarray(logits), json.loads(options_json).get("input"))[np.asarray(marks["rows"], dtype=np.int64)]
+        rows = _rows_of(np.asarray(logits), options.get("input"))[np.asarray(marks["rows"], dtype=np.int64)]
         rows = rows.astype(np.float64 if rows.dtype.kind == "f" and rows.dtype.itemsize == 8 else np.float32)
     labels = np.asarray(marks["labels"], dtype=np.int64)
-    return json.loads(_core.score(rows, options_json, labels, None, None, 1))
+    return _core.score(rows, options, labels, None, None, 1)

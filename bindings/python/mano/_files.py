@@ -3,7 +3,6 @@
 (write_file), which writes them as the CLI does."""
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import warnings
@@ -45,12 +44,12 @@ def read_labels(path: PathLike, *, key: Optional[str] = None, label_column: Unio
 
 def read_manifest(path: PathLike, *, allow_outside_paths: bool = False) -> dict:
     """A manifest (``mano eval``'s), its paths resolved against its folder."""
-    return json.loads(_core.read_manifest(os.fspath(path), bool(allow_outside_paths)))
+    return _core.read_manifest(os.fspath(path), bool(allow_outside_paths))
 
 
 def read_calibration(path: PathLike) -> dict:
     """A calibration file written by ``mano calibrate`` (or saved from :func:`calibrate`)."""
-    return json.loads(_core.read_calibration(os.fspath(path)))
+    return _core.read_calibration(os.fspath(path))
 
 
 def write_file(path: PathLike, data: bytes, inputs: Iterable[str], what: str) -> None:

@@ -2,7 +2,6 @@
 shares: arrays in any layout or dtype, or paths read by the native readers."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -109,8 +108,8 @@ def _methods_list(methods: Union[None, str, Iterable[str]]) -> list:
 def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = None, p: Any = None, eta: Any = None,
              taylor_order: Any = None, normalization: Any = None, batch_size: Any = None, criterion: Any = None,
              temperature: Any = None, label_marginal: Any = None, architecture: Any = None,
-             correctness_histogram: bool = False, input: Any = None, threads: Any = 0) -> str:
-    """The full options JSON (the CLI's option set) with what the source set teaches: the fitted
+             correctness_histogram: bool = False, input: Any = None, threads: Any = 0) -> dict:
+    """The full options (a dict; the CLI's option set) with what the source set teaches: the fitted
     temperature, the source model of ATC/DoC/COTT, the source feature moments (the fits' passes
     over the source rows on `threads` threads, 0 = every core)."""
     partial: dict = {"methods": _methods_list(methods)}
@@ -158,11 +157,8 @@ def _prepare(methods: Any = None, *, source: Any = None, source_features: Any = 
         src_logits = _rows_of(_logits(src_logits, "source logits"), input)
         src_labels = _labels(src_labels, "source labels")
     feats = None if source_features is None else _logits(source_features, "source features")
-    try:
-        text = json.dumps(partial, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"options: {e}") from None
-    return _core.prepare_options(text, src_logits, src_labels, fit, feats, _threads(threads))
+    # what JSON cannot hold (NaN, a NumPy array) the core refuses, naming the options
+    return _core.prepare_options(partial, src_logits, src_labels, fit, feats, _threads(threads))
 
 
 def _number(key: str, value: Any) -> Union[int, float]:
@@ -215,7 +211,7 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
                     correctness_histogram=correctness_histogram, input=input, threads=threads)
     if _is_path(logits) and second is None and features is None and (labels is None or _is_path(labels)):
         # the CLI's own path: the native reader streams the file (no copy of it in memory)
-        result = json.loads(_scan_file(logits, opts, key, labels, _threads(threads)).result())
+        result = _scan_file(logits, opts, key, labels, _threads(threads)).result()
     else:
         if not _is_path(logits):
             logits, labels = _logits_labels(logits, labels, "logits", 2)
@@ -225,37 +221,37 @@ def score(logits: Any, methods: Union[None, str, Iterable[str]] = None, *, label
     return shown(result)
 
 
-def _scan_file(path: PathLike, options_json: str, key: Optional[str], labels: Any, threads: int) -> "_core.Accumulator":
+def _scan_file(path: PathLike, options: dict, key: Optional[str], labels: Any, threads: int) -> "_core.Accumulator":
     """A logits file streamed by the native reader (labels from their file, or a CSV's label
     column); what the reader left out of a CSV or took as its labels is a warning."""
-    acc, notes = _core.scan_file(os.fspath(path), options_json, key or "", None, "", None,
+    acc, notes = _core.scan_file(os.fspath(path), options, key or "", None, "", None,
                                  "" if labels is None else os.fspath(labels), threads)
     for note in notes:
         warnings.warn(note, stacklevel=3)
     return acc
 
 
-def _score_any(logits: Any, options_json: str, labels: Any, threads: int) -> dict:
+def _score_any(logits: Any, options: dict, labels: Any, threads: int) -> dict:
     """Logits given as an array or a file (streamed by the native reader), with prepared options;
     rows that look like probabilities are a warning."""
     if _is_path(logits) and (labels is None or _is_path(labels)):
-        scan = _scan_file(logits, options_json, None, labels, threads)
+        scan = _scan_file(logits, options, None, labels, threads)
         try:
-            result = json.loads(scan.result())
+            result = scan.result()
         except InputError as e:  # what the rows gave ("no rows to score"), named by their file as the CLI does
             path = os.fspath(logits)
             raise InputError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
     else:
-        result = _score(_rows_of(_logits(logits), json.loads(options_json).get("input")), options_json, labels, threads=threads)
+        result = _score(_rows_of(_logits(logits), options.get("input")), options, labels, threads=threads)
     _warn_probabilities(result, os.fspath(logits) if _is_path(logits) else "logits", 3)
     return result
 
 
-def _score(logits: np.ndarray, options_json: str, labels: Any = None, second: Any = None, features: Any = None,
+def _score(logits: np.ndarray, options: dict, labels: Any = None, second: Any = None, features: Any = None,
            threads: int = 0) -> dict:
     sec = None if second is None else _logits(second, "second")
     fea = None if features is None else _logits(features, "features")
-    return json.loads(_core.score(logits, options_json, _labels(labels), sec, fea, threads))
+    return _core.score(logits, options, _labels(labels), sec, fea, threads)
 
 
 class Accumulator:
@@ -296,7 +292,7 @@ class Accumulator:
     def from_state(cls, state: Union[Mapping, str, bytes, PathLike]) -> "Accumulator":
         """An accumulator from a state: a dict (``state()``), its JSON text, or a state file."""
         if isinstance(state, Mapping):
-            text = json.dumps(state)
+            text = dict(state)
         elif isinstance(state, bytes):
             try:
                 text = state.decode("utf-8")
@@ -330,16 +326,16 @@ class Accumulator:
         return self
 
     def result(self) -> dict:
-        result = json.loads(self._acc.result())
+        result = self._acc.result()
         _warn_probabilities(result, "logits", 2)
         return shown(result)
 
     def state(self) -> dict:
-        return json.loads(self._acc.state())
+        return self._acc.state()
 
     @property
     def options(self) -> dict:
-        return json.loads(self._acc.options())
+        return self._acc.options()
 
     @property
     def rows(self) -> int:
@@ -365,10 +361,10 @@ class Accumulator:
     def __deepcopy__(self, memo: dict) -> "Accumulator":
         return self.copy()
 
-    def __getstate__(self) -> str:
+    def __getstate__(self) -> dict:
         return self._acc.state()
 
-    def __setstate__(self, state: str) -> None:
+    def __setstate__(self, state: dict) -> None:
         self._acc = _core.Accumulator.from_state(state)
 
     def __repr__(self) -> str:

@@ -2,7 +2,6 @@
 the sets and the core's family workflow (src/mano/workflow/family.hpp) scores and calibrates them."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -78,7 +77,7 @@ def _check_options(values: dict, groups: Optional[list] = None, set_groups: Opti
     request = {"front_end": "python", "values": {k: _core_value(v) for k, v in values.items()}}
     if set_groups is not None:
         request.update(groups=groups or [], set_groups=set_groups, where=where)
-    return json.loads(_core.options_table(json.dumps(request)))
+    return _core.options_table(request)
 
 
 _SCORING = ("methods", "source", "source_features", "p", "eta", "taylor_order", "batch_size", "criterion",
@@ -112,13 +111,13 @@ def _copy_rows(logits: Any, rows: np.ndarray) -> np.ndarray:
 
 
 def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Optional[str], threads: int,
-            kwargs: dict, taylor_orders: tuple = (2,), copies: Optional[dict] = None) -> str:
+            kwargs: dict, taylor_orders: tuple = (2,), copies: Optional[dict] = None) -> dict:
     """Scores every set as ``mano eval`` and ``mano calibrate`` do, by the core's family workflow
     (src/mano/workflow/family.hpp): with normalization 'family', a first pass with softrun, MaNo alone at
     the other Taylor orders, one branch chosen for all the sets and every set scored again on it.
     This function only reads the sets; the source set (a manifest's, or source=) is fitted once.
     With ``copies`` (calibrate's {"copies", "seed"}), each set's label-shifted copies are scored
-    too (src/mano/calibration/label_shift_copies.hpp). Returns the scored family as JSON for
+    too (src/mano/calibration/label_shift_copies.hpp). Returns the scored family (a dict) for
     _core.evaluate_family and _core.calibrate_family."""
     source, items = _sets(sets, groups, allow_outside_paths, True)
     if source is not None:
@@ -127,7 +126,7 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
         kwargs = dict(kwargs, source=(source["logits"], source["labels"]))
     family = normalization in (None, "family")
     _check_options({"normalization": "family" if family else normalization, "criterion": kwargs.get("criterion")})
-    options = json.loads(_prepare(**kwargs, normalization="softrun" if family else normalization))
+    options = _prepare(**kwargs, normalization="softrun" if family else normalization)
 
     loaded = {}  # a set's labels as an array, once a pass needs them (copies are drawn by class)
 
@@ -137,12 +136,12 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
             loaded[s["name"]] = np.asarray(read_labels(given) if _is_path(given) else _labels(given), dtype=np.int64)
         return loaded[s["name"]]
 
-    def score(index: int, pass_json: str):
-        s, step = items[index], json.loads(pass_json)
+    def score(index: int, step: dict):
+        s = items[index]
         given = "logits" not in s
         if given and step["pass"] != "first":
             return None  # a result cannot be scored again
-        scoring = json.dumps(dict(options, **{k: v for k, v in step.items() if k not in _PASS_ONLY}))
+        scoring = dict(options, **{k: v for k, v in step.items() if k not in _PASS_ONLY})
         try:
             if given:
                 result = s["result"]
@@ -155,14 +154,14 @@ def _scored(sets: Any, groups: Any, allow_outside_paths: bool, normalization: Op
             raise InputError(f"{e} (set \"{s['name']}\")") from None
         columns = _core.columns_of(options.get("input", "logits"), int(result["k"]))
         used = _core.resolve_options(scoring, int(result["n"]), columns, False, False)
-        labels = json.dumps(labels_of(s).tolist()) if step.get("labels") and not given else ""
-        return json.dumps(result), used, labels
+        labels = labels_of(s).tolist() if step.get("labels") and not given else None
+        return result, used, labels
 
-    names = json.dumps([{"name": s["name"], "group": s.get("group", "")} for s in items])
+    names = [{"name": s["name"], "group": s.get("group", "")} for s in items]
     family_json = {"family": family, "taylor_orders": list(taylor_orders)}
     if copies is not None:
         family_json["label_shift_copies"] = copies
-    scored, warnings_ = _core.score_family(names, json.dumps(family_json), score)
+    scored, warnings_ = _core.score_family(names, family_json, score)
     for w in warnings_:
         warnings.warn(w, stacklevel=3)
     return scored
@@ -197,7 +196,7 @@ def evaluate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, grou
     """
     scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
                      _taylor_orders(taylor_orders))
-    out = json.loads(_core.evaluate_family(scored))
+    out = _core.evaluate_family(scored)
     for note in out["notes"]:
         warnings.warn(note, stacklevel=2)
     return shown(out["report"])
@@ -225,10 +224,61 @@ def calibrate(sets: Any, methods: Union[None, str, Iterable[str]] = None, *, gro
         copies["seed"] = _whole("label_shift_seed", label_shift_seed, 0, _core.label_shift_max_seed)
     scored = _scored(sets, groups, allow_outside_paths, normalization, _threads(threads), _scoring_kwargs(locals()),
                      _taylor_orders(taylor_orders), copies)
-    out = json.loads(_core.calibrate_family(scored))
+    out = _core.calibrate_family(scored)
     if notes is not None:
         notes.extend(out["notes"])
     return shown(out["calibration"])
+
+
+def _scored_for_prediction(cal: dict, logits: Any, lab: Any, input: Optional[str], audit: Any, threads: int) -> tuple:
+    """(result, options, logits as read: an array or the path, the audit's labeled rows)"""
+    # the calibration's options for this size, checked (and K with them) before any row is
+    # scored: a file's shape comes from its header alone
+    if _is_path(logits):
+        rows, cols, _ = _core.matrix_shape(os.fspath(logits), "", None, "", None)  # the scan warns of its notes
+    else:
+        logits = _rows_of(_logits(logits), input)
+        rows, cols = logits.shape if logits.ndim == 2 else (0, 0)
+    try:
+        scoring = _core.scoring_options(cal, rows, cols, _input_name(input))
+    except InputError as e:
+        if _is_path(logits):
+            raise InputError(f"{os.fspath(logits)}: {e}") from None
+        raise
+    # a set of 0 rows is refused by the scan ("no rows to score"); its size leaves nothing out
+    for name in scoring["left_out"] if rows else []:
+        warnings.warn(f"{name} left out of this prediction: it keeps every row, which a prediction does only up to "
+                      f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
+                      f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
+                      stacklevel=4)
+    # checked before any row is scored
+    classes = _core.classes_of(_input_name(input), cols)
+    marks = None if audit is None else _audit.labeled_rows(audit, rows, classes, os.fspath(logits) if _is_path(logits) else "")
+    options = scoring["options"]
+    return _score_any(logits, options, lab, threads), options, logits, marks
+
+
+def _predicted(cal: dict, level: float, logits: Any, lab: Any, input: Optional[str], audit: Any, threads: int) -> dict:
+    """The prediction for one set's logits, with its audit when one is given."""
+    result, options, logits, marks = _scored_for_prediction(cal, logits, lab, input, audit, threads)
+    if marks is None:
+        return shown(_core.predict(cal, result, float(level)))
+    # the audited rows scored again with their labels and the set's options, as the CLI does
+    audited = _audit.score_audited(logits, marks, options)
+    for note in marks.get("warnings", []):
+        warnings.warn(note, stacklevel=4)
+    try:
+        return shown(_core.predict_audited(cal, result, audited, float(level), marks.get("warnings", [])))
+    except InputError as e:
+        where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
+        given = f" (audit file {os.fspath(audit)})" if _is_path(audit) else ""
+        raise InputError(f"{where}{e}{given}") from None
+
+
+def _is_sets(x: Any) -> bool:
+    """Whether predict's x is sets (a manifest path or dict, a list of sets), not one set."""
+    return _is_path(x) and str(x).endswith(".json") or (isinstance(x, Mapping) and "sets" in x) or \
+        (isinstance(x, (list, tuple)) and bool(x) and isinstance(x[0], Mapping))
 
 
 def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9, labels: Any = None,
@@ -252,78 +302,30 @@ def predict(calibration: Union[Mapping, PathLike], x: Any, *, level: float = 0.9
     (it is recorded in the calibration; a set read as another is refused).
     """
     cal = read_calibration(calibration) if _is_path(calibration) else dict(calibration)
-    cal_text = json.dumps(cal)
     _check_options({"level": level})
-
-    def one(result: Mapping) -> dict:
-        return shown(json.loads(_core.predict(cal_text, json.dumps(result), float(level))))
-
-    def scored(logits: Any, lab: Any) -> tuple:
-        """(result, options JSON, logits as read: an array or the path, the audit's labeled rows)"""
-        # the calibration's options for this size, checked (and K with them) before any row is
-        # scored: a file's shape comes from its header alone
-        if _is_path(logits):
-            rows, cols, _ = _core.matrix_shape(os.fspath(logits), "", None, "", None)  # the scan warns of its notes
-        else:
-            logits = _rows_of(_logits(logits), input)
-            rows, cols = logits.shape if logits.ndim == 2 else (0, 0)
-        try:
-            scoring = json.loads(_core.scoring_options(cal_text, rows, cols, _input_name(input)))
-        except InputError as e:
-            if _is_path(logits):
-                raise InputError(f"{os.fspath(logits)}: {e}") from None
-            raise
-        # a set of 0 rows is refused by the scan ("no rows to score"); its size leaves nothing out
-        for name in scoring["left_out"] if rows else []:
-            warnings.warn(f"{name} left out of this prediction: it keeps every row, which a prediction does only up to "
-                          f"{_core.keeps_rows_max_logits} logits and {_core.keeps_rows_max_k} classes (these: {rows} x "
-                          f"{cols}); score with methods='{name}' and predict from that result to run it anyway",
-                          stacklevel=4)
-        # checked before any row is scored
-        classes = _core.classes_of(_input_name(input), cols)
-        marks = None if audit is None else _audit.labeled_rows(audit, rows, classes, os.fspath(logits) if _is_path(logits) else "")
-        options = json.dumps(scoring["options"])
-        return _score_any(logits, options, lab, _threads(threads)), options, logits, marks
-
-    def predicted(logits: Any, lab: Any) -> dict:
-        result, options, logits, marks = scored(logits, lab)
-        if marks is None:
-            return one(result)
-        # the audited rows scored again with their labels and the set's options, as the CLI does
-        audited = _audit.score_audited(logits, marks, options)
-        for note in marks.get("warnings", []):
-            warnings.warn(note, stacklevel=4)
-        try:
-            return shown(json.loads(_core.predict_audited(cal_text, json.dumps(result), json.dumps(audited), float(level),
-                                                          json.dumps(marks.get("warnings", [])))))
-        except InputError as e:
-            where = f"{os.fspath(logits)}: " if _is_path(logits) else ""
-            given = f" (audit file {os.fspath(audit)})" if _is_path(audit) else ""
-            raise InputError(f"{where}{e}{given}") from None
-
+    threads = _threads(threads)
     if isinstance(x, Mapping) and "methods" in x and "n" in x:
         if audit is not None:
             raise InputError("audit: the audited rows are scored from the set's logits; give x as the logits (an array "
                              "or a file), not a result")
-        return one(x)
-    if _is_path(x) and str(x).endswith(".json") or (isinstance(x, Mapping) and "sets" in x) or \
-            (isinstance(x, (list, tuple)) and x and isinstance(x[0], Mapping)):
-        _, items = _sets(x, groups, allow_outside_paths, False)
-        if audit is not None and len(items) != 1:
-            raise InputError(f"audit labels rows of one set; predict that set alone, or select it with groups "
-                             f"({len(items)} sets given)")
-        out = []
-        for s in items:
-            if "result" in s and "logits" not in s:
-                if audit is not None:
-                    raise InputError(f"audit: set \"{s['name']}\" is given as a result; its audited rows are scored "
-                                     "from its logits")
-                prediction = one(s["result"])
-            else:
-                prediction = predicted(s["logits"], s.get("labels"))
-            out.append({"name": s["name"], "group": s.get("group", ""), "prediction": prediction})
-        return shown(out)
-    return predicted(x, labels)
+        return shown(_core.predict(cal, dict(x), float(level)))
+    if not _is_sets(x):
+        return _predicted(cal, level, x, labels, input, audit, threads)
+    _, items = _sets(x, groups, allow_outside_paths, False)
+    if audit is not None and len(items) != 1:
+        raise InputError(f"audit labels rows of one set; predict that set alone, or select it with groups "
+                         f"({len(items)} sets given)")
+    out = []
+    for s in items:
+        if "result" in s and "logits" not in s:
+            if audit is not None:
+                raise InputError(f"audit: set \"{s['name']}\" is given as a result; its audited rows are scored "
+                                 "from its logits")
+            prediction = shown(_core.predict(cal, s["result"], float(level)))
+        else:
+            prediction = _predicted(cal, level, s["logits"], s.get("labels"), input, audit, threads)
+        out.append({"name": s["name"], "group": s.get("group", ""), "prediction": prediction})
+    return shown(out)
 
 
 def predict_scores(calibration: Union[Mapping, PathLike], method: str, scores: Iterable[float], *,
@@ -338,4 +340,4 @@ def predict_scores(calibration: Union[Mapping, PathLike], method: str, scores: I
                 not math.isfinite(s):
             raise InputError(f"scores must be finite numbers, got {s!r}")
         values.append(float(s))
-    return json.loads(_core.predict_scores(json.dumps(cal), str(method), json.dumps(values), float(level)))
+    return _core.predict_scores(cal, str(method), values, float(level))

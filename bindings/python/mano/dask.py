@@ -22,7 +22,6 @@ rather than giving a partial result.
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from typing import Any, Iterable, List, Optional, Union
@@ -52,28 +51,28 @@ def _state_of(acc: Any, partition: int) -> str:
     return acc.state()
 
 
-def _accumulator(k: int, options_json: str) -> "_core.Accumulator":
+def _accumulator(k: int, options: dict) -> "_core.Accumulator":
     """An accumulator of rows of k values (a binary input's one column: 2 classes)."""
-    return _core.Accumulator(_core.classes_of(json.loads(options_json).get("input", "logits"), k), options_json)
+    return _core.Accumulator(_core.classes_of(options.get("input", "logits"), k), options)
 
 
-def _state_of_block(block: Any, k: int, options_json: str, first_row: int, labels: Any = None,
-                    partition: int = 0) -> Optional[str]:
-    """One partition's accumulator state (JSON text); None for an empty partition."""
+def _state_of_block(block: Any, k: int, scan_options: dict, first_row: int, labels: Any = None,
+                    partition: int = 0) -> Optional[dict]:
+    """One partition's accumulator state (a dict); None for an empty partition."""
     block = np.asarray(block)
     if block.ndim == 2 and block.shape[0] == 0:
         return None
-    acc = _accumulator(k, options_json)
+    acc = _accumulator(k, scan_options)
     acc.push(block, None if labels is None else np.asarray(labels), None, None, first_row)
     return _state_of(acc, partition)
 
 
-def _state_of_file(path: str, options_json: str, labels: Optional[str], key: str, partition: int) -> Optional[str]:
-    acc, _ = _core.scan_file(path, options_json, key, None, "", None, labels or "", 1)  # notes: _inputs warned of them
+def _state_of_file(path: str, scan_options: dict, labels: Optional[str], key: str, partition: int) -> Optional[dict]:
+    acc, _ = _core.scan_file(path, scan_options, key, None, "", None, labels or "", 1)  # notes: _inputs warned of them
     return None if acc.rows == 0 else _state_of(acc, partition)
 
 
-def _state_of_frame(part: Any, k: int, options_json: str, rows_in_elements: bool, partition: int) -> Optional[str]:
+def _state_of_frame(part: Any, k: int, scan_options: dict, rows_in_elements: bool, partition: int) -> Optional[dict]:
     """A dask.dataframe partition: a column whose elements are K-element rows, or K numeric columns."""
     if rows_in_elements:
         values = list(part)
@@ -84,10 +83,10 @@ def _state_of_frame(part: Any, k: int, options_json: str, rows_in_elements: bool
         block = part.to_numpy()
     if block.ndim != 2 or block.shape[1] != k:
         raise InputError(f"a partition's rows have shape {block.shape[1:]} where {k} logits per row were expected")
-    return _state_of_block(block, k, options_json, 0, None, partition)
+    return _state_of_block(block, k, scan_options, 0, None, partition)
 
 
-def _merge_states(*states: Optional[str]) -> Optional[str]:
+def _merge_states(*states: Optional[dict]) -> Optional[dict]:
     """The merge of partition states, each as a shard of its own (a shard seen twice is refused)."""
     present = [s for s in states if s is not None]
     if not present:
@@ -110,7 +109,7 @@ def _tree(states: List[Any], split_every: int) -> Any:
     return level[0] if level else delayed(lambda: None)()
 
 
-def _compute(graph: Any, client: Any) -> Optional[str]:
+def _compute(graph: Any, client: Any) -> Optional[dict]:
     try:
         if client is not None:
             return client.compute(graph).result()
@@ -204,22 +203,22 @@ def _inputs(data: Any, labels: Any, key: Optional[str], column: Optional[str]):
                      f"(got {type(data).__name__})")
 
 
-def _merged(kind: str, k: int, parts: list, options_json: str, key: Optional[str], client: Any,
-            split_every: int) -> Optional[str]:
-    """The state of every partition scored with `options_json` and merged in a tree (None: no rows).
+def _merged(kind: str, k: int, parts: list, scan_options: dict, key: Optional[str], client: Any,
+            split_every: int) -> Optional[dict]:
+    """The state of every partition scored with `scan_options` and merged in a tree (None: no rows).
     The tasks are impure to Dask: a file's path says nothing of its content, so no call reuses a
     result an earlier one left on the cluster."""
     from dask import delayed
 
     split_every = whole(split_every, "split_every", 2)
     if kind == "files":
-        states = [delayed(_state_of_file, pure=False)(p, options_json, lab, key or "", i)
+        states = [delayed(_state_of_file, pure=False)(p, scan_options, lab, key or "", i)
                   for i, (p, lab) in enumerate(parts)]
     elif kind == "array":
-        states = [delayed(_state_of_block, pure=False)(b, k, options_json, first, lab, i)
+        states = [delayed(_state_of_block, pure=False)(b, k, scan_options, first, lab, i)
                   for i, (b, first, lab) in enumerate(parts)]
     else:
-        states = [delayed(_state_of_frame, pure=False)(p, k, options_json, in_elements, i)
+        states = [delayed(_state_of_frame, pure=False)(p, k, scan_options, in_elements, i)
                   for i, (p, in_elements) in enumerate(parts)]
     return _compute(_tree(states, split_every), client)
 
@@ -232,10 +231,10 @@ def accumulate(data: Any, methods: Union[None, str, Iterable[str]] = None, *, cl
     ``dask.distributed.Client`` (default: Dask's current scheduler)."""
     kind, rows, k, parts = _inputs(data, labels, key, column)
     # the methods of the whole set (mano.score's defaults for N x K), resolved once for every partition
-    options_json = _core.resolve_options(_prepare(methods, **options), rows, k, False, False)
-    final = _merged(kind, k, parts, options_json, key, client, split_every)
+    scan_options = _core.resolve_options(_prepare(methods, **options), rows, k, False, False)
+    final = _merged(kind, k, parts, scan_options, key, client, split_every)
     if final is None:
-        return mano.Accumulator._wrap(_accumulator(k, options_json))
+        return mano.Accumulator._wrap(_accumulator(k, scan_options))
     return mano.Accumulator._wrap(_core.Accumulator.from_state(final))
 
 
@@ -253,7 +252,7 @@ def predict(calibration: Any, data: Any, *, client: Any = None, labels: Any = No
     cal = mano.read_calibration(calibration) if isinstance(calibration, (str, os.PathLike)) else dict(calibration)
     kind, rows, k, parts = _inputs(data, labels, key, column)
     # the calibration's options for the whole set's size (checked, K included, before any work)
-    options_json = json.dumps(json.loads(_core.scoring_options(json.dumps(cal), rows, k, _input_name(input)))["options"])
-    final = _merged(kind, k, parts, options_json, key, client, split_every)
-    acc = _accumulator(k, options_json) if final is None else _core.Accumulator.from_state(final)
-    return mano.predict(cal, json.loads(acc.result()), level=level)
+    scan_options = _core.scoring_options(cal, rows, k, _input_name(input))["options"]
+    final = _merged(kind, k, parts, scan_options, key, client, split_every)
+    acc = _accumulator(k, scan_options) if final is None else _core.Accumulator.from_state(final)
+    return mano.predict(cal, acc.result(), level=level)

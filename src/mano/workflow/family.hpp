@@ -1,10 +1,11 @@
 #pragma once
 // The workflow over a family of labeled sets that every front end runs (docs/architecture.md,
 // "The workflow"): the scoring passes, the branch of MaNo chosen once for all the sets, and the
-// evaluation and calibration of what was scored. The front ends only read rows (a file, an array,
-// a browser File) and present what comes back: the CLI and the Python package hand
-// score_family() a scorer; the npm package, whose reads are asynchronous, runs the same steps
-// (first_pass, variant_passes, add_variant, choose_branch) one call at a time.
+// evaluation and calibration of what was scored. family_scoring alone orders the passes (family.cpp
+// runs first_pass, variant_passes, add_variant and choose_branch for it); the front ends only read
+// rows (a file, an array, a browser File) and answer its requests: the CLI, the Python package
+// and npm's synchronous calls through score_family(), the one loop over it; npm's Worker, whose
+// reads are asynchronous, steps it one request at a time (next, give) through the bindings.
 
 #include <cstddef>
 #include <cstdint>
