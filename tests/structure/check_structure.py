@@ -235,7 +235,8 @@ def main():
         print('mano structure: ' + p)
     if problems:
         sys.exit(1)
-    print('mano structure: every arrow runs down, no circle, no hand-written file over the line limit')
+    print('mano structure: every arrow runs down, no circle, no hand-written file over the line limit, no function over '
+          f'{check_function_length.MAX_LINES} lines')
 
 
 if __name__ == '__main__':
