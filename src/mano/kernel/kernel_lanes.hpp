@@ -53,69 +53,21 @@ struct lane_kernel_impl {
     template <int P, bool Taylor>
     static unsigned rows_in_lanes(const float* q, std::size_t rows, std::size_t k, const kernel_params& kp,
                                   row_stats* out) {
-        alignas(64) float t[lanes_max_k * fsize];
-        for (std::size_t r = 0; r < fsize; ++r) {
-            const float* row = q + std::min(r, rows - 1) * k;
-            for (std::size_t j = 0; j < k; ++j) t[j * fsize + r] = row[j];
-        }
-        const lane_scan sc = scan_lanes<Taylor>(t, k, kp);
-        lane_totals totals;
-        sum_lanes<P, Taylor>(t, k, sc, totals);
-        return finish_lanes<Taylor>(sc, totals, rows, k, kp, out);
-    }
-
-    // Pass 1's results per lane: the maximum and its first column; for Taylor, q0 and the shift
-    // of (d + shift) d, d = q - q0 (the Taylor value minus its minimum, divided by c2), and
-    // whether the lane's values stay within the powers' range (1) or not (0).
-    struct lane_scan {
-        fbatch m, at, q0, shift, taylor_ok;
-    };
-
-    // Pass 1: as in the row path's scanner<T, true>, for Taylor the range of |q + h| (the
-    // polynomial is c2 (q + h)^2 + const).
-    template <bool Taylor>
-    __attribute__((always_inline)) static lane_scan scan_lanes(const float* t, std::size_t k, const kernel_params& kp) {
-        constexpr float inf = std::numeric_limits<float>::infinity();
-        const double c2 = Taylor ? kp.taylor_coeffs[2] : 1.0;
-        const fbatch h(Taylor ? static_cast<float>(kp.taylor_coeffs[1] / (2 * c2)) : 0.0f);
-        fbatch m(-inf), at(0.0f), amin(inf), amax(0.0f);
-        for (std::size_t j = 0; j < k; ++j) {
-            const fbatch x = fbatch::load_aligned(t + j * fsize);
-            at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
-            m = xsimd::max(m, x);
-            if constexpr (Taylor) {
-                const fbatch a = xsimd::abs(x + h);
-                amin = xsimd::min(amin, a);
-                amax = xsimd::max(amax, a);
-            }
-        }
-        lane_scan out{m, at, fbatch(0.0f), fbatch(0.0f), fbatch(1.0f)};
-        if constexpr (Taylor) {
-            const fbatch spread = (amax - amin) * (amax + amin);  // (range of the values) / c2
-            out.taylor_ok = xsimd::select((spread > fbatch(0.0f)) & (spread < fbatch(static_cast<float>(kp.power_limit))),
-                                          fbatch(1.0f), fbatch(0.0f));
-            out.q0 = amin - h;
-            out.shift = amin + amin;
-        }
-        return out;
-    }
-
-    // Pass 2's sums per lane, in double, and the largest Taylor value.
-    struct lane_totals {
-        alignas(64) double s[fsize] = {}, sx[fsize] = {}, xr[fsize] = {}, sp[fsize] = {}, w[fsize] = {}, wp[fsize] = {};
-        alignas(64) float wmax[fsize];
-    };
-
-    // Pass 2, with float sums flushed into double every flush_vectors columns.
-    template <int P, bool Taylor>
-    __attribute__((always_inline)) static void sum_lanes(const float* t, std::size_t k, const lane_scan& sc,
-                                                         lane_totals& totals) {
         constexpr std::size_t L = fsize;
-        const fbatch lo(exp_floor), zero(0.0f), m = sc.m, at = sc.at, q0 = sc.q0, shift = sc.shift;
+        alignas(64) float t[lanes_max_k * L];
+        for (std::size_t r = 0; r < L; ++r) {
+            const float* row = q + std::min(r, rows - 1) * k;
+            for (std::size_t j = 0; j < k; ++j) t[j * L + r] = row[j];
+        }
+        fbatch m, at, q0, shift, taylor_ok;
+        scan_lanes<Taylor>(t, k, kp, m, at, q0, shift, taylor_ok);
+        // pass 2, with float sums flushed into double every flush_vectors columns
+        const fbatch lo(exp_floor), zero(0.0f);
 #if defined(__wasm__)
         const fbatch pow_cut(-80.0f / static_cast<float>(P));
 #endif
         fbatch as(0.0f), asx(0.0f), axr(0.0f), asp(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
+        alignas(64) double d_s[L] = {}, d_sx[L] = {}, d_xr[L] = {}, d_sp[L] = {}, d_w[L] = {}, d_wp[L] = {};
         const auto flush = [&] {
             alignas(64) float lanes[L];
             const auto into = [&](fbatch& acc, double* total) {
@@ -123,13 +75,13 @@ struct lane_kernel_impl {
                 for (std::size_t l = 0; l < L; ++l) total[l] += lanes[l];
                 acc = zero;
             };
-            into(as, totals.s);
-            into(asx, totals.sx);
-            into(axr, totals.xr);
-            into(asp, totals.sp);
+            into(as, d_s);
+            into(asx, d_sx);
+            into(axr, d_xr);
+            into(asp, d_sp);
             if constexpr (Taylor) {
-                into(aw, totals.w);
-                into(awp, totals.wp);
+                into(aw, d_w);
+                into(awp, d_wp);
             }
         };
         // the exponent: floored, and at the floor in the row maximum's own column
@@ -172,33 +124,73 @@ struct lane_kernel_impl {
             add(j, row, xr, x, exp_nonpositive(x)[0]);
         }
         flush();
-        awmax.store_aligned(totals.wmax);
+        const double* totals[6] = {d_s, d_sx, d_xr, d_sp, d_w, d_wp};
+        return finish_lanes<Taylor>(awmax, m, at, taylor_ok, totals, rows, k, kp, out);
     }
 
-    // Each row's statistics from its lane's sums; the lanes that need one_row instead, as bits.
+    // Pass 1 over the transposed rows t: each lane's maximum m and its first column at; for
+    // Taylor, as in the row path's scanner<T, true>, the range of |q + h| (the polynomial is
+    // c2 (q + h)^2 + const), whence q0 and the shift of (d + shift) d with d = q - q0 (the Taylor
+    // value minus its minimum, divided by c2), and taylor_ok: 1 where the lane's values stay
+    // within the powers' range, else 0.
     template <bool Taylor>
-    __attribute__((always_inline)) static unsigned finish_lanes(const lane_scan& sc, const lane_totals& totals,
-                                                                std::size_t rows, std::size_t k, const kernel_params& kp,
-                                                                row_stats* out) {
+    __attribute__((always_inline)) static void scan_lanes(const float* t, std::size_t k, const kernel_params& kp, fbatch& m,
+                                                          fbatch& at, fbatch& q0, fbatch& shift, fbatch& taylor_ok) {
         constexpr std::size_t L = fsize;
-        alignas(64) float f_m[L], f_at[L], f_ok[L];
-        sc.m.store_aligned(f_m);
-        sc.at.store_aligned(f_at);
-        sc.taylor_ok.store_aligned(f_ok);
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        const double c2 = Taylor ? kp.taylor_coeffs[2] : 1.0;
+        const fbatch h(Taylor ? static_cast<float>(kp.taylor_coeffs[1] / (2 * c2)) : 0.0f);
+        fbatch amin(inf), amax(0.0f);
+        m = fbatch(-inf), at = fbatch(0.0f);
+        for (std::size_t j = 0; j < k; ++j) {
+            const fbatch x = fbatch::load_aligned(t + j * L);
+            at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
+            m = xsimd::max(m, x);
+            if constexpr (Taylor) {
+                const fbatch a = xsimd::abs(x + h);
+                amin = xsimd::min(amin, a);
+                amax = xsimd::max(amax, a);
+            }
+        }
+        q0 = fbatch(0.0f), shift = fbatch(0.0f), taylor_ok = fbatch(1.0f);
+        if constexpr (Taylor) {
+            const fbatch spread = (amax - amin) * (amax + amin);  // (range of the values) / c2
+            taylor_ok = xsimd::select((spread > fbatch(0.0f)) & (spread < fbatch(static_cast<float>(kp.power_limit))),
+                                      fbatch(1.0f), fbatch(0.0f));
+            q0 = amin - h;
+            shift = amin + amin;
+        }
+    }
+
+    // Each row's statistics from its lane's double sums (s, sx, xr, sp, w, wp) and the lanes'
+    // largest Taylor value, maximum, its column and taylor_ok; the lanes that need one_row
+    // instead, as bits.
+    template <bool Taylor>
+    __attribute__((always_inline)) static unsigned finish_lanes(fbatch awmax, fbatch m, fbatch at, fbatch taylor_ok,
+                                                                const double* const (&totals)[6], std::size_t rows,
+                                                                std::size_t k, const kernel_params& kp, row_stats* out) {
+        constexpr std::size_t L = fsize;
+        const double *d_s = totals[0], *d_sx = totals[1], *d_xr = totals[2], *d_sp = totals[3], *d_w = totals[4],
+                     *d_wp = totals[5];
+        alignas(64) float f_wmax[L], f_m[L], f_at[L], f_ok[L];
+        awmax.store_aligned(f_wmax);
+        m.store_aligned(f_m);
+        at.store_aligned(f_at);
+        taylor_ok.store_aligned(f_ok);
         unsigned redo = 0;
         for (std::size_t l = 0; l < rows; ++l)
-            if (!(std::isfinite(f_m[l]) && std::isfinite(totals.xr[l]) && std::isfinite(totals.s[l]) &&
-                  std::isfinite(totals.sx[l]) && f_ok[l] == 1.0f))
+            if (!(std::isfinite(f_m[l]) && std::isfinite(d_xr[l]) && std::isfinite(d_s[l]) && std::isfinite(d_sx[l]) &&
+                  f_ok[l] == 1.0f))
                 redo |= 1u << l;
         // log(1 + s) for all lanes, vectorized in double
         using dbatch = xsimd::batch<double, Arch>;
         alignas(64) double log_s[L];
         for (std::size_t l = 0; l < L; l += dbatch::size)
-            xsimd::log1p(dbatch::load_aligned(totals.s + l)).store_aligned(log_s + l);
+            xsimd::log1p(dbatch::load_aligned(d_s + l)).store_aligned(log_s + l);
         for (std::size_t l = 0; l < rows; ++l) {
             row_sums sums;
-            sums.s = totals.s[l], sums.sx = totals.sx[l], sums.xr = totals.xr[l], sums.sp = totals.sp[l];
-            sums.w = totals.w[l], sums.wp = totals.wp[l], sums.wmax = totals.wmax[l];
+            sums.s = d_s[l], sums.sx = d_sx[l], sums.xr = d_xr[l], sums.sp = d_sp[l];
+            sums.w = d_w[l], sums.wp = d_wp[l], sums.wmax = f_wmax[l];
             out[l] = row_stats{};
             out[l].argmax = static_cast<std::int64_t>(f_at[l]);
             finish_row(out[l], f_m[l], log_s[l], sums, k, kp, Taylor);

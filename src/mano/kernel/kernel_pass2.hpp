@@ -28,26 +28,19 @@ struct row_arithmetic : row_scan<Arch> {
     // The sums of pass 2 in float lanes, at two levels: each block of flush_vectors vectors goes
     // into a second set of vectors (so no float sum takes more than flush_vectors terms), and those
     // go into the row's double sums (horizontally, which is the slow part) every flush_vectors
-    // blocks and at the end. Every member is inlined into pass2, as its lambdas were.
+    // blocks and at the end. It holds references to pass2's locals, as its lambdas did, and its
+    // members are always inlined, as the lambdas were, so that the locals stay in registers.
     template <bool Soft, bool Taylor, int P, int O, bool Extras>
     struct pass2_sums {
         const float* b;
         const kernel_params& kp;
         float* e_out;
         float* w_out;
-        const fbatch lo = fbatch(exp_floor), zero = fbatch(0.0f);
-        const float fp = static_cast<float>(kp.p);
-#if defined(__wasm__)
-        const fbatch pow_cut = fbatch(-80.0f / fp);
-#endif
-        row_sums out;
-        fbatch as = fbatch(0.0f), asp = fbatch(0.0f), asx = fbatch(0.0f), axr = fbatch(0.0f), aw = fbatch(0.0f),
-               awp = fbatch(0.0f), awmax = fbatch(0.0f);
-        fbatch bs = fbatch(0.0f), bsp = fbatch(0.0f), bsx = fbatch(0.0f), bxr = fbatch(0.0f), bw = fbatch(0.0f),
-               bwp = fbatch(0.0f);
-
-        pass2_sums(const float* b_, const kernel_params& kp_, float* e_out_, float* w_out_)
-            : b(b_), kp(kp_), e_out(e_out_), w_out(w_out_) {}
+        const fbatch &lo, &zero, &pow_cut;  // pow_cut: read on WASM only
+        const float& fp;
+        row_sums& out;
+        fbatch &as, &asp, &asx, &axr, &aw, &awp, &awmax;
+        fbatch &bs, &bsp, &bsx, &bxr, &bw, &bwp;
 
         __attribute__((always_inline)) void end_block() {
             bs += as, bsx += asx, bxr += axr, bsp += asp, bw += aw, bwp += awp;
@@ -121,7 +114,13 @@ struct row_arithmetic : row_scan<Arch> {
         const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota<fbatch>();
         const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
         const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
-        pass2_sums<Soft, Taylor, P, O, Extras> sums(b, kp, e_out, w_out);
+        const float fp = static_cast<float>(kp.p);
+        const fbatch pow_cut(-80.0f / fp);
+        row_sums out;
+        fbatch as(0.0f), asp(0.0f), asx(0.0f), axr(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
+        fbatch bs(0.0f), bsp(0.0f), bsx(0.0f), bxr(0.0f), bw(0.0f), bwp(0.0f);
+        pass2_sums<Soft, Taylor, P, O, Extras> sums{b, kp, e_out, w_out, lo, zero, pow_cut, fp, out, as, asp, asx, axr,
+                                                    aw, awp, awmax, bs, bsp, bsx, bxr, bw, bwp};
         typename base::template scanner<float, Next == 2> ahead(kp);
         const auto scan_ahead = [&](std::size_t v) __attribute__((always_inline)) {
             if constexpr (Next != 0) {
