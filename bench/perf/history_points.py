@@ -17,10 +17,10 @@ def main():
     db = sqlite3.connect(target)
     have = db.execute("SELECT count(*) FROM points").fetchone()[0]
     db.execute("""INSERT INTO points (add_id, time, name, file, chunk, first_row, n, k, level, method, accuracy, lower, upper,
-      fallback, regime, shift_distance, shift_range, shift_outside, calibration_sha256, prediction, state)
+      regime, shift_distance, shift_range, shift_outside, calibration_sha256, prediction, state)
       WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?)
       SELECT p.add_id, strftime('%Y-%m-%dT%H:%M:%SZ', '2026-12-01', '+' || c.x || ' seconds'), p.name, p.file, NULL, NULL, p.n,
-        p.k, p.level, p.method, p.accuracy, p.lower, p.upper, p.fallback, p.regime, p.shift_distance, p.shift_range,
+        p.k, p.level, p.method, p.accuracy, p.lower, p.upper, p.regime, p.shift_distance, p.shift_range,
         p.shift_outside, p.calibration_sha256, p.prediction, '{}'
       FROM c, (SELECT * FROM points ORDER BY id DESC LIMIT 1) AS p""", (count - have,))
     db.commit()

@@ -205,78 +205,88 @@ void write_marker(std::ostringstream& svg, std::size_t style, double x, double y
     }
 }
 
-}  // namespace
-
-std::string scatter_svg(const std::string& method, const std::vector<plot_point>& points,
-                        const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
-                        double spearman) {
-    if (band && (band->lo.size() != band->xs.size() || band->hi.size() != band->xs.size()))
-        throw error("plot band: xs, lo and hi differ in length (" + std::to_string(band->xs.size()) + ", " +
-                    std::to_string(band->lo.size()) + ", " + std::to_string(band->hi.size()) + ")");
-
+// What the scatter shows: the points with finite numbers, the line across the scores (with two
+// distinct scores or more), the band's finite samples, and the axes spanning them all.
+struct scatter_extent {
     std::vector<const plot_point*> shown;
-    for (const auto& p : points)
-        if (std::isfinite(p.score) && std::isfinite(p.accuracy)) shown.push_back(&p);
+    bool line_shown = false;
+    double score_lo = 0, score_hi = 0;
+    std::vector<std::size_t> band_samples;
+    axis ax, ay;
+    double sx(double x) const { return margin_left + (x - ax.lo) / (ax.hi - ax.lo) * plot_width; }
+    double sy(double y) const { return margin_top + (ay.hi - y) / (ay.hi - ay.lo) * plot_height; }
+};
 
+double on_line(const plot_line& line, double x) { return line.slope * x + line.intercept; }
+
+scatter_extent extent_of(const std::vector<plot_point>& points, const std::optional<plot_line>& line,
+                         const std::optional<plot_band>& band) {
+    scatter_extent e;
+    for (const auto& p : points)
+        if (std::isfinite(p.score) && std::isfinite(p.accuracy)) e.shown.push_back(&p);
     // Data ranges: every point, the fitted line over the scores, and the band.
     const double inf = std::numeric_limits<double>::infinity();
     double x_lo = inf, x_hi = -inf, y_lo = inf, y_hi = -inf;
-    for (const auto* p : shown) {
+    for (const auto* p : e.shown) {
         x_lo = std::min(x_lo, p->score), x_hi = std::max(x_hi, p->score);
         y_lo = std::min(y_lo, p->accuracy), y_hi = std::max(y_hi, p->accuracy);
     }
-    const double score_lo = x_lo, score_hi = x_hi;
-    // The line spans the scores; with fewer than two distinct scores there is no fit to show.
-    const auto on_line = [&](double x) { return line->slope * x + line->intercept; };
-    const bool line_shown = line && score_lo < score_hi && std::isfinite(on_line(score_lo)) &&
-                            std::isfinite(on_line(score_hi));
-    if (line_shown)
-        for (const double y : {on_line(score_lo), on_line(score_hi)}) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
-    std::vector<std::size_t> band_samples;
+    e.score_lo = x_lo, e.score_hi = x_hi;
+    e.line_shown = line && x_lo < x_hi && std::isfinite(on_line(*line, x_lo)) && std::isfinite(on_line(*line, x_hi));
+    if (e.line_shown)
+        for (const double y : {on_line(*line, x_lo), on_line(*line, x_hi)}) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
     if (band)
         for (std::size_t i = 0; i < band->xs.size(); ++i)
             if (std::isfinite(band->xs[i]) && std::isfinite(band->lo[i]) && std::isfinite(band->hi[i])) {
-                band_samples.push_back(i);
+                e.band_samples.push_back(i);
                 x_lo = std::min(x_lo, band->xs[i]), x_hi = std::max(x_hi, band->xs[i]);
                 y_lo = std::min(y_lo, band->lo[i]), y_hi = std::max(y_hi, band->hi[i]);
             }
     if (x_lo > x_hi) x_lo = 0, x_hi = 1;
     if (y_lo > y_hi) y_lo = 0, y_hi = 1;
-    const axis ax = make_axis(x_lo, x_hi, 7), ay = make_axis(y_lo, y_hi, 6);
-    const auto sx = [&](double x) { return margin_left + (x - ax.lo) / (ax.hi - ax.lo) * plot_width; };
-    const auto sy = [&](double y) { return margin_top + (ay.hi - y) / (ay.hi - ay.lo) * plot_height; };
+    e.ax = make_axis(x_lo, x_hi, 7), e.ay = make_axis(y_lo, y_hi, 6);
+    return e;
+}
 
-    // Groups in order of first appearance; a legend only explains what is drawn.
+// Each point's style (its group's index, groups in order of first appearance) and the legend,
+// which only explains what is drawn and only when a reader could not tell it apart.
+struct scatter_legend {
+    std::vector<std::size_t> style_of;
+    std::vector<legend_entry> entries;
+    double width = 0;
+};
+
+scatter_legend legend_of(const std::vector<plot_point>& points, const scatter_extent& e, const std::optional<plot_band>& band) {
+    scatter_legend out;
     std::vector<std::string> groups;
-    std::vector<std::size_t> style_of(points.size(), 0);
+    out.style_of.assign(points.size(), 0);
     for (std::size_t i = 0; i < points.size(); ++i) {
         const auto found = std::find(groups.begin(), groups.end(), points[i].group);
-        style_of[i] = static_cast<std::size_t>(found - groups.begin());
+        out.style_of[i] = static_cast<std::size_t>(found - groups.begin());
         if (found == groups.end()) groups.push_back(points[i].group);
     }
     const bool grouped = groups.size() > 1 || (groups.size() == 1 && !groups.front().empty());
-    const bool band_shown = band_samples.size() >= 2;
-    std::vector<legend_entry> legend;  // only when there is something a reader could not tell apart
+    const bool band_shown = e.band_samples.size() >= 2;
     if (grouped)
         for (std::size_t g = 0; g < groups.size(); ++g)
-            legend.push_back({legend_entry::marker, g, groups[g].empty() ? "(no group)" : groups[g]});
-    if (line_shown && (grouped || band_shown)) legend.push_back({legend_entry::line, 0, "least-squares fit"});
-    if (band_shown) legend.push_back({legend_entry::band, 0, fixed(100 * band->level, 0) + "% prediction band"});
+            out.entries.push_back({legend_entry::marker, g, groups[g].empty() ? "(no group)" : groups[g]});
+    if (e.line_shown && (grouped || band_shown)) out.entries.push_back({legend_entry::line, 0, "least-squares fit"});
+    if (band_shown) out.entries.push_back({legend_entry::band, 0, fixed(100 * band->level, 0) + "% prediction band"});
     std::size_t longest = 0;
-    for (const auto& e : legend) {
+    for (const auto& entry : out.entries) {
         std::size_t code_points = 0;
-        for (const char c : e.label) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        for (const char c : entry.label) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
         longest = std::max(longest, std::min(code_points, legend_label_max + 1));
     }
-    const double legend_width = legend.empty() ? 0 : legend_gap + legend_swatch + char_width * longest + 12;
-    const double width = margin_left + plot_width + margin_right + legend_width;
-    const double height = std::max(margin_top + plot_height + margin_bottom,
-                                   margin_top + 8 + legend_row * static_cast<double>(legend.size()) + 16);
-    const double plot_right = margin_left + plot_width, plot_bottom = margin_top + plot_height;
+    out.width = out.entries.empty() ? 0 : legend_gap + legend_swatch + char_width * static_cast<double>(longest) + 12;
+    return out;
+}
 
-    std::ostringstream svg;
-    svg.imbue(std::locale::classic());
-    const std::string name = escape(method);
+constexpr double plot_right = margin_left + plot_width, plot_bottom = margin_top + plot_height;
+
+// The document's head, the clip area, the background and the title line.
+void write_head(std::ostringstream& svg, const std::string& name, double width, double height, double r2, double spearman,
+                std::size_t n) {
     svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << px(width) << "\" height=\"" << px(height)
         << "\" viewBox=\"0 0 " << px(width) << ' ' << px(height) << "\" role=\"img\" "
@@ -286,70 +296,78 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         << "<defs><clipPath id=\"mano-plot-area\"><rect x=\"" << px(margin_left) << "\" y=\"" << px(margin_top)
         << "\" width=\"" << px(plot_width) << "\" height=\"" << px(plot_height) << "\"/></clipPath></defs>\n"
         << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-
     svg << "<text x=\"" << px(margin_left + plot_width / 2) << "\" y=\"32\" text-anchor=\"middle\" font-size=\"16\" "
         << "font-weight=\"600\" fill=\"#222222\">" << name << " \xE2\x80\x94 R\xC2\xB2 = " << statistic(r2)
-        << ", \xCF\x81 = " << statistic(spearman) << " (n = " << shown.size() << (shown.size() == 1 ? " set" : " sets")
-        << ")</text>\n";
+        << ", \xCF\x81 = " << statistic(spearman) << " (n = " << n << (n == 1 ? " set" : " sets") << ")</text>\n";
+}
 
-    // Grid, axes, ticks and labels.
+// Grid, axes, ticks and labels.
+void write_axes(std::ostringstream& svg, const scatter_extent& e, const std::string& name) {
     svg << "<g stroke=\"#ebebeb\" stroke-width=\"1\">\n";
-    for (const double t : ax.ticks)
-        svg << "<line x1=\"" << px(sx(t)) << "\" y1=\"" << px(margin_top) << "\" x2=\"" << px(sx(t)) << "\" y2=\""
+    for (const double t : e.ax.ticks)
+        svg << "<line x1=\"" << px(e.sx(t)) << "\" y1=\"" << px(margin_top) << "\" x2=\"" << px(e.sx(t)) << "\" y2=\""
             << px(plot_bottom) << "\"/>\n";
-    for (const double t : ay.ticks)
-        svg << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(sy(t)) << "\" x2=\"" << px(plot_right)
-            << "\" y2=\"" << px(sy(t)) << "\"/>\n";
+    for (const double t : e.ay.ticks)
+        svg << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(e.sy(t)) << "\" x2=\"" << px(plot_right)
+            << "\" y2=\"" << px(e.sy(t)) << "\"/>\n";
     svg << "</g>\n<g stroke=\"#888888\" stroke-width=\"1\">\n"
         << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(plot_bottom) << "\" x2=\"" << px(plot_right)
         << "\" y2=\"" << px(plot_bottom) << "\"/>\n"
         << "<line x1=\"" << px(margin_left) << "\" y1=\"" << px(margin_top) << "\" x2=\"" << px(margin_left)
         << "\" y2=\"" << px(plot_bottom) << "\"/>\n";
-    for (const double t : ax.ticks)
-        svg << "<line x1=\"" << px(sx(t)) << "\" y1=\"" << px(plot_bottom) << "\" x2=\"" << px(sx(t)) << "\" y2=\""
+    for (const double t : e.ax.ticks)
+        svg << "<line x1=\"" << px(e.sx(t)) << "\" y1=\"" << px(plot_bottom) << "\" x2=\"" << px(e.sx(t)) << "\" y2=\""
             << px(plot_bottom + 5) << "\"/>\n";
-    for (const double t : ay.ticks)
-        svg << "<line x1=\"" << px(margin_left - 5) << "\" y1=\"" << px(sy(t)) << "\" x2=\"" << px(margin_left)
-            << "\" y2=\"" << px(sy(t)) << "\"/>\n";
+    for (const double t : e.ay.ticks)
+        svg << "<line x1=\"" << px(margin_left - 5) << "\" y1=\"" << px(e.sy(t)) << "\" x2=\"" << px(margin_left)
+            << "\" y2=\"" << px(e.sy(t)) << "\"/>\n";
     svg << "</g>\n<g fill=\"#555555\" font-size=\"11.5\">\n";
-    const std::size_t x_stride = label_stride(ax, plot_width, 6.6 * static_cast<double>(ax.widest) + 6);
-    const std::size_t y_stride = label_stride(ay, plot_height, 15);
-    for (std::size_t i = 0; i < ax.ticks.size(); i += x_stride)
-        svg << "<text x=\"" << px(sx(ax.ticks[i])) << "\" y=\"" << px(plot_bottom + 19)
-            << "\" text-anchor=\"middle\">" << ax.labels[i] << "</text>\n";
-    for (std::size_t i = 0; i < ay.ticks.size(); i += y_stride)
-        svg << "<text x=\"" << px(margin_left - 9) << "\" y=\"" << px(sy(ay.ticks[i]) + 4)
-            << "\" text-anchor=\"end\">" << ay.labels[i] << "</text>\n";
+    const std::size_t x_stride = label_stride(e.ax, plot_width, 6.6 * static_cast<double>(e.ax.widest) + 6);
+    const std::size_t y_stride = label_stride(e.ay, plot_height, 15);
+    for (std::size_t i = 0; i < e.ax.ticks.size(); i += x_stride)
+        svg << "<text x=\"" << px(e.sx(e.ax.ticks[i])) << "\" y=\"" << px(plot_bottom + 19)
+            << "\" text-anchor=\"middle\">" << e.ax.labels[i] << "</text>\n";
+    for (std::size_t i = 0; i < e.ay.ticks.size(); i += y_stride)
+        svg << "<text x=\"" << px(margin_left - 9) << "\" y=\"" << px(e.sy(e.ay.ticks[i]) + 4)
+            << "\" text-anchor=\"end\">" << e.ay.labels[i] << "</text>\n";
     svg << "</g>\n<g fill=\"#333333\" font-size=\"13\" text-anchor=\"middle\">\n"
         << "<text x=\"" << px(margin_left + plot_width / 2) << "\" y=\"" << px(plot_bottom + 46) << "\">" << name
         << " score</text>\n"
         << "<text transform=\"translate(" << px(24) << ' ' << px(margin_top + plot_height / 2)
         << ") rotate(-90)\">true accuracy</text>\n</g>\n";
+}
 
-    // Band, line, then the points on top.
-    if (band_shown) {
+// The band and the line, clipped to the data area.
+void write_fit(std::ostringstream& svg, const scatter_extent& e, const std::optional<plot_line>& line,
+               const std::optional<plot_band>& band) {
+    if (e.band_samples.size() >= 2) {
         svg << "<g clip-path=\"url(#mano-plot-area)\">\n<polygon fill=\"" << band_colour
             << "\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
-        for (const std::size_t i : band_samples) svg << px(sx(band->xs[i])) << ',' << px(sy(band->hi[i])) << ' ';
-        for (auto i = band_samples.rbegin(); i != band_samples.rend(); ++i)
-            svg << px(sx(band->xs[*i])) << ',' << px(sy(band->lo[*i])) << ' ';
+        for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy(band->hi[i])) << ' ';
+        for (auto i = e.band_samples.rbegin(); i != e.band_samples.rend(); ++i)
+            svg << px(e.sx(band->xs[*i])) << ',' << px(e.sy(band->lo[*i])) << ' ';
         svg << "\"><title>" << fixed(100 * band->level, 0) << "% prediction band</title></polygon>\n";
         for (const auto* edge : {&band->lo, &band->hi}) {
             svg << "<polyline fill=\"none\" stroke=\"" << band_colour
                 << "\" stroke-width=\"1\" stroke-dasharray=\"4 3\" points=\"";
-            for (const std::size_t i : band_samples) svg << px(sx(band->xs[i])) << ',' << px(sy((*edge)[i])) << ' ';
+            for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy((*edge)[i])) << ' ';
             svg << "\"/>\n";
         }
         svg << "</g>\n";
     }
-    if (line_shown) {
-        svg << "<g clip-path=\"url(#mano-plot-area)\"><line x1=\"" << px(sx(score_lo)) << "\" y1=\""
-            << px(sy(on_line(score_lo))) << "\" x2=\"" << px(sx(score_hi)) << "\" y2=\"" << px(sy(on_line(score_hi)))
-            << "\" stroke=\"#333333\" stroke-width=\"1.6\">"
+    if (e.line_shown) {
+        svg << "<g clip-path=\"url(#mano-plot-area)\"><line x1=\"" << px(e.sx(e.score_lo)) << "\" y1=\""
+            << px(e.sy(on_line(*line, e.score_lo))) << "\" x2=\"" << px(e.sx(e.score_hi)) << "\" y2=\""
+            << px(e.sy(on_line(*line, e.score_hi))) << "\" stroke=\"#333333\" stroke-width=\"1.6\">"
             << "<title>accuracy = " << significant(line->slope, 4) << " \xC3\x97 score "
             << (line->intercept < 0 ? "\xE2\x88\x92 " : "+ ") << significant(std::abs(line->intercept), 4)
             << "</title></line></g>\n";
     }
+}
+
+// The points, each with its tooltip.
+void write_points(std::ostringstream& svg, const scatter_extent& e, const std::vector<plot_point>& points,
+                  const std::vector<std::size_t>& style_of) {
     svg << "<g>\n";
     for (std::size_t i = 0; i < points.size(); ++i) {
         const auto& p = points[i];
@@ -357,31 +375,56 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
         const std::string tooltip = escape(p.name) + (p.group.empty() ? "" : " (" + escape(p.group) + ")") +
                                     "\nscore " + significant(p.score, 5) + ", accuracy " +
                                     significant(p.accuracy, 5);
-        write_marker(svg, style_of[i], sx(p.score), sy(p.accuracy), 4.5, tooltip);
+        write_marker(svg, style_of[i], e.sx(p.score), e.sy(p.accuracy), 4.5, tooltip);
     }
     svg << "</g>\n";
+}
 
-    if (!legend.empty()) {
-        const double x = plot_right + margin_right + legend_gap;
-        double y = margin_top + 8;
-        svg << "<g font-size=\"12\" fill=\"#333333\">\n";
-        for (const auto& e : legend) {
-            if (e.what == legend_entry::marker) {
-                write_marker(svg, e.style, x + legend_swatch / 2 - 4, y, 4.5, "");
-            } else if (e.what == legend_entry::line) {
-                svg << "<line x1=\"" << px(x) << "\" y1=\"" << px(y) << "\" x2=\"" << px(x + legend_swatch - 8)
-                    << "\" y2=\"" << px(y) << "\" stroke=\"#333333\" stroke-width=\"1.6\"/>\n";
-            } else {
-                svg << "<rect x=\"" << px(x) << "\" y=\"" << px(y - 6) << "\" width=\"" << px(legend_swatch - 8)
-                    << "\" height=\"12\" fill=\"" << band_colour << "\" fill-opacity=\"0.18\" stroke=\"" << band_colour
-                    << "\" stroke-dasharray=\"4 3\"/>\n";
-            }
-            svg << "<text x=\"" << px(x + legend_swatch) << "\" y=\"" << px(y + 4) << "\">"
-                << escape(e.label, legend_label_max) << "</text>\n";
-            y += legend_row;
+// The legend, right of the data area.
+void write_legend(std::ostringstream& svg, const std::vector<legend_entry>& legend) {
+    if (legend.empty()) return;
+    const double x = plot_right + margin_right + legend_gap;
+    double y = margin_top + 8;
+    svg << "<g font-size=\"12\" fill=\"#333333\">\n";
+    for (const auto& e : legend) {
+        if (e.what == legend_entry::marker) {
+            write_marker(svg, e.style, x + legend_swatch / 2 - 4, y, 4.5, "");
+        } else if (e.what == legend_entry::line) {
+            svg << "<line x1=\"" << px(x) << "\" y1=\"" << px(y) << "\" x2=\"" << px(x + legend_swatch - 8)
+                << "\" y2=\"" << px(y) << "\" stroke=\"#333333\" stroke-width=\"1.6\"/>\n";
+        } else {
+            svg << "<rect x=\"" << px(x) << "\" y=\"" << px(y - 6) << "\" width=\"" << px(legend_swatch - 8)
+                << "\" height=\"12\" fill=\"" << band_colour << "\" fill-opacity=\"0.18\" stroke=\"" << band_colour
+                << "\" stroke-dasharray=\"4 3\"/>\n";
         }
-        svg << "</g>\n";
+        svg << "<text x=\"" << px(x + legend_swatch) << "\" y=\"" << px(y + 4) << "\">"
+            << escape(e.label, legend_label_max) << "</text>\n";
+        y += legend_row;
     }
+    svg << "</g>\n";
+}
+
+}  // namespace
+
+std::string scatter_svg(const std::string& method, const std::vector<plot_point>& points,
+                        const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
+                        double spearman) {
+    if (band && (band->lo.size() != band->xs.size() || band->hi.size() != band->xs.size()))
+        throw error("plot band: xs, lo and hi differ in length (" + std::to_string(band->xs.size()) + ", " +
+                    std::to_string(band->lo.size()) + ", " + std::to_string(band->hi.size()) + ")");
+    const scatter_extent e = extent_of(points, line, band);
+    const scatter_legend legend = legend_of(points, e, band);
+    const double width = margin_left + plot_width + margin_right + legend.width;
+    const double height = std::max(margin_top + plot_height + margin_bottom,
+                                   margin_top + 8 + legend_row * static_cast<double>(legend.entries.size()) + 16);
+    std::ostringstream svg;
+    svg.imbue(std::locale::classic());
+    const std::string name = escape(method);
+    write_head(svg, name, width, height, r2, spearman, e.shown.size());
+    write_axes(svg, e, name);
+    write_fit(svg, e, line, band);  // band, line, then the points on top
+    write_points(svg, e, points, legend.style_of);
+    write_legend(svg, legend.entries);
     svg << "</svg>\n";
     return svg.str();
 }

@@ -93,20 +93,89 @@ schema_entries read_schema(sqlite3* db, const std::string& path) {
 }
 
 // What mano's own statements give, from a database in memory.
-const schema_entries& own_schema() {
-    static const schema_entries entries = [] {
-        sqlite3* db = open_file(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY);
-        execute(db, "mano's history schema", schema_sql, "cannot create the history schema");
-        auto out = read_schema(db, "mano's history schema");
-        sqlite3_close(db);
-        return out;
-    }();
-    return entries;
+schema_entries schema_of(const char* sql) {
+    sqlite3* db = open_file(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY);
+    execute(db, "mano's history schema", sql, "cannot create the history schema");
+    auto out = read_schema(db, "mano's history schema");
+    sqlite3_close(db);
+    return out;
+}
+
+// The entries of a file of schema version 1 (src/mano/schema/history_v1.sql) or of the current one.
+const schema_entries& own_schema(std::int64_t version) {
+    static const schema_entries current = schema_of(schema_sql), first = schema_of(schema_v1_sql);
+    return version == 1 ? first : current;
 }
 
 std::optional<double> number_at(const nlohmann::json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return std::nullopt;
     return j.at(key).get<double>();
+}
+
+// The calibration (once per hash) and the add's row; the add's id.
+std::int64_t insert_add(sqlite3* db, const std::string& path, const std::string& time, const std::string& calibration_hash,
+                        const std::string& calibration_text) {
+    statement cal(db, path, "INSERT OR IGNORE INTO calibrations (sha256, calibration) VALUES (:sha256, :calibration)");
+    cal.bind(":sha256", calibration_hash);
+    cal.bind(":calibration", calibration_text);
+    cal.step("cannot write the history");
+    statement add(db, path, "INSERT INTO adds (time, written_at, mano_version, calibration_sha256) VALUES "
+                            "(:time, :written_at, :mano_version, :calibration_sha256)");
+    add.bind(":time", time);
+    add.bind(":written_at", now_utc());
+    add.bind(":mano_version", std::string(version_string));
+    add.bind(":calibration_sha256", calibration_hash);
+    add.step("cannot write the history");
+    return sqlite3_last_insert_rowid(db);
+}
+
+// A staged point's own columns (all but add_id, time and calibration_sha256), from its row in the
+// spool and its prediction, whose estimate columns repeat what the JSON holds.
+void bind_point(statement& point, const statement& staged, const nlohmann::json& pr) {
+    point.bind(":name", staged.text(0));
+    point.bind(":file", staged.text(1));
+    if (staged.is_null(2)) point.bind_null(":chunk");
+    else point.bind(":chunk", staged.integer(2));
+    if (staged.is_null(3)) point.bind_null(":first_row");
+    else point.bind(":first_row", staged.integer(3));
+    point.bind(":n", pr.at("n").get<std::int64_t>());
+    point.bind(":k", pr.at("k").get<std::int64_t>());
+    point.bind(":level", pr.at("level").get<double>());
+    const nlohmann::json est = pr.value("estimate", nlohmann::json());
+    if (est.is_object()) {
+        point.bind(":method", est.at("method").get<std::string>());
+        point.bind(":accuracy", est.at("accuracy").get<double>());
+        point.bind(":lower", est.at("interval").at(0).get<double>());
+        point.bind(":upper", est.at("interval").at(1).get<double>());
+        if (est.contains("regime") && est.at("regime").is_string()) point.bind(":regime", est.at("regime").get<std::string>());
+        else point.bind_null(":regime");
+    } else {
+        for (const char* c : {":method", ":accuracy", ":lower", ":upper", ":regime"}) point.bind_null(c);
+    }
+    const nlohmann::json shift = pr.value("shift", nlohmann::json());
+    point.bind(":shift_distance", number_at(shift, "distance"));
+    point.bind(":shift_range", number_at(shift, "range"));
+    if (shift.is_object()) point.bind(":shift_outside", std::int64_t{shift.value("outside", false) ? 1 : 0});
+    else point.bind_null(":shift_outside");
+    point.bind(":prediction", staged.text(4));
+    point.bind(":state", staged.text(5));
+}
+
+// One row of estimates per method of the point's prediction.
+void insert_estimates(statement& estimate, std::int64_t point_id, const nlohmann::json& pr) {
+    const nlohmann::json methods = pr.value("methods", nlohmann::json::object());
+    for (const auto& [name, m] : methods.items()) {
+        estimate.bind(":point_id", point_id);
+        estimate.bind(":method", name);
+        estimate.bind(":score", m.at("score").get<double>());
+        estimate.bind(":se", number_at(m, "se"));
+        estimate.bind(":accuracy", m.at("accuracy").get<double>());
+        estimate.bind(":lower", m.at("interval").at(0).get<double>());
+        estimate.bind(":upper", m.at("interval").at(1).get<double>());
+        estimate.bind(":extrapolated", std::int64_t{m.value("extrapolated", false) ? 1 : 0});
+        estimate.step("cannot write the history");
+        estimate.reset();
+    }
 }
 
 }  // namespace
@@ -212,7 +281,7 @@ void store::check_schema(bool writing) {
     if (version == 0 || !has_meta)
         throw error(path_ + ": an SQLite database that is not a mano history (no meta table naming it \"" + format_name +
                     "\"); " + fix_it);
-    const schema_entries& own = own_schema();
+    const schema_entries& own = own_schema(version);
     for (const auto& e : found)
         if (std::find(own.begin(), own.end(), e) == own.end()) {
             const bool known = std::any_of(own.begin(), own.end(), [&](const auto& o) { return o[0] == e[0] && o[1] == e[1]; });
@@ -257,73 +326,25 @@ std::int64_t store::append(const std::string& time, const std::string& calibrati
             create_schema();
         else
             check_schema(true);
-        statement cal(db_, path_, "INSERT OR IGNORE INTO calibrations (sha256, calibration) VALUES (?1, ?2)");
-        cal.bind(1, calibration_hash);
-        cal.bind(2, calibration_text);
-        cal.step("cannot write the history");
-        statement add(db_, path_, "INSERT INTO adds (time, written_at, mano_version, calibration_sha256) VALUES (?1, ?2, ?3, ?4)");
-        add.bind(1, time);
-        add.bind(2, now_utc());
-        add.bind(3, std::string(version_string));
-        add.bind(4, calibration_hash);
-        add.step("cannot write the history");
-        const std::int64_t add_id = sqlite3_last_insert_rowid(db_);
+        const std::int64_t add_id = insert_add(db_, path_, time, calibration_hash, calibration_text);
+        // a file of schema version 1 keeps its column fallback, NULL in the points added now
         statement point(db_, path_,
                         "INSERT INTO points (add_id, time, name, file, chunk, first_row, n, k, level, method, accuracy, lower, "
-                        "upper, fallback, regime, shift_distance, shift_range, shift_outside, calibration_sha256, prediction, "
-                        "state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+                        "upper, regime, shift_distance, shift_range, shift_outside, calibration_sha256, prediction, state) VALUES "
+                        "(:add_id, :time, :name, :file, :chunk, :first_row, :n, :k, :level, :method, :accuracy, :lower, :upper, "
+                        ":regime, :shift_distance, :shift_range, :shift_outside, :calibration_sha256, :prediction, :state)");
         statement estimate(db_, path_,
                            "INSERT INTO estimates (point_id, method, score, se, accuracy, lower, upper, extrapolated) VALUES "
-                           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+                           "(:point_id, :method, :score, :se, :accuracy, :lower, :upper, :extrapolated)");
         statement staged(points.db_, spool_name, "SELECT name, file, chunk, first_row, prediction, state FROM points ORDER BY rowid");
         for (std::size_t i = 0; staged.step("cannot read the points kept"); ++i) {
             const nlohmann::json pr = nlohmann::json::parse(staged.text(4));
-            point.bind(1, add_id);
-            point.bind(2, time);
-            point.bind(3, staged.text(0));
-            point.bind(4, staged.text(1));
-            for (const int c : {2, 3}) {
-                if (staged.is_null(c)) point.bind_null(c + 3);
-                else point.bind(c + 3, staged.integer(c));
-            }
-            point.bind(7, pr.at("n").get<std::int64_t>());
-            point.bind(8, pr.at("k").get<std::int64_t>());
-            point.bind(9, pr.at("level").get<double>());
-            const nlohmann::json est = pr.value("estimate", nlohmann::json());
-            if (est.is_object()) {
-                point.bind(10, est.at("method").get<std::string>());
-                point.bind(11, est.at("accuracy").get<double>());
-                point.bind(12, est.at("interval").at(0).get<double>());
-                point.bind(13, est.at("interval").at(1).get<double>());
-                point.bind(14, std::int64_t{est.value("fallback", false) ? 1 : 0});
-                if (est.contains("regime") && est.at("regime").is_string()) point.bind(15, est.at("regime").get<std::string>());
-                else point.bind_null(15);
-            } else {
-                for (int c = 10; c <= 15; ++c) point.bind_null(c);
-            }
-            const nlohmann::json shift = pr.value("shift", nlohmann::json());
-            point.bind(16, number_at(shift, "distance"));
-            point.bind(17, number_at(shift, "range"));
-            if (shift.is_object()) point.bind(18, std::int64_t{shift.value("outside", false) ? 1 : 0});
-            else point.bind_null(18);
-            point.bind(19, calibration_hash);
-            point.bind(20, staged.text(4));
-            point.bind(21, staged.text(5));
+            point.bind(":add_id", add_id);
+            point.bind(":time", time);
+            point.bind(":calibration_sha256", calibration_hash);
+            bind_point(point, staged, pr);
             point.step("cannot write the history");
-            const std::int64_t point_id = sqlite3_last_insert_rowid(db_);
-            const nlohmann::json methods = pr.value("methods", nlohmann::json::object());
-            for (const auto& [name, m] : methods.items()) {
-                estimate.bind(1, point_id);
-                estimate.bind(2, name);
-                estimate.bind(3, m.at("score").get<double>());
-                estimate.bind(4, number_at(m, "se"));
-                estimate.bind(5, m.at("accuracy").get<double>());
-                estimate.bind(6, m.at("interval").at(0).get<double>());
-                estimate.bind(7, m.at("interval").at(1).get<double>());
-                estimate.bind(8, std::int64_t{m.value("extrapolated", false) ? 1 : 0});
-                estimate.step("cannot write the history");
-                estimate.reset();
-            }
+            insert_estimates(estimate, sqlite3_last_insert_rowid(db_), pr);
             point.reset();
             if (i == 0 && inside) inside();
         }

@@ -22,8 +22,9 @@ struct sqlite3;
 namespace mano {
 namespace history {
 
-// PRAGMA user_version of the files this mano writes, and what its meta table says it is.
-inline constexpr int schema_version = 1;
+// PRAGMA user_version of the files this mano writes, and what its meta table says it is; it reads
+// and adds to version 1's files too (src/mano/schema/history_v1.sql).
+inline constexpr int schema_version = 2;
 inline constexpr const char* format_name = "mano history";
 // How long a writer waits for another one to finish its add before it gives up.
 inline constexpr int busy_timeout_ms = 120000;

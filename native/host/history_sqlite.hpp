@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <sqlite3.h>
@@ -52,6 +53,10 @@ public:
         if (value) bind(i, *value);
         else bind_null(i);
     }
+    // A parameter by its :name, so that no binding hangs on the order of the statement's columns.
+    template <class T>
+    void bind(const char* name, const T& value) { bind(parameter(name), value); }
+    void bind_null(const char* name) { bind_null(parameter(name)); }
     // true while there is a row
     bool step(const char* what) {
         const int rc = sqlite3_step(stmt_);
@@ -72,6 +77,11 @@ public:
     }
 
 private:
+    int parameter(const char* name) const {
+        const int i = sqlite3_bind_parameter_index(stmt_, name);
+        if (i == 0) throw std::logic_error(std::string("mano's history statement has no parameter ") + name);
+        return i;
+    }
     sqlite3* db_;
     const std::string& path_;
     sqlite3_stmt* stmt_ = nullptr;

@@ -219,6 +219,42 @@ void index_rows(const file_handle& file, std::uint64_t offset, std::uint64_t lin
                    std::to_string(csv_max_columns) + " columns mano's CSV reader takes (store very wide logits as .npy)");
 }
 
+// A first line is data when every field is a number, and a header when none is, or when
+// its numbers are 0, 1, 2, ... in order beside names (the column names pandas writes for
+// an unnamed array; an empty first field is pandas' index). Anything else is refused: a
+// line of numbers with a malformed one ("1,,2", "1d3,2") must not pass for a header and
+// drop a row.
+bool first_line_is_header(const std::string& path, const std::vector<std::string_view>& fields, std::uint64_t first_line) {
+    double value = 0;
+    std::size_t numbers = 0;
+    bool counts_up = true;
+    std::optional<std::size_t> other, misfit;  // the first field that is not a number; one no header has
+    for (std::size_t j = 0; j < fields.size(); ++j) {
+        if (parse_number(fields[j], value)) {
+            counts_up = counts_up && value == static_cast<double>(numbers) && inner(fields[j]).find('.') == std::string_view::npos;
+            ++numbers;
+            continue;
+        }
+        if (!other) other = j;
+        if (!misfit && j > 0 && is_blank(inner(fields[j]))) misfit = j;
+    }
+    if (numbers > 0 && other && (!counts_up || misfit)) {
+        const std::size_t j = misfit ? *misfit : *other;
+        fail(path, "line " + std::to_string(first_line) + ", column " + std::to_string(j + 1) + ": " +
+                       (is_blank(inner(fields[j])) ? std::string("an empty field") : shown(fields[j]) + ", not a number,") +
+                       " in a line of numbers: the first line is neither a header (names, or pandas' 0, 1, 2, ...) "
+                       "nor a row of numbers (set the header option if it is a header)");
+    }
+    return other.has_value() || (counts_up && numbers > 1);
+}
+
+// The next line that is not blank; false at the end of the file.
+bool next_filled(line_scanner& scan, std::string_view& line) {
+    while (scan.next(line))
+        if (!is_blank(line)) return true;
+    return false;
+}
+
 std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const read_options& opts, char delimiter,
                                               bool for_labels) {
     const std::string& path = file.path();
@@ -226,13 +262,7 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
     auto layout = std::make_shared<csv_layout>();
     line_scanner scan(file, 0, 1);
     std::string_view line;
-    bool found = false;
-    while (scan.next(line))
-        if (!is_blank(line)) {
-            found = true;
-            break;
-        }
-    if (!found) fail(path, "has no rows (only blank lines)");
+    if (!next_filled(scan, line)) fail(path, "has no rows (only blank lines)");
     const std::uint64_t first_line = scan.line_number();
     // A .csv written with tabs: take the tab when the first line has no comma.
     if (delimiter == ',' && line.find(',') == std::string_view::npos && line.find('\t') != std::string_view::npos) delimiter = '\t';
@@ -240,47 +270,12 @@ std::shared_ptr<const csv_layout> read_layout(const file_handle& file, const rea
     std::vector<std::string_view> fields;
     const std::size_t count = split(line, delimiter, fields, csv_max_columns);
     if (count > csv_max_columns) fail_wide_line(path, first_line, count);
-    if (opts.header) {
-        layout->header = *opts.header;
-    } else {
-        // A first line is data when every field is a number, and a header when none is, or when
-        // its numbers are 0, 1, 2, ... in order beside names (the column names pandas writes for
-        // an unnamed array; an empty first field is pandas' index). Anything else is refused: a
-        // line of numbers with a malformed one ("1,,2", "1d3,2") must not pass for a header and
-        // drop a row.
-        double value = 0;
-        std::size_t numbers = 0;
-        bool counts_up = true;
-        std::optional<std::size_t> other, misfit;  // the first field that is not a number; one no header has
-        for (std::size_t j = 0; j < fields.size(); ++j) {
-            if (parse_number(fields[j], value)) {
-                counts_up = counts_up && value == static_cast<double>(numbers) && inner(fields[j]).find('.') == std::string_view::npos;
-                ++numbers;
-                continue;
-            }
-            if (!other) other = j;
-            if (!misfit && j > 0 && is_blank(inner(fields[j]))) misfit = j;
-        }
-        if (numbers > 0 && other && (!counts_up || misfit)) {
-            const std::size_t j = misfit ? *misfit : *other;
-            fail(path, "line " + std::to_string(first_line) + ", column " + std::to_string(j + 1) + ": " +
-                           (is_blank(inner(fields[j])) ? std::string("an empty field") : shown(fields[j]) + ", not a number,") +
-                           " in a line of numbers: the first line is neither a header (names, or pandas' 0, 1, 2, ...) "
-                           "nor a row of numbers (set the header option if it is a header)");
-        }
-        layout->header = other.has_value() || (counts_up && numbers > 1);
-    }
+    layout->header = opts.header ? *opts.header : first_line_is_header(path, fields, first_line);
     layout->fields = fields.size();
     std::uint64_t data_offset = scan.line_offset(), data_line = first_line;
     if (layout->header) {
         for (const auto f : fields) layout->names.push_back(unquote(f));
-        found = false;
-        while (scan.next(line))
-            if (!is_blank(line)) {
-                found = true;
-                break;
-            }
-        if (!found) fail(path, "has a header (line " + std::to_string(first_line) + ") but no data rows");
+        if (!next_filled(scan, line)) fail(path, "has a header (line " + std::to_string(first_line) + ") but no data rows");
         data_offset = scan.line_offset();
         data_line = scan.line_number();
         const std::size_t data_fields = split(line, delimiter, fields, layout->fields);

@@ -35,13 +35,21 @@ struct zip_directory {
     std::uint64_t offset = 0;  // of the central directory: every member's data ends before it
 };
 
-// The central directory, found through the end-of-central-directory record (and its ZIP64
-// locator and record when the archive needs 64-bit sizes, counts or offsets). Nothing may follow
-// the record but its comment, and the directory must end where the record (or ZIP64 record)
-// begins: bytes elsewhere would be read differently by other tools.
-zip_directory read_directory(const file_handle& file) {
+[[noreturn]] void damaged(const std::string& path, const std::string& what) {
+    fail(path, "is not a valid .npz (zip) archive: " + what);
+}
+
+// Where the central directory lies: its entries, bytes, offset, and where it must end.
+struct directory_place {
+    std::uint64_t entries = 0, size = 0, offset = 0, end = 0;
+};
+
+// The end-of-central-directory record (and its ZIP64 locator and record when the archive needs
+// 64-bit sizes, counts or offsets). Nothing may follow the record but its comment, and the
+// directory must end where the record (or ZIP64 record) begins: bytes elsewhere would be read
+// differently by other tools.
+directory_place find_directory(const file_handle& file) {
     const std::string& path = file.path();
-    const auto damaged = [&](const std::string& what) { fail(path, "is not a valid .npz (zip) archive: " + what); };
     const std::uint64_t size = file.size();
     const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 22 + 0xFFFF));
     std::vector<unsigned char> tail(tail_len);
@@ -57,56 +65,89 @@ zip_directory read_directory(const file_handle& file) {
         if (end < tail_len && loose == std::string::npos) loose = p;
     }
     if (eocd == std::string::npos && loose != std::string::npos)
-        damaged("it has " + std::to_string(tail_len - loose - 22 - le(&tail[loose + 20], 2)) +
-                " bytes after its end-of-central-directory record (was something appended to it?)");
-    if (eocd == std::string::npos) damaged("it has no end-of-central-directory record (is the file truncated?)");
+        damaged(path, "it has " + std::to_string(tail_len - loose - 22 - le(&tail[loose + 20], 2)) +
+                          " bytes after its end-of-central-directory record (was something appended to it?)");
+    if (eocd == std::string::npos) damaged(path, "it has no end-of-central-directory record (is the file truncated?)");
     const unsigned char* e = &tail[eocd];
     const std::uint64_t eocd_offset = size - tail_len + eocd;
-    if (le(e + 4, 2) != 0 || le(e + 6, 2) != 0) damaged("it spans several disks");
-    std::uint64_t entries = le(e + 10, 2), cd_size = le(e + 12, 4), cd_offset = le(e + 16, 4);
-    std::uint64_t cd_end = eocd_offset;
+    if (le(e + 4, 2) != 0 || le(e + 6, 2) != 0) damaged(path, "it spans several disks");
+    directory_place d{le(e + 10, 2), le(e + 12, 4), le(e + 16, 4), eocd_offset};
     if (eocd_offset >= 20 && eocd >= 20 && std::memcmp(e - 20, "PK\x06\x07", 4) == 0) {
         const std::uint64_t record = le(e - 20 + 8, 8);
         unsigned char z[56];
-        if (record > eocd_offset - 20 || eocd_offset - 20 - record < 56) damaged("its ZIP64 locator points outside the file");
+        if (record > eocd_offset - 20 || eocd_offset - 20 - record < 56) damaged(path, "its ZIP64 locator points outside the file");
         file.read_at(record, z, 56);
-        if (std::memcmp(z, "PK\x06\x06", 4) != 0) damaged("its ZIP64 end-of-central-directory record is missing");
-        if (le(z + 16, 4) != 0 || le(z + 20, 4) != 0) damaged("it spans several disks");
-        entries = le(z + 32, 8);
-        cd_size = le(z + 40, 8);
-        cd_offset = le(z + 48, 8);
-        cd_end = record;
-    } else if (entries == 0xFFFF || cd_size == u32_max || cd_offset == u32_max) {
-        damaged("it needs a ZIP64 end-of-central-directory record but has none");
+        if (std::memcmp(z, "PK\x06\x06", 4) != 0) damaged(path, "its ZIP64 end-of-central-directory record is missing");
+        if (le(z + 16, 4) != 0 || le(z + 20, 4) != 0) damaged(path, "it spans several disks");
+        d = {le(z + 32, 8), le(z + 40, 8), le(z + 48, 8), record};
+    } else if (d.entries == 0xFFFF || d.size == u32_max || d.offset == u32_max) {
+        damaged(path, "it needs a ZIP64 end-of-central-directory record but has none");
     }
-    if (entries > npz_max_members)
-        fail(path, "is a .npz archive of " + std::to_string(entries) + " members, more than the " +
-                       std::to_string(npz_max_members) + " mano reads (save the logits in an archive of their own)");
-    if (cd_size > npz_max_directory_bytes)
-        fail(path, "is a .npz archive whose central directory is " + std::to_string(cd_size) + " bytes, more than the " +
-                       std::to_string(npz_max_directory_bytes) + " mano reads (save the logits in an archive of their own)");
-    if (cd_offset > cd_end || cd_size > cd_end - cd_offset)
-        damaged("its central directory (" + std::to_string(cd_size) + " bytes at offset " + std::to_string(cd_offset) +
-                ") lies outside the file (is it truncated?)");
-    if (cd_offset + cd_size != cd_end)
-        damaged("its central directory ends " + std::to_string(cd_end - cd_offset - cd_size) +
-                " bytes before its end record (was something inserted into it?)");
-    if (entries > cd_size / 46) damaged("its central directory is too small for " + std::to_string(entries) + " entries");
+    return d;
+}
 
-    std::vector<unsigned char> directory(static_cast<std::size_t>(cd_size));
-    file.read_at(cd_offset, directory.data(), directory.size());
+// The directory's place checked against mano's limits and the file.
+void check_place(const std::string& path, const directory_place& d) {
+    if (d.entries > npz_max_members)
+        fail(path, "is a .npz archive of " + std::to_string(d.entries) + " members, more than the " +
+                       std::to_string(npz_max_members) + " mano reads (save the logits in an archive of their own)");
+    if (d.size > npz_max_directory_bytes)
+        fail(path, "is a .npz archive whose central directory is " + std::to_string(d.size) + " bytes, more than the " +
+                       std::to_string(npz_max_directory_bytes) + " mano reads (save the logits in an archive of their own)");
+    if (d.offset > d.end || d.size > d.end - d.offset)
+        damaged(path, "its central directory (" + std::to_string(d.size) + " bytes at offset " + std::to_string(d.offset) +
+                          ") lies outside the file (is it truncated?)");
+    if (d.offset + d.size != d.end)
+        damaged(path, "its central directory ends " + std::to_string(d.end - d.offset - d.size) +
+                          " bytes before its end record (was something inserted into it?)");
+    if (d.entries > d.size / 46) damaged(path, "its central directory is too small for " + std::to_string(d.entries) + " entries");
+}
+
+// ZIP64 extended information: the 64-bit values of the fields that hold 0xFFFFFFFF, in order.
+void read_zip64_extra(const std::string& path, zip_member& m, const unsigned char* extra, std::size_t extra_len) {
+    for (std::size_t x = 0; x + 4 <= extra_len;) {
+        const std::size_t id = le(extra + x, 2), len = le(extra + x + 2, 2);
+        if (x + 4 + len > extra_len) break;
+        if (id == 1) {
+            const unsigned char* field = extra + x + 4;
+            std::size_t left = len;
+            const auto take = [&](std::uint64_t& value) {
+                if (value != u32_max) return;
+                if (left < 8) damaged(path, "member '" + printable(m.name, 60) + "' has a short ZIP64 extra field");
+                value = le(field, 8);
+                field += 8;
+                left -= 8;
+            };
+            take(m.uncompressed);
+            take(m.compressed);
+            take(m.local_offset);
+            return;
+        }
+        x += 4 + len;
+    }
+    damaged(path, "member '" + printable(m.name, 60) + "' needs a ZIP64 extra field but has none");
+}
+
+// The central directory, found through the end-of-central-directory record (find_directory).
+zip_directory read_directory(const file_handle& file) {
+    const std::string& path = file.path();
+    const directory_place place = find_directory(file);
+    check_place(path, place);
+    std::vector<unsigned char> directory(static_cast<std::size_t>(place.size));
+    file.read_at(place.offset, directory.data(), directory.size());
     zip_directory out;
-    out.offset = cd_offset;
-    out.members.reserve(static_cast<std::size_t>(entries));
+    out.offset = place.offset;
+    out.members.reserve(static_cast<std::size_t>(place.entries));
     std::size_t at = 0;
-    for (std::uint64_t i = 0; i < entries; ++i) {
-        if (directory.size() - at < 46) damaged("its central directory ends inside an entry");
+    for (std::uint64_t i = 0; i < place.entries; ++i) {
+        if (directory.size() - at < 46) damaged(path, "its central directory ends inside an entry");
         const unsigned char* h = &directory[at];
-        if (std::memcmp(h, "PK\x01\x02", 4) != 0) damaged("central directory entry " + std::to_string(i) + " has a bad signature");
+        if (std::memcmp(h, "PK\x01\x02", 4) != 0)
+            damaged(path, "central directory entry " + std::to_string(i) + " has a bad signature");
         const std::size_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
-        if (directory.size() - at - 46 < name_len + extra_len + comment_len) damaged("its central directory ends inside an entry");
+        if (directory.size() - at - 46 < name_len + extra_len + comment_len)
+            damaged(path, "its central directory ends inside an entry");
         const unsigned char* name = h + 46;
-        const unsigned char* extra = name + name_len;
         zip_member m;
         m.name.assign(reinterpret_cast<const char*>(name), name_len);
         m.flags = static_cast<std::uint16_t>(le(h + 8, 2));
@@ -116,32 +157,8 @@ zip_directory read_directory(const file_handle& file) {
         m.uncompressed = le(h + 24, 4);
         m.local_offset = le(h + 42, 4);
         const bool disk_in_extra = le(h + 34, 2) == 0xFFFF;
-        if (m.compressed == u32_max || m.uncompressed == u32_max || m.local_offset == u32_max || disk_in_extra) {
-            // ZIP64 extended information: the 64-bit values of the fields that hold 0xFFFFFFFF, in order.
-            bool found = false;
-            for (std::size_t x = 0; x + 4 <= extra_len;) {
-                const std::size_t id = le(extra + x, 2), len = le(extra + x + 2, 2);
-                if (x + 4 + len > extra_len) break;
-                if (id == 1) {
-                    const unsigned char* field = extra + x + 4;
-                    std::size_t left = len;
-                    const auto take = [&](std::uint64_t& value) {
-                        if (value != u32_max) return;
-                        if (left < 8) damaged("member '" + printable(m.name, 60) + "' has a short ZIP64 extra field");
-                        value = le(field, 8);
-                        field += 8;
-                        left -= 8;
-                    };
-                    take(m.uncompressed);
-                    take(m.compressed);
-                    take(m.local_offset);
-                    found = true;
-                    break;
-                }
-                x += 4 + len;
-            }
-            if (!found) damaged("member '" + printable(m.name, 60) + "' needs a ZIP64 extra field but has none");
-        }
+        if (m.compressed == u32_max || m.uncompressed == u32_max || m.local_offset == u32_max || disk_in_extra)
+            read_zip64_extra(path, m, name + name_len, extra_len);
         out.members.push_back(std::move(m));
         at += 46 + name_len + extra_len + comment_len;
     }

@@ -2,7 +2,8 @@
 `mano predict` gives for the same file (or chunk), the alert line is the reference period's
 mean - 3 sd (NumPy), the exit status is 3 when the latest point alerts, the stored state merges to
 the whole file's score, the schema is what the docs say (Python's sqlite3 and pandas read it), and
-a point of another calibration is marked, not compared. Reliability: test_monitor_reliability.py.
+a point of another calibration is marked, not compared; a file of schema version 1 reads and takes
+adds. Reliability: test_monitor_reliability.py.
 Run: /usr/bin/python3 tests/cli/test_monitor.py path/to/mano"""
 import hashlib
 import json
@@ -105,10 +106,12 @@ def test_timeline(tmp, rng, cal):
 
     # the schema as docs/monitor.md describes it, through Python's sqlite3 and pandas
     with sqlite3.connect(history) as db:
-        check(db.execute("PRAGMA user_version").fetchone()[0] == 1, "user_version 1")
+        check(db.execute("PRAGMA user_version").fetchone()[0] == 2, "user_version 2")
         check(db.execute("PRAGMA journal_mode").fetchone()[0] == "wal", "WAL mode")
         meta = dict(db.execute("SELECT key, value FROM meta"))
-        check(meta.get("format") == "mano history" and meta.get("schema_version") == "1", f"meta {meta}")
+        check(meta.get("format") == "mano history" and meta.get("schema_version") == "2", f"meta {meta}")
+        columns = [r[1] for r in db.execute("PRAGMA table_info(points)")]
+        check("fallback" not in columns and "regime" in columns, f"points has no column fallback (schema 2): {columns}")
         check(db.execute("SELECT count(*) FROM adds").fetchone()[0] == 4, "four adds")
         stored = json.loads(db.execute("SELECT calibration FROM calibrations").fetchone()[0])
         check(stored == json.loads(cal.read_text()), "the calibration is stored under its hash")
@@ -182,6 +185,55 @@ def test_chunks(tmp, rng, cal):
         check(("noise" in body) == (median > 0.05), f"the too-small warning iff the median noise {median:.3f} > 0.05")
 
 
+def version_1_copy(history, target):
+    """HISTORY's points in a file of schema version 1 (src/mano/schema/history_v1.sql: points has a
+    column fallback, 0), as mano wrote them before version 2."""
+    sql = (pathlib.Path(__file__).resolve().parents[2] / "src/mano/schema/history_v1.sql").read_text()
+    with sqlite3.connect(target) as db:
+        db.executescript(sql)
+        db.execute("ATTACH DATABASE ? AS new", (str(history),))
+        for table in ("meta", "calibrations", "adds", "estimates"):
+            db.execute(f"INSERT INTO {table} SELECT * FROM new.{table}")
+        columns = ", ".join(r[1] for r in db.execute("PRAGMA new.table_info(points)"))
+        db.execute(f"INSERT INTO points ({columns}, fallback) SELECT {columns}, 0 FROM new.points")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        db.commit()
+        db.execute("DETACH DATABASE new")
+        db.execute("PRAGMA user_version = 1")
+    db.close()
+
+
+def test_version_1(tmp, rng, cal):
+    """A history of schema version 1 (with the column fallback) reads as before, and an add appends
+    to it, leaving it version 1; its tables with user_version 2 are refused in one line."""
+    history, old = tmp / "v2.db", tmp / "v1.db"
+    for i in range(3):
+        add(history, make_batch(tmp / f"v{i}.npy", rng, 3.0, n=300), "--calibration", cal, "--at", f"2026-11-0{i + 1}")
+    version_1_copy(history, old)
+    status, body, err = report(old, "--reference", 2)
+    status_new, body_new, _ = report(history, "--reference", 2)
+    same = body is not None and body_new is not None and {**body, "history": None} == {**body_new, "history": None}
+    check(status == status_new and same, f"a version 1 history reports as its copy: {err.strip()}")
+    proc = add(old, make_batch(tmp / "v3.npy", rng, 3.0, n=300), "--calibration", cal, "--at", "2026-11-04")
+    check(proc.returncode == 0, f"an add to a version 1 history: {proc.stderr.strip()}")
+    with sqlite3.connect(old) as db:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        fallback = db.execute("SELECT fallback FROM points ORDER BY id").fetchall()
+    db.close()
+    check(version == 1 and fallback == [(0,)] * 3 + [(None,)], f"it stays version 1, the new point's fallback NULL: {version} {fallback}")
+    status, body, err = report(old, "--reference", 2)
+    check(body is not None and len(body["points"]) == 4, f"report after the add: {status} {err.strip()}")
+    mixed = tmp / "mixed.db"
+    version_1_copy(history, mixed)
+    with sqlite3.connect(mixed) as db:
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    for args in (["report", mixed], ["add", mixed, tmp / "v3.npy", "--calibration", cal]):
+        proc = run("monitor", *args)
+        check(one_error_line(proc, str(mixed), "another definition of the table", "points"),
+              f"version 2 with version 1's points: {args[0]} refused ({proc.returncode} {proc.stderr.strip()})")
+
+
 def test_bad_options(tmp, rng, cal):
     history = tmp / "options.db"
     batch = make_batch(tmp / "opt.npy", rng, 3.0, n=100)
@@ -223,6 +275,7 @@ def main():
         cal = make_calibration(tmp, rng)
         test_timeline(tmp, rng, cal)
         test_chunks(tmp, rng, cal)
+        test_version_1(tmp, rng, cal)
         test_bad_options(tmp, rng, cal)
     finish("monitor: ")
 

@@ -100,7 +100,7 @@ def test_bad_files(tmp, rng, cal):
     newer = tmp / "newer.db"
     shutil.copy(good, newer)
     with sqlite3.connect(newer) as db:
-        db.execute("PRAGMA user_version = 2")
+        db.execute("PRAGMA user_version = 3")
     db.close()
     renamed = tmp / "renamed.db"
     shutil.copy(good, renamed)
@@ -113,7 +113,7 @@ def test_bad_files(tmp, rng, cal):
     folder.mkdir()
 
     cases = [(damaged, ["damaged"]), (truncated, []), (text, ["not a mano history"]), (foreign, ["not a mano history"]),
-             (newer, ["schema version 2", "newer"]), (renamed, ["not a mano history"]), (folder, ["folder"])]
+             (newer, ["schema version 3", "newer"]), (renamed, ["not a mano history"]), (folder, ["folder"])]
     for path, words in cases:
         before = path.read_bytes() if path.is_file() else None
         for args in (["report", path], ["report", path, "--json"], ["add", path, batch, "--calibration", cal]):

@@ -4,7 +4,8 @@
 - every C++ include, JS import and Python import inside src/mano, native, bindings and web goes
   to the file's own layer or one below it, never up;
 - no circle of files: no file reaches itself through includes or imports;
-- no hand-written file tracked by git is longer than max_lines.
+- no hand-written file tracked by git is longer than max_lines;
+- no function in src/, native/ or bindings/ is longer than 80 lines (check_function_length.py).
 
 Usage: check_structure.py [REPO]   (default: the repository holding this script). Prints one line
 per breach and exits 1 when there is one; a file it cannot read is a breach too.
@@ -16,6 +17,9 @@ import pathlib
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import check_function_length  # noqa: E402
 
 CPP = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 JS = re.compile(r'''^\s*(?:import|export)\b[^'"`;]*?(?:from\s*)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)''', re.M)
@@ -221,7 +225,7 @@ def check(repo):
         if lines > rules['max_lines']:
             problems.append(f'{f}: {lines} lines, over the limit of {rules["max_lines"]}: split it by the jobs it does '
                             '(or, if a program writes it, name it in not_hand_written in tests/structure/layers.json)')
-    return problems
+    return problems + check_function_length.check(repo, files)
 
 
 def main():
@@ -231,7 +235,8 @@ def main():
         print('mano structure: ' + p)
     if problems:
         sys.exit(1)
-    print('mano structure: every arrow runs down, no circle, no hand-written file over the line limit')
+    print('mano structure: every arrow runs down, no circle, no hand-written file over the line limit, no function over '
+          f'{check_function_length.MAX_LINES} lines')
 
 
 if __name__ == '__main__':

@@ -11,13 +11,14 @@ import sqlWasmUrl from 'sql.js/dist/sql-wasm-browser.wasm?url';
 // *.schema.json shapes it names), the ones native/host/history.cpp and history_limits.cpp hold a
 // file to as well
 import schemaSql from '../../src/mano/schema/history.sql?raw';
+import schemaV1Sql from '../../src/mano/schema/history_v1.sql?raw';
 import LIMITS from '../../src/mano/schema/history_limits.json';
 
 import { timelineChart } from './charts.js';
 import { $, el, interval, pct, showError } from './page.js';
 import { worker } from './state.js';
 
-const SCHEMA_VERSION = 1;  // native/host/history.hpp, schema_version
+const SCHEMA_VERSION = 2;  // native/host/history.hpp, schema_version (version 1's files read too)
 const FORMAT = 'mano history';
 
 let sqlite = null;  // sql.js, loaded on the first history
@@ -31,7 +32,7 @@ export const isHistoryFile = (f) => /\.(db|sqlite3?)$/i.test(f.name);
 // The schema's entries as SQLite keeps them, "type name table statement" in one order.
 const schemaOf = (db) => db.exec("SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema ORDER BY type, name")[0]
   ?.values.map((row) => row.join('\u0000')) ?? [];
-let ownSchema = null;  // what mano's statements give, from a database in memory
+const ownSchemas = {};  // what mano's statements give, by schema version, from a database in memory
 
 const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const isAccuracy = (x) => typeof x === 'number' && x >= 0 && x <= 1;
@@ -180,12 +181,13 @@ function readHistory(name, bytes, methods) {
     const found = schemaOf(db);
     const notHistory = `${name}: an SQLite database that is not a mano history (no meta table naming it "${FORMAT}")`;
     if (version < 1 || !found.some((e) => e.startsWith('table\u0000meta\u0000'))) throw new Error(notHistory);
-    if (!ownSchema) {
+    if (!ownSchemas[version]) {
       const own = new sqlite.Database();
-      own.run(schemaSql);
-      ownSchema = schemaOf(own);
+      own.run(version === 1 ? schemaV1Sql : schemaSql);
+      ownSchemas[version] = schemaOf(own);
       own.close();
     }
+    const ownSchema = ownSchemas[version];
     const foreign = found.find((e) => !ownSchema.includes(e));
     if (foreign) {
       const [type, entry] = foreign.split('\u0000');

@@ -122,6 +122,37 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="history-note"]').dataset.reference === '5');
   });
 
+  // A history of schema version 1 (src/mano/schema/history_v1.sql, with points.fallback), as mano
+  // wrote them before version 2: the good one's rows copied into it, then one add by the CLI.
+  test('a history of schema version 1: shown as mano monitor report shows it', async () => {
+    const old = path.join(tmp, 'version1.db');
+    execFileSync('/usr/bin/python3', ['-c', [
+      'import sqlite3, sys',
+      'new, old, sql = sys.argv[1:4]',
+      'db = sqlite3.connect(old)',
+      'db.executescript(open(sql).read())',
+      "db.execute('ATTACH DATABASE ? AS new', (new,))",
+      "for t in ('meta', 'calibrations', 'adds', 'estimates'): db.execute(f'INSERT INTO {t} SELECT * FROM new.{t}')",
+      "cols = ', '.join(r[1] for r in db.execute('PRAGMA new.table_info(points)'))",
+      "db.execute(f'INSERT INTO points ({cols}, fallback) SELECT {cols}, 0 FROM new.points')",
+      "db.execute(\"UPDATE meta SET value = '1' WHERE key = 'schema_version'\")",
+      "db.commit()",
+      "db.execute('DETACH DATABASE new')",
+      "db.execute('PRAGMA user_version = 1')",
+      'db.close()'].join('\n'), history, old, path.join(root, 'src/mano/schema/history_v1.sql')]);
+    execFileSync(nativeMano, ['monitor', 'add', old, file('blend_0_logits.npy'), '--at', '2026-11-04',
+      '--calibration', path.join(tmp, 'cal.json'), '--quiet'], { stdio: 'ignore' });
+    const [, want] = report(old, '--reference', '5');
+    await page.setInputFiles('[data-testid="file-input"]', old);
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="history-row"]').length === n, want.points.length);
+    const got = await shown();
+    assert.ok(Math.abs(got.threshold - want.threshold.value) < 1e-12);
+    assert.deepEqual(got.alerts, want.alerts);
+    assert.deepEqual(got.statuses, want.points.map(cliStatus));
+    await page.setInputFiles('[data-testid="file-input"]', history);
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="history-row"]').length === n, want.points.length - 1);
+  });
+
   test('a file that is not a history: one message naming it; the page stays usable', async () => {
     const bad = path.join(tmp, 'notes.db');
     fs.writeFileSync(bad, 'time,accuracy\n2026-11-01,0.9\n'.repeat(20));

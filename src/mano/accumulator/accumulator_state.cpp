@@ -283,6 +283,58 @@ nlohmann::json accumulator::impl::state_json() const {
     return j;
 }
 
+namespace {
+
+// A state's class counts: `classes` whole numbers that sum to n (none where K is too large to count).
+std::vector<std::uint64_t> predicted_counts(const nlohmann::json& given, std::size_t classes, std::size_t n) {
+    if (!given.is_array() || given.size() != classes)
+        throw error("accumulator state: \"predicted\" must hold " + std::to_string(classes) + " class counts that sum to n");
+    std::vector<std::uint64_t> predicted;
+    for (const auto& count : given)
+        predicted.push_back(static_cast<std::uint64_t>(
+            detail::integer_of(count, "accumulator state", "predicted", 0, std::numeric_limits<std::int64_t>::max())));
+    std::uint64_t predicted_rows = 0;
+    for (const auto count : predicted) predicted_rows += std::min<std::uint64_t>(count, n + 1);
+    if (!predicted.empty() && predicted_rows != n)
+        throw error("accumulator state: \"predicted\" must hold " + std::to_string(classes) + " class counts that sum to n");
+    return predicted;
+}
+
+// A state's shard ids: distinct, ascending, at most max_shards, and every shard has rows (none for
+// an empty state, at most one per row otherwise).
+std::vector<std::uint64_t> shard_ids(const nlohmann::json& shards, std::size_t n) {
+    if (!shards.is_array()) throw error("accumulator state: \"shards\" must be a list of shard ids");
+    if (shards.size() > max_shards)
+        throw error("accumulator state: \"shards\" names " + std::to_string(shards.size()) + " shards, over the " +
+                    std::to_string(max_shards) + " a state may name");
+    std::vector<std::uint64_t> ids;
+    for (const auto& name : shards) {
+        const auto id = name.is_string() ? detail::parse_shard_name(name.get<std::string>()) : std::nullopt;
+        if (!id || (!ids.empty() && *id <= ids.back()))
+            throw error("accumulator state: \"shards\" must hold distinct ids of 16 hexadecimal digits in ascending "
+                        "order (got " + name.dump().substr(0, 40) + ")");
+        ids.push_back(*id);
+    }
+    if ((n == 0) != ids.empty() || ids.size() > n)
+        throw error("accumulator state: \"shards\" names " + std::to_string(ids.size()) + " shards for " +
+                    std::to_string(n) + " rows; a state of n rows names 1 to n shards (none when n = 0)");
+    return ids;
+}
+
+// A state's correctness histogram, whose labels must be the state's own "labels" counts; kept
+// unlabeled, as pushes keep it (state_json marks it labeled when every row was).
+correctness_histogram correctness_of(const nlohmann::json& given, std::size_t k, std::size_t n, std::size_t labeled_rows,
+                                     std::size_t correct) {
+    auto h = correctness_histogram::from_json(given, k, n, "accumulator state: \"correctness\"");
+    const bool labeled = n > 0 && labeled_rows == n;
+    if (h.labeled != labeled || (labeled && h.correct() != correct))
+        throw error("accumulator state: the \"correctness\" histogram's labels do not match its \"labels\" counts");
+    h.labeled = false;
+    return h;
+}
+
+}  // namespace
+
 accumulator accumulator::from_json(const nlohmann::json& j) {
     const std::string what = "accumulator state";
     try {
@@ -308,36 +360,8 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         s.feature_rows = detail::count_of(j, "feature_rows", what);
         // absent in states written before it (and when no row looked like probabilities): 0
         if (j.contains("probability_rows")) s.probability_rows = detail::count_of(j, "probability_rows", what);
-        const auto& predicted_json = j.at("predicted");
-        if (!predicted_json.is_array() || predicted_json.size() != s.predicted.size())
-            throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
-                        " class counts that sum to n");
-        std::vector<std::uint64_t> predicted;
-        for (const auto& count : predicted_json)
-            predicted.push_back(static_cast<std::uint64_t>(
-                detail::integer_of(count, what, "predicted", 0, std::numeric_limits<std::int64_t>::max())));
-        std::uint64_t predicted_rows = 0;
-        for (const auto count : predicted) predicted_rows += std::min<std::uint64_t>(count, s.n + 1);
-        if (!predicted.empty() && predicted_rows != s.n)
-            throw error("accumulator state: \"predicted\" must hold " + std::to_string(s.predicted.size()) +
-                        " class counts that sum to n");
-        s.predicted = predicted;
-        const auto& shards = j.at("shards");
-        if (!shards.is_array()) throw error("accumulator state: \"shards\" must be a list of shard ids");
-        if (shards.size() > max_shards)
-            throw error("accumulator state: \"shards\" names " + std::to_string(shards.size()) + " shards, over the " +
-                        std::to_string(max_shards) + " a state may name");
-        for (const auto& name : shards) {
-            const auto id = name.is_string() ? detail::parse_shard_name(name.get<std::string>()) : std::nullopt;
-            if (!id || (!s.shards.empty() && *id <= s.shards.back()))
-                throw error("accumulator state: \"shards\" must hold distinct ids of 16 hexadecimal digits in ascending "
-                            "order (got " + name.dump().substr(0, 40) + ")");
-            s.shards.push_back(*id);
-        }
-        // every shard has rows: none for an empty state, at most one per row otherwise
-        if ((s.n == 0) != s.shards.empty() || s.shards.size() > s.n)
-            throw error("accumulator state: \"shards\" names " + std::to_string(s.shards.size()) + " shards for " +
-                        std::to_string(s.n) + " rows; a state of n rows names 1 to n shards (none when n = 0)");
+        s.predicted = predicted_counts(j.at("predicted"), s.predicted.size(), s.n);
+        s.shards = shard_ids(j.at("shards"), s.n);
         // Phi_i >= log K (a uniform row; 1e-6 for the float lanes' rounding), so that a state
         // cannot move the softrun criterion below what n rows give; the extra inputs came with
         // no rows or with all of them
@@ -350,14 +374,7 @@ accumulator accumulator::from_json(const nlohmann::json& j) {
         if (o.correctness_histogram != j.contains("correctness"))
             throw error(std::string("accumulator state: ") + (o.correctness_histogram ? "its options ask for a" : "no options ask for its") +
                         " \"correctness\" histogram" + (o.correctness_histogram ? ", which it lacks" : ""));
-        if (s.correctness) {
-            auto h = correctness_histogram::from_json(j.at("correctness"), k, s.n, "accumulator state: \"correctness\"");
-            const bool labeled = s.n > 0 && s.labeled_rows == s.n;
-            if (h.labeled != labeled || (labeled && h.correct() != s.correct))
-                throw error("accumulator state: the \"correctness\" histogram's labels do not match its \"labels\" counts");
-            h.labeled = false;
-            s.correctness = h;
-        }
+        if (s.correctness) s.correctness = correctness_of(j.at("correctness"), k, s.n, s.labeled_rows, s.correct);
         // One section per method, each read by its component.
         const auto& sections = j.at("methods");
         if (!sections.is_object()) throw error("accumulator state: \"methods\" must be an object of one section per method");

@@ -91,6 +91,82 @@ group_fold fold_from_json(const nlohmann::json& fold, const std::string& where, 
     return g;
 }
 
+// One method's line and folds; refused unless every number is one a calibration of c's sets gives.
+method_calibration method_from_json(const std::string& name, const nlohmann::json& f, const calibration& c) {
+    method_calibration mc;
+    mc.m = parse_method(name);  // an unknown name is refused here, quoted escaped
+    const std::string where = std::string("calibration: method '") + method_name(mc.m) + "'";
+    detail::check_known_keys(f, {"slope", "intercept", "residual_se", "n", "score_min", "score_max", "score_mean",
+                                 "score_sxx", "logo_mae", "folds", "link"},
+                             where);
+    if (f.contains("link")) {
+        const std::string l = detail::text_of(f, "link", where);
+        if (l != "identity" && l != "probit")
+            throw error(where + ": \"link\" must be \"identity\" or \"probit\"");
+        mc.link = l == "probit" ? link::probit : link::identity;
+    }
+    mc.fit.slope = detail::number_of(f, "slope", where);
+    mc.fit.intercept = detail::number_of(f, "intercept", where);
+    mc.fit.residual_se = detail::number_of(f, "residual_se", where);
+    mc.fit.n = detail::count_of(f, "n", where);
+    mc.fit.x_min = detail::number_of(f, "score_min", where);
+    mc.fit.x_max = detail::number_of(f, "score_max", where);
+    mc.score_mean = detail::number_of(f, "score_mean", where);
+    mc.score_sxx = detail::number_of(f, "score_sxx", where);
+    bool sane = std::isfinite(mc.fit.slope) && std::isfinite(mc.fit.intercept) &&
+                std::isfinite(mc.fit.residual_se) && mc.fit.residual_se >= 0 && mc.fit.n >= detail::min_sets &&
+                mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx) &&
+                (mc.fit.x_min == mc.fit.x_max || mc.score_sxx > 0) && mc.score_mean >= mc.fit.x_min &&
+                mc.score_mean <= mc.fit.x_max;
+    if (f.contains("folds")) {
+        std::size_t residuals = 0;
+        std::size_t copies = 0;
+        for (const auto& fold : f.at("folds")) {
+            mc.folds.push_back(fold_from_json(fold, where + " fold", sane));
+            residuals += mc.folds.back().residuals.size();
+            copies += static_cast<std::size_t>(std::count(mc.folds.back().copy.begin(), mc.folds.back().copy.end(), true));
+        }
+        sane = sane && copies == c.copy_sets;
+        mc.logo_mae = detail::number_of(f, "logo_mae", where);
+        sane = sane && mc.folds.size() >= 2 && residuals == c.sets.size() + c.copy_sets && std::abs(mc.logo_mae - detail::mean_abs_residual(mc.folds)) <= 1e-9;
+    }
+    sane = sane && mc.fit.n == c.sets.size();  // the line is the sets' own; copies only have residuals
+    if (!sane) throw error("calibration: the fit of method '" + printable(name, 60) + "' is inconsistent");
+    return mc;
+}
+
+// Every calibrated method is one the options score, with the inputs it needs recorded.
+void check_methods_scored(const calibration& c) {
+    for (const auto& mc : c.methods) {
+        if (!c.opts.wants(mc.m))
+            throw error(std::string("calibration: method '") + method_name(mc.m) + "' is calibrated but \"options\" do not score it");
+    }
+    for (const method m : c.opts.methods) {
+        if ((info_of(m).needs & needs_source) && !c.opts.source)
+            throw error(std::string("calibration: method '") + method_name(m) +
+                        "' needs the source model, but \"options\" have none (\"source\" is null)");
+        if ((info_of(m).needs & needs_source_features) && !c.opts.source_features)
+            throw error(std::string("calibration: method '") + method_name(m) +
+                        "' needs the source features, but \"options\" have none (\"source_features\" is null)");
+    }
+}
+
+// The class-shift reference: the class proportions and one (confidence, distance) per calibration set.
+shift_reference shift_from_json(const nlohmann::json& s, const calibration& c) {
+    shift_reference ref;
+    ref.proportions = detail::numbers_of(s, "proportions", "calibration: \"shift\"");
+    for (const auto& set : s.at("sets"))
+        ref.sets.emplace_back(detail::number_of(set, "confidence", "calibration: \"shift\" set"),
+                              detail::number_of(set, "distance", "calibration: \"shift\" set"));
+    double total = 0;
+    // one entry per calibration set
+    bool sane = ref.proportions.size() == c.k && ref.sets.size() == c.sets.size();
+    for (const double x : ref.proportions) sane = sane && x >= 0 && x <= 1, total += x;
+    for (const auto& [conf, d] : ref.sets) sane = sane && conf >= 0 && conf <= 1 && d >= 0 && d <= 1;
+    if (!sane || std::abs(total - 1) > 1e-6) throw error("calibration: the class-shift reference is inconsistent");
+    return ref;
+}
+
 }  // namespace
 
 calibration calibration::from_json(const nlohmann::json& j) {
@@ -118,62 +194,9 @@ calibration calibration::from_json(const nlohmann::json& j) {
             c.copies = label_shift_copies::from_json(o, "calibration: \"label_shift_copies\"");
             c.copy_sets = detail::count_of(given, "sets", "calibration: \"label_shift_copies\"");
         }
-        for (const auto& [name, f] : j.at("methods").items()) {
-            method_calibration mc;
-            mc.m = parse_method(name);  // an unknown name is refused here, quoted escaped
-            const std::string where = std::string("calibration: method '") + method_name(mc.m) + "'";
-            detail::check_known_keys(f, {"slope", "intercept", "residual_se", "n", "score_min", "score_max", "score_mean",
-                                         "score_sxx", "logo_mae", "folds", "link"},
-                                     where);
-            if (f.contains("link")) {
-                const std::string l = detail::text_of(f, "link", where);
-                if (l != "identity" && l != "probit")
-                    throw error(where + ": \"link\" must be \"identity\" or \"probit\"");
-                mc.link = l == "probit" ? link::probit : link::identity;
-            }
-            mc.fit.slope = detail::number_of(f, "slope", where);
-            mc.fit.intercept = detail::number_of(f, "intercept", where);
-            mc.fit.residual_se = detail::number_of(f, "residual_se", where);
-            mc.fit.n = detail::count_of(f, "n", where);
-            mc.fit.x_min = detail::number_of(f, "score_min", where);
-            mc.fit.x_max = detail::number_of(f, "score_max", where);
-            mc.score_mean = detail::number_of(f, "score_mean", where);
-            mc.score_sxx = detail::number_of(f, "score_sxx", where);
-            bool sane = std::isfinite(mc.fit.slope) && std::isfinite(mc.fit.intercept) &&
-                        std::isfinite(mc.fit.residual_se) && mc.fit.residual_se >= 0 && mc.fit.n >= detail::min_sets &&
-                        mc.fit.x_min <= mc.fit.x_max && mc.score_sxx >= 0 && std::isfinite(mc.score_sxx) &&
-                        (mc.fit.x_min == mc.fit.x_max || mc.score_sxx > 0) && mc.score_mean >= mc.fit.x_min &&
-                        mc.score_mean <= mc.fit.x_max;
-            if (f.contains("folds")) {
-                std::size_t residuals = 0;
-                std::size_t copies = 0;
-                for (const auto& fold : f.at("folds")) {
-                    mc.folds.push_back(fold_from_json(fold, where + " fold", sane));
-                    residuals += mc.folds.back().residuals.size();
-                    copies += static_cast<std::size_t>(std::count(mc.folds.back().copy.begin(), mc.folds.back().copy.end(), true));
-                }
-                sane = sane && copies == c.copy_sets;
-                mc.logo_mae = detail::number_of(f, "logo_mae", where);
-                sane = sane && mc.folds.size() >= 2 && residuals == c.sets.size() + c.copy_sets && std::abs(mc.logo_mae - detail::mean_abs_residual(mc.folds)) <= 1e-9;
-            }
-            sane = sane && mc.fit.n == c.sets.size();  // the line is the sets' own; copies only have residuals
-            if (!sane) throw error("calibration: the fit of method '" + printable(name, 60) + "' is inconsistent");
-            c.methods.push_back(mc);
-        }
+        for (const auto& [name, f] : j.at("methods").items()) c.methods.push_back(method_from_json(name, f, c));
         if (c.methods.empty()) throw error("calibration: no calibrated methods");
-        // every calibrated method is one the options score, with the inputs it needs recorded
-        for (const auto& mc : c.methods) {
-            if (!c.opts.wants(mc.m))
-                throw error(std::string("calibration: method '") + method_name(mc.m) + "' is calibrated but \"options\" do not score it");
-        }
-        for (const method m : c.opts.methods) {
-            if ((info_of(m).needs & needs_source) && !c.opts.source)
-                throw error(std::string("calibration: method '") + method_name(m) +
-                            "' needs the source model, but \"options\" have none (\"source\" is null)");
-            if ((info_of(m).needs & needs_source_features) && !c.opts.source_features)
-                throw error(std::string("calibration: method '") + method_name(m) +
-                            "' needs the source features, but \"options\" have none (\"source_features\" is null)");
-        }
+        check_methods_scored(c);
         const auto calibrated = [&](const char* key) -> std::optional<method> {
             if (!j.contains(key)) return std::nullopt;
             const method m = parse_method(detail::text_of(j, key, "calibration"));
@@ -189,20 +212,7 @@ calibration calibration::from_json(const nlohmann::json& j) {
             if (c.opts.norm != c.normalization->norm || c.opts.taylor_order != c.normalization->taylor_order)
                 throw error("calibration: the chosen normalization is not the one in \"options\"");
         }
-        if (j.contains("shift")) {
-            shift_reference ref;
-            ref.proportions = detail::numbers_of(j.at("shift"), "proportions", "calibration: \"shift\"");
-            for (const auto& s : j.at("shift").at("sets"))
-                ref.sets.emplace_back(detail::number_of(s, "confidence", "calibration: \"shift\" set"),
-                                      detail::number_of(s, "distance", "calibration: \"shift\" set"));
-            double total = 0;
-            // one entry per calibration set
-            bool sane = ref.proportions.size() == c.k && ref.sets.size() == c.sets.size();
-            for (const double x : ref.proportions) sane = sane && x >= 0 && x <= 1, total += x;
-            for (const auto& [conf, d] : ref.sets) sane = sane && conf >= 0 && conf <= 1 && d >= 0 && d <= 1;
-            if (!sane || std::abs(total - 1) > 1e-6) throw error("calibration: the class-shift reference is inconsistent");
-            c.shift = ref;
-        }
+        if (j.contains("shift")) c.shift = shift_from_json(j.at("shift"), c);
         if (j.contains("correctness")) {
             c.correctness = correctness_model::from_json(j.at("correctness"), c.k);
             if (c.correctness->set_residual_variances.size() != c.sets.size())

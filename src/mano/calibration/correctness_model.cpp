@@ -148,6 +148,55 @@ double objective(const std::vector<fit_cell>& cells, const std::vector<double>& 
     return total;
 }
 
+// The gradient and Hessian of the objective at theta (p = theta's size, the Hessian row-major).
+void newton_system(const std::vector<fit_cell>& cells, const std::vector<double>& theta, double ridge, bool effects,
+                   std::vector<double>& gradient, std::vector<double>& hessian) {
+    const std::size_t p = theta.size();
+    for (const auto& c : cells) {
+        const double eta = theta[0] + theta[1] * c.x + (effects ? theta[2 + c.cls] : 0.0);
+        const double q = sigmoid(eta);
+        const double r = c.rows * q - c.correct;  // d objective / d eta
+        const double w = c.rows * q * (1 - q);
+        const std::size_t g = 2 + c.cls;
+        gradient[0] += r;
+        gradient[1] += r * c.x;
+        hessian[0] += w;
+        hessian[1] += w * c.x;
+        hessian[p + 1] += w * c.x * c.x;
+        if (effects) {
+            gradient[g] += r;
+            hessian[g] += w;
+            hessian[p + g] += w * c.x;
+            hessian[g * p + g] += w;
+        }
+    }
+    hessian[p] = hessian[1];
+    for (std::size_t i = 2; i < p; ++i) {
+        hessian[i * p] = hessian[i];
+        hessian[i * p + 1] = hessian[p + i];
+        gradient[i] += ridge * theta[i];
+        hessian[i * p + i] += ridge;
+    }
+    // a tiny ridge on the intercept and slope keeps the step finite where every cell has one x
+    hessian[0] += 1e-9 * (1 + hessian[0]);
+    hessian[p + 1] += 1e-9 * (1 + hessian[p + 1]);
+}
+
+// Var(c - f) over a set's rows, c in {0, 1} and f (the model's) constant within a cell, at most 1.
+double residual_variance(const correctness_model& m, const correctness_histogram& h) {
+    const auto f = m.cell_probabilities(h);
+    double n = 0, sum = 0, sum_sq = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        const auto& x = h.cell(i / m.classes, i % m.classes);
+        const double good = static_cast<double>(x.correct), bad = static_cast<double>(x.rows - x.correct);
+        n += static_cast<double>(x.rows);
+        sum += good * (1 - f[i]) - bad * f[i];
+        sum_sq += good * (1 - f[i]) * (1 - f[i]) + bad * f[i] * f[i];
+    }
+    const double mean = sum / n;
+    return std::min(1.0, std::max(0.0, sum_sq / n - mean * mean));
+}
+
 }  // namespace
 
 std::optional<correctness_model> fit_correctness(const std::vector<const correctness_histogram*>& sets,
@@ -184,36 +233,8 @@ std::optional<correctness_model> fit_correctness(const std::vector<const correct
     constexpr std::size_t max_iterations = 100;
     bool converged = false;
     for (std::size_t it = 1; it <= max_iterations && !converged; ++it) {
-        std::vector<double> gradient(p, 0.0), hessian(p * p, 0.0);
-        for (const auto& c : cells) {
-            const double eta = theta[0] + theta[1] * c.x + (effects ? theta[2 + c.cls] : 0.0);
-            const double q = sigmoid(eta);
-            const double r = c.rows * q - c.correct;  // d objective / d eta
-            const double w = c.rows * q * (1 - q);
-            const std::size_t g = 2 + c.cls;
-            gradient[0] += r;
-            gradient[1] += r * c.x;
-            hessian[0] += w;
-            hessian[1] += w * c.x;
-            hessian[p + 1] += w * c.x * c.x;
-            if (effects) {
-                gradient[g] += r;
-                hessian[g] += w;
-                hessian[p + g] += w * c.x;
-                hessian[g * p + g] += w;
-            }
-        }
-        hessian[p] = hessian[1];
-        for (std::size_t i = 2; i < p; ++i) {
-            hessian[i * p] = hessian[i];
-            hessian[i * p + 1] = hessian[p + i];
-            gradient[i] += m.ridge * theta[i];
-            hessian[i * p + i] += m.ridge;
-        }
-        // a tiny ridge on the intercept and slope keeps the step finite where every cell has one x
-        hessian[0] += 1e-9 * (1 + hessian[0]);
-        hessian[p + 1] += 1e-9 * (1 + hessian[p + 1]);
-        std::vector<double> step = gradient;
+        std::vector<double> step(p, 0.0), hessian(p * p, 0.0);
+        newton_system(cells, theta, m.ridge, effects, step, hessian);
         if (!solve_spd(hessian, step, p)) break;
         // Newton's step, halved until the objective does not rise
         double scale = 1;
@@ -238,20 +259,7 @@ std::optional<correctness_model> fit_correctness(const std::vector<const correct
     m.slope = theta[1];
     m.class_effects.assign(theta.begin() + 2, theta.end());
     m.rows = static_cast<std::uint64_t>(rows);
-    for (const auto* h : sets) {
-        // Var(c - f) over the set's rows, c in {0, 1} and f constant within a cell
-        const auto f = m.cell_probabilities(*h);
-        double n = 0, sum = 0, sum_sq = 0;
-        for (std::size_t i = 0; i < f.size(); ++i) {
-            const auto& x = h->cell(i / m.classes, i % m.classes);
-            const double good = static_cast<double>(x.correct), bad = static_cast<double>(x.rows - x.correct);
-            n += static_cast<double>(x.rows);
-            sum += good * (1 - f[i]) - bad * f[i];
-            sum_sq += good * (1 - f[i]) * (1 - f[i]) + bad * f[i] * f[i];
-        }
-        const double mean = sum / n;
-        m.set_residual_variances.push_back(std::min(1.0, std::max(0.0, sum_sq / n - mean * mean)));
-    }
+    for (const auto* h : sets) m.set_residual_variances.push_back(residual_variance(m, *h));
     double total = 0;
     for (const double v : m.set_residual_variances) total += v;
     m.residual_variance = total / static_cast<double>(m.set_residual_variances.size());

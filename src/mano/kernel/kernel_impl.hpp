@@ -72,12 +72,65 @@ struct row_kernel_impl : row_arithmetic<Arch> {
         }
     }
 
+    // The row pass 2 reads: float rows as they are; float64 rows as float(q - max), floored where
+    // float cannot hold the difference (such elements have exp = 0 anyway), with the criterion's
+    // sum in double (sum_rel; not finite when a value is NaN or -Inf below the maximum).
+    struct float_row {
+        const float* y;
+        float m;
+        double sum_rel = 0;
+        bool spread_fits_float = true;
+    };
+    template <class T>
+    __attribute__((always_inline)) static float_row as_float_row(const T* q, std::size_t k, double max, std::int64_t argmax,
+                                                                 float* rel) {
+        if constexpr (std::is_same_v<T, float>) {
+            return float_row{q, q[argmax]};
+        } else {
+            float_row out{rel, 0.0f};
+            for (std::size_t i = 0; i < k; ++i) {
+                const double x = q[i] - max;
+                out.sum_rel += x;
+                out.spread_fits_float = out.spread_fits_float && x > -1e30;
+                rel[i] = static_cast<float>(std::max(x, -1e30));
+            }
+            return out;
+        }
+    }
+
+    // The Taylor branch: true when it runs in float lanes in pass 2 (b, range and tr set for it),
+    // where that is accurate; else done here (in double, or a uniform or overflowing row).
+    template <class T>
+    __attribute__((always_inline)) static bool taylor_branch(const T* q, std::size_t k, const kernel_params& kp,
+                                                             const scan_result& sc, bool float_taylor, bool spread_fits_float,
+                                                             row_stats& out, double* taylor_out, float* b, double& range,
+                                                             scan_result& tr) {
+        const bool float_range_ok = float_taylor && std::isfinite(sc.vmax - sc.vmin) && sc.vmax > sc.vmin;
+        if (!float_range_ok) tr = taylor_range_exact(q, k, kp);
+        range = tr.vmax - tr.vmin;
+        if (!std::isfinite(range) || !std::isfinite(tr.vmin)) {
+            out.taylor_overflow = true;
+            if (taylor_out) std::fill(taylor_out, taylor_out + k, 0.0);
+        } else if (range == 0) {
+            out.taylor = kp.power_floor;  // uniform row: K^(1-p)
+            out.taylor_max = 1.0 / static_cast<double>(k);
+            if (taylor_out) std::fill(taylor_out, taylor_out + k, out.taylor_max);
+        } else if (float_taylor && spread_fits_float && shifted_coefficients(kp, tr.q0, 1.0 / range, b)) {
+            return true;
+        } else {
+            taylor_exact(q, k, kp, tr, out, taylor_out);
+        }
+        return false;
+    }
+
     // `scratch` holds kernel_scratch_floats(k): the row's exps, its Taylor values and, for
     // float64 rows, the row as float(q - max).
     // `known`: the row's pass 1 when it was done ahead (inside the previous row's pass 2);
     // `next`: the next row, whose pass 1 this row's pass 2 takes on where it can.
+    // Never inlined into run, as GCC chose before it was split: inlined, it grows run sixfold
+    // and the row-per-lane loop there runs up to 10% more instructions (valgrind).
     template <class T>
-    static row_stats one_row(const T* q, std::size_t k, const kernel_params& kp, float* scratch,
+    __attribute__((noinline)) static row_stats one_row(const T* q, std::size_t k, const kernel_params& kp, float* scratch,
                              double* softmax_out, double* taylor_out, const scan_result* known = nullptr,
                              look_ahead* next = nullptr) {
         row_stats out;
@@ -92,59 +145,23 @@ struct row_kernel_impl : row_arithmetic<Arch> {
             return out;
         }
         out.argmax = static_cast<std::int64_t>(find_first(q, k, static_cast<T>(sc.m)));
-
-        // float64 rows go to pass 2 as float(q - max), floored where float cannot hold the
-        // difference (such elements have exp = 0 anyway); the criterion's sum stays in double.
-        const float* y;
-        float m;
-        double sum_rel = 0;
-        bool spread_fits_float = true;
-        if constexpr (std::is_same_v<T, float>) {
-            y = q;
-            m = q[out.argmax];
-        } else {
-            float* rel = scratch + 2 * stride;
-            for (std::size_t i = 0; i < k; ++i) {
-                const double x = q[i] - sc.m;
-                sum_rel += x;
-                spread_fits_float = spread_fits_float && x > -1e30;
-                rel[i] = static_cast<float>(std::max(x, -1e30));
-            }
-            if (!std::isfinite(sum_rel)) {
-                out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum, or overflow
-                return out;
-            }
-            y = rel;
-            m = 0;
+        const float_row row = as_float_row(q, k, sc.m, out.argmax, scratch + 2 * stride);
+        if (!std::isfinite(row.sum_rel)) {
+            out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum, or overflow
+            return out;
         }
 
-        // The Taylor branch: in float lanes in pass 2 where that is accurate, else in double here.
         bool taylor_lanes = false;
         float b[max_float_order + 1] = {};
         double range = 0;
         scan_result tr = sc;
-        if (kp.want_taylor) {
-            const bool float_range_ok = float_taylor && std::isfinite(sc.vmax - sc.vmin) && sc.vmax > sc.vmin;
-            if (!float_range_ok) tr = taylor_range_exact(q, k, kp);
-            range = tr.vmax - tr.vmin;
-            if (!std::isfinite(range) || !std::isfinite(tr.vmin)) {
-                out.taylor_overflow = true;
-                if (taylor_out) std::fill(taylor_out, taylor_out + k, 0.0);
-            } else if (range == 0) {
-                out.taylor = kp.power_floor;  // uniform row: K^(1-p)
-                out.taylor_max = 1.0 / static_cast<double>(k);
-                if (taylor_out) std::fill(taylor_out, taylor_out + k, out.taylor_max);
-            } else if (float_taylor && spread_fits_float && shifted_coefficients(kp, tr.q0, 1.0 / range, b)) {
-                taylor_lanes = true;
-            } else {
-                taylor_exact(q, k, kp, tr, out, taylor_out);
-            }
-        }
+        if (kp.want_taylor)
+            taylor_lanes = taylor_branch(q, k, kp, sc, float_taylor, row.spread_fits_float, out, taylor_out, b, range, tr);
         // q0 comes from the float scan for float rows (a float already); for float64 rows it is
         // taken relative to the maximum, as the row itself is
         const float q0 = static_cast<float>(std::is_same_v<T, float> ? tr.q0 : tr.q0 - sc.m);
 
-        row_sums s = pass2_any(kp.want_softmax, taylor_lanes, y, k, m, q0, static_cast<std::size_t>(out.argmax),
+        row_sums s = pass2_any(kp.want_softmax, taylor_lanes, row.y, k, row.m, q0, static_cast<std::size_t>(out.argmax),
                                b, range, kp, e_out, taylor_lanes ? w_out : nullptr, next);
         if (!std::isfinite(s.xr) || !std::isfinite(s.s) || !std::isfinite(s.sx)) {
             out.bad_col = first_nonfinite(q, k);  // NaN or -Inf below the maximum
@@ -157,7 +174,7 @@ struct row_kernel_impl : row_arithmetic<Arch> {
             }
             return out;
         }
-        if constexpr (!std::is_same_v<T, float>) s.xr = sum_rel;  // in double for float64 rows
+        if constexpr (!std::is_same_v<T, float>) s.xr = row.sum_rel;  // in double for float64 rows
 
         // s.s is the sum without the maximum's 1; log(1 + s) is as accurate as log1p above 1e-6
         // (its rounding is 1e-16 absolute) and several times faster

@@ -54,36 +54,13 @@ struct lane_kernel_impl {
     static unsigned rows_in_lanes(const float* q, std::size_t rows, std::size_t k, const kernel_params& kp,
                                   row_stats* out) {
         constexpr std::size_t L = fsize;
-        constexpr float inf = std::numeric_limits<float>::infinity();
         alignas(64) float t[lanes_max_k * L];
         for (std::size_t r = 0; r < L; ++r) {
             const float* row = q + std::min(r, rows - 1) * k;
             for (std::size_t j = 0; j < k; ++j) t[j * L + r] = row[j];
         }
-        // pass 1: maximum (and its first column); for Taylor, as in the row path's scanner<T, true>,
-        // the range of |q + h| (the polynomial is c2 (q + h)^2 + const)
-        const double c2 = Taylor ? kp.taylor_coeffs[2] : 1.0;
-        const fbatch h(Taylor ? static_cast<float>(kp.taylor_coeffs[1] / (2 * c2)) : 0.0f);
-        fbatch m(-inf), at(0.0f), amin(inf), amax(0.0f);
-        for (std::size_t j = 0; j < k; ++j) {
-            const fbatch x = fbatch::load_aligned(t + j * L);
-            at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
-            m = xsimd::max(m, x);
-            if constexpr (Taylor) {
-                const fbatch a = xsimd::abs(x + h);
-                amin = xsimd::min(amin, a);
-                amax = xsimd::max(amax, a);
-            }
-        }
-        // (d + shift) d with d = q - q0 is the Taylor value minus its minimum, divided by c2
-        fbatch q0(0.0f), shift(0.0f), taylor_ok(1.0f);
-        if constexpr (Taylor) {
-            const fbatch spread = (amax - amin) * (amax + amin);  // (range of the values) / c2
-            taylor_ok = xsimd::select((spread > fbatch(0.0f)) & (spread < fbatch(static_cast<float>(kp.power_limit))),
-                                      fbatch(1.0f), fbatch(0.0f));
-            q0 = amin - h;
-            shift = amin + amin;
-        }
+        fbatch m, at, q0, shift, taylor_ok;
+        scan_lanes<Taylor>(t, k, kp, m, at, q0, shift, taylor_ok);
         // pass 2, with float sums flushed into double every flush_vectors columns
         const fbatch lo(exp_floor), zero(0.0f);
 #if defined(__wasm__)
@@ -147,6 +124,54 @@ struct lane_kernel_impl {
             add(j, row, xr, x, exp_nonpositive(x)[0]);
         }
         flush();
+        const double* totals[6] = {d_s, d_sx, d_xr, d_sp, d_w, d_wp};
+        return finish_lanes<Taylor>(awmax, m, at, taylor_ok, totals, rows, k, kp, out);
+    }
+
+    // Pass 1 over the transposed rows t: each lane's maximum m and its first column at; for
+    // Taylor, as in the row path's scanner<T, true>, the range of |q + h| (the polynomial is
+    // c2 (q + h)^2 + const), whence q0 and the shift of (d + shift) d with d = q - q0 (the Taylor
+    // value minus its minimum, divided by c2), and taylor_ok: 1 where the lane's values stay
+    // within the powers' range, else 0.
+    template <bool Taylor>
+    __attribute__((always_inline)) static void scan_lanes(const float* t, std::size_t k, const kernel_params& kp, fbatch& m,
+                                                          fbatch& at, fbatch& q0, fbatch& shift, fbatch& taylor_ok) {
+        constexpr std::size_t L = fsize;
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        const double c2 = Taylor ? kp.taylor_coeffs[2] : 1.0;
+        const fbatch h(Taylor ? static_cast<float>(kp.taylor_coeffs[1] / (2 * c2)) : 0.0f);
+        fbatch amin(inf), amax(0.0f);
+        m = fbatch(-inf), at = fbatch(0.0f);
+        for (std::size_t j = 0; j < k; ++j) {
+            const fbatch x = fbatch::load_aligned(t + j * L);
+            at = xsimd::select(x > m, fbatch(static_cast<float>(j)), at);
+            m = xsimd::max(m, x);
+            if constexpr (Taylor) {
+                const fbatch a = xsimd::abs(x + h);
+                amin = xsimd::min(amin, a);
+                amax = xsimd::max(amax, a);
+            }
+        }
+        q0 = fbatch(0.0f), shift = fbatch(0.0f), taylor_ok = fbatch(1.0f);
+        if constexpr (Taylor) {
+            const fbatch spread = (amax - amin) * (amax + amin);  // (range of the values) / c2
+            taylor_ok = xsimd::select((spread > fbatch(0.0f)) & (spread < fbatch(static_cast<float>(kp.power_limit))),
+                                      fbatch(1.0f), fbatch(0.0f));
+            q0 = amin - h;
+            shift = amin + amin;
+        }
+    }
+
+    // Each row's statistics from its lane's double sums (s, sx, xr, sp, w, wp) and the lanes'
+    // largest Taylor value, maximum, its column and taylor_ok; the lanes that need one_row
+    // instead, as bits.
+    template <bool Taylor>
+    __attribute__((always_inline)) static unsigned finish_lanes(fbatch awmax, fbatch m, fbatch at, fbatch taylor_ok,
+                                                                const double* const (&totals)[6], std::size_t rows,
+                                                                std::size_t k, const kernel_params& kp, row_stats* out) {
+        constexpr std::size_t L = fsize;
+        const double *d_s = totals[0], *d_sx = totals[1], *d_xr = totals[2], *d_sp = totals[3], *d_w = totals[4],
+                     *d_wp = totals[5];
         alignas(64) float f_wmax[L], f_m[L], f_at[L], f_ok[L];
         awmax.store_aligned(f_wmax);
         m.store_aligned(f_m);

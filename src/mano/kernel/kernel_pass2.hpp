@@ -25,36 +25,32 @@ struct row_arithmetic : row_scan<Arch> {
 
     // ---- pass 2 --------------------------------------------------------------------------
 
-    // Everything that needs an exp or a Taylor value, over a float row y: x = y - m (the softmax
-    // exponent), d = y - q0 (the Taylor offset). The maximum's own lane is left out (its terms
-    // are exact and go in later in double: summed in a float lane, its 1 would swallow every
-    // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
-    // Next (a scan_kind, or 0 for none): pass 1 of next->q runs in this loop too.
-    template <bool Soft, bool Taylor, int P, int O, bool Extras, int Next = 0>
-    static row_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
-                          const kernel_params& kp, float* e_out, float* w_out, look_ahead* next = nullptr) {
-        const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota<fbatch>();
-        const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
-        const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
-        const float fp = static_cast<float>(kp.p);
-#if defined(__wasm__)
-        const fbatch pow_cut(-80.0f / fp);
-#endif
-        row_sums out;
-        fbatch as(0.0f), asp(0.0f), asx(0.0f), axr(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
-        // one transposed horizontal add for all six sums (lane i of the result sums sums[i])
-        double* totals[6] = {&out.s, &out.sx, &out.xr, &out.sp, &out.w, &out.wp};
-        constexpr std::size_t groups = (6 + fsize - 1) / fsize;
-        // Two levels of float sums: each block of flush_vectors vectors goes into a second set of
-        // vectors (so no float sum takes more than flush_vectors terms), and those go into double
-        // (horizontally, which is the slow part) every flush_vectors blocks and at the end.
-        fbatch bs(0.0f), bsp(0.0f), bsx(0.0f), bxr(0.0f), bw(0.0f), bwp(0.0f);
-        const auto end_block = [&] {
+    // The sums of pass 2 in float lanes, at two levels: each block of flush_vectors vectors goes
+    // into a second set of vectors (so no float sum takes more than flush_vectors terms), and those
+    // go into the row's double sums (horizontally, which is the slow part) every flush_vectors
+    // blocks and at the end. It holds references to pass2's locals, as its lambdas did, and its
+    // members are always inlined, as the lambdas were, so that the locals stay in registers.
+    template <bool Soft, bool Taylor, int P, int O, bool Extras>
+    struct pass2_sums {
+        const float* b;
+        const kernel_params& kp;
+        float* e_out;
+        float* w_out;
+        const fbatch &lo, &zero, &pow_cut;  // pow_cut: read on WASM only
+        const float& fp;
+        row_sums& out;
+        fbatch &as, &asp, &asx, &axr, &aw, &awp, &awmax;
+        fbatch &bs, &bsp, &bsx, &bxr, &bw, &bwp;
+
+        __attribute__((always_inline)) void end_block() {
             bs += as, bsx += asx, bxr += axr, bsp += asp, bw += aw, bwp += awp;
             as = asx = axr = asp = aw = awp = zero;
-        };
-        const auto flush = [&] {
+        }
+        __attribute__((always_inline)) void flush() {
             end_block();
+            // one transposed horizontal add for all six sums (lane i of the result sums sums[i])
+            double* totals[6] = {&out.s, &out.sx, &out.xr, &out.sp, &out.w, &out.wp};
+            constexpr std::size_t groups = (6 + fsize - 1) / fsize;
             fbatch sums[groups * fsize];
             sums[0] = bs, sums[1] = bsx, sums[2] = bxr, sums[3] = bsp, sums[4] = bw, sums[5] = bwp;
             for (std::size_t i = 6; i < groups * fsize; ++i) sums[i] = zero;
@@ -67,10 +63,10 @@ struct row_arithmetic : row_scan<Arch> {
                 for (std::size_t i = 0; i < 6; ++i) *totals[i] += xsimd::hadd(sums[i]);
             }
             bs = bsx = bxr = bsp = bw = bwp = zero;
-        };
+        }
         // xr: y - m as is (the criterion's mean); x: the exponent, floored (and at the floor where
         // a lane is left out); d: the Taylor offset (0 where a lane is left out: w = 0)
-        const auto add = [&](fbatch xr, fbatch x, fbatch e, fbatch d, std::size_t at) __attribute__((always_inline)) {
+        __attribute__((always_inline)) void add(fbatch xr, fbatch x, fbatch e, fbatch d, std::size_t at) {
             as += e;
             if constexpr (Extras) asx = xsimd::fma(e, x, asx);
             axr += xr;
@@ -95,7 +91,36 @@ struct row_arithmetic : row_scan<Arch> {
                 if (w_out) w.store_unaligned(w_out + at);
             }
             if (e_out) e.store_unaligned(e_out + at);
-        };
+        }
+        // The row's sums, after the last flush.
+        __attribute__((always_inline)) row_sums result() {
+            if constexpr (Taylor) {
+                alignas(64) float lanes_max[fsize];
+                awmax.store_aligned(lanes_max);
+                out.wmax = *std::max_element(lanes_max, lanes_max + fsize);
+            }
+            return out;
+        }
+    };
+
+    // Everything that needs an exp or a Taylor value, over a float row y: x = y - m (the softmax
+    // exponent), d = y - q0 (the Taylor offset). The maximum's own lane is left out (its terms
+    // are exact and go in later in double: summed in a float lane, its 1 would swallow every
+    // e < 6e-8, which is all of them in a confident row), and so is the padding of the last vector.
+    // Next (a scan_kind, or 0 for none): pass 1 of next->q runs in this loop too.
+    template <bool Soft, bool Taylor, int P, int O, bool Extras, int Next = 0>
+    static row_sums pass2(const float* y, std::size_t k, float m, float q0, std::size_t argmax, const float* b,
+                          const kernel_params& kp, float* e_out, float* w_out, look_ahead* next = nullptr) {
+        const fbatch bm(m), bq0(q0), lo(exp_floor), zero(0.0f), lanes = iota<fbatch>();
+        const auto at_max = lanes == fbatch(static_cast<float>(argmax % fsize));
+        const std::size_t full = k / fsize, rem = k % fsize, max_vector = argmax / fsize;
+        const float fp = static_cast<float>(kp.p);
+        const fbatch pow_cut(-80.0f / fp);
+        row_sums out;
+        fbatch as(0.0f), asp(0.0f), asx(0.0f), axr(0.0f), aw(0.0f), awp(0.0f), awmax(0.0f);
+        fbatch bs(0.0f), bsp(0.0f), bsx(0.0f), bxr(0.0f), bw(0.0f), bwp(0.0f);
+        pass2_sums<Soft, Taylor, P, O, Extras> sums{b, kp, e_out, w_out, lo, zero, pow_cut, fp, out, as, asp, asx, axr,
+                                                    aw, awp, awmax, bs, bsp, bsx, bxr, bw, bwp};
         typename base::template scanner<float, Next == 2> ahead(kp);
         const auto scan_ahead = [&](std::size_t v) __attribute__((always_inline)) {
             if constexpr (Next != 0) {
@@ -106,7 +131,7 @@ struct row_arithmetic : row_scan<Arch> {
             }
         };
         const auto step = [&](fbatch xr, fbatch x, fbatch d, std::size_t at) __attribute__((always_inline)) {
-            add(xr, x, exp_nonpositive(x)[0], d, at);
+            sums.add(xr, x, exp_nonpositive(x)[0], d, at);
         };
         const auto one = [&](std::size_t v) __attribute__((always_inline)) {
             scan_ahead(v);
@@ -134,13 +159,13 @@ struct row_arithmetic : row_scan<Arch> {
                 const fbatch xr0 = row0 - bm, xr1 = row1 - bm;
                 const fbatch x0 = xsimd::max(xr0, lo), x1 = xsimd::max(xr1, lo);
                 const auto [e0, e1] = exp_nonpositive(x0, x1);
-                add(xr0, x0, e0, row0 - bq0, v * fsize);
-                add(xr1, x1, e1, row1 - bq0, (v + 1) * fsize);
+                sums.add(xr0, x0, e0, row0 - bq0, v * fsize);
+                sums.add(xr1, x1, e1, row1 - bq0, (v + 1) * fsize);
             }
             for (; v < stop; ++v) one(v);
             if (v == full) break;
-            if (++blocks % flush_vectors == 0) flush();
-            else end_block();
+            if (++blocks % flush_vectors == 0) sums.flush();
+            else sums.end_block();
         }
         if (rem) {
             alignas(64) float tail[fsize] = {};
@@ -152,17 +177,12 @@ struct row_arithmetic : row_scan<Arch> {
             if (full == max_vector) x = xsimd::select(at_max, lo, x);
             step(xr, x, xsimd::select(valid, row - bq0, zero), full * fsize);
         }
-        flush();
+        sums.flush();
         if constexpr (Next != 0) {
             next->result = ahead.result(next->q, full * fsize, k, kp);
             next->done = true;
         }
-        if constexpr (Taylor) {
-            alignas(64) float lanes_max[fsize];
-            awmax.store_aligned(lanes_max);
-            out.wmax = *std::max_element(lanes_max, lanes_max + fsize);
-        }
-        return out;
+        return sums.result();
     }
 
     template <bool Soft, bool Taylor, int O, int Next>

@@ -65,12 +65,72 @@ nlohmann::json result::to_json() const {
     return out;
 }
 
+namespace {
+
+double number(const nlohmann::json& object, const char* key, const std::string& where) {
+    if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
+        throw error("result: " + where + " needs a number \"" + printable(key, 60) + "\"");
+    return object.at(key).get<double>();
+}
+
+// MaNo's section of a result: its criterion, the normalization used, and the variants a softrun kept.
+mano_result mano_from_json(const nlohmann::json& m, const std::string& where) {
+    mano_result x;
+    x.criterion = number(m, "criterion", where);
+    if (!m.contains("normalization") || !m.at("normalization").is_string())
+        throw error("result: " + where + " needs a string \"normalization\"");
+    x.used = parse_normalization(m.at("normalization").get<std::string>());
+    x.p = number(m, "p", where);
+    x.eta = number(m, "eta", where);
+    x.taylor_order = static_cast<int>(number(m, "taylor_order", where));
+    x.criterion_fixed = m.value("criterion_fixed", false);
+    if (m.contains("variants")) {
+        if (!m.at("variants").is_object()) throw error("result: " + where + " \"variants\" must be an object");
+        for (const auto& v : m.at("variants").items()) {
+            parse_variant(v.key());
+            x.variants[v.key()] = number(m.at("variants"), v.key().c_str(), where + " variants");
+        }
+    }
+    if (m.contains("batch_size")) {
+        x.batch_size = static_cast<std::int64_t>(number(m, "batch_size", where));
+        x.batches = static_cast<std::size_t>(number(m, "batches", where));
+    }
+    return x;
+}
+
+// MLLS's section of a result: the priors it found over k classes, its confidence and a dominant class.
+label_shift_result mlls_from_json(const nlohmann::json& m, const std::string& where, std::size_t k) {
+    label_shift_result x;
+    if (!m.contains("priors") || !m.at("priors").is_array() || m.at("priors").size() != k)
+        throw error("result: " + where + " needs an array \"priors\" of k numbers");
+    for (const auto& v : m.at("priors")) {
+        if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+            throw error("result: " + where + " \"priors\" must hold numbers in [0, 1]");
+        x.priors.push_back(v.get<double>());
+    }
+    if (!m.contains("converged") || !m.at("converged").is_boolean())
+        throw error("result: " + where + " needs a boolean \"converged\"");
+    x.converged = m.at("converged").get<bool>();
+    x.confidence = number(m, "confidence", where);
+    x.confidence_se = number(m, "confidence_se", where);
+    x.expected_confidence = number(m, "expected_confidence", where);
+    if (m.contains("dominant")) {
+        const auto& d = m.at("dominant");
+        const std::string at = where + " \"dominant\"";
+        const double label = number(d, "class", at), rows = number(d, "rows", at);
+        const double mean = number(d, "mean", at), sd = number(d, "sd", at);
+        if (!(label >= 0 && label < static_cast<double>(k) && label == std::floor(label) && rows >= 0 &&
+              rows == std::floor(rows) && mean >= 0 && mean <= 1 && sd >= 0 && sd <= 1))
+            throw error("result: " + at + " needs a class in [0, k), a whole number of rows and a mean and sd in [0, 1]");
+        x.dominant = label_shift_result::dominant_class{static_cast<std::size_t>(label), static_cast<std::size_t>(rows),
+                                                        mean, sd};
+    }
+    return x;
+}
+
+}  // namespace
+
 result result::from_json(const nlohmann::json& j) {
-    const auto number = [](const nlohmann::json& object, const char* key, const std::string& where) {
-        if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
-            throw error("result: " + where + " needs a number \"" + printable(key, 60) + "\"");
-        return object.at(key).get<double>();
-    };
     const auto count = [&](const char* key) {
         const double x = number(j, key, "the result");
         if (!(x >= 0) || x != std::floor(x) || x > 9007199254740992.0)
@@ -113,57 +173,8 @@ result result::from_json(const nlohmann::json& j) {
         e.value = number(m, returns_name(info.returns), where);
         if (info.detail) e.detail = number(m, info.detail, where);
         if (m.contains("se")) e.se = number(m, "se", where);
-        if (which == method::mano) {
-            mano_result x;
-            x.criterion = number(m, "criterion", where);
-            if (!m.contains("normalization") || !m.at("normalization").is_string())
-                throw error("result: " + where + " needs a string \"normalization\"");
-            x.used = parse_normalization(m.at("normalization").get<std::string>());
-            x.p = number(m, "p", where);
-            x.eta = number(m, "eta", where);
-            x.taylor_order = static_cast<int>(number(m, "taylor_order", where));
-            x.criterion_fixed = m.value("criterion_fixed", false);
-            if (m.contains("variants")) {
-                if (!m.at("variants").is_object()) throw error("result: " + where + " \"variants\" must be an object");
-                for (const auto& v : m.at("variants").items()) {
-                    parse_variant(v.key());
-                    x.variants[v.key()] = number(m.at("variants"), v.key().c_str(), where + " variants");
-                }
-            }
-            if (m.contains("batch_size")) {
-                x.batch_size = static_cast<std::int64_t>(number(m, "batch_size", where));
-                x.batches = static_cast<std::size_t>(number(m, "batches", where));
-            }
-            r.mano = x;
-        }
-        if (which == method::mlls) {
-            label_shift_result x;
-            if (!m.contains("priors") || !m.at("priors").is_array() || m.at("priors").size() != r.k)
-                throw error("result: " + where + " needs an array \"priors\" of k numbers");
-            for (const auto& v : m.at("priors")) {
-                if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
-                    throw error("result: " + where + " \"priors\" must hold numbers in [0, 1]");
-                x.priors.push_back(v.get<double>());
-            }
-            if (!m.contains("converged") || !m.at("converged").is_boolean())
-                throw error("result: " + where + " needs a boolean \"converged\"");
-            x.converged = m.at("converged").get<bool>();
-            x.confidence = number(m, "confidence", where);
-            x.confidence_se = number(m, "confidence_se", where);
-            x.expected_confidence = number(m, "expected_confidence", where);
-            if (m.contains("dominant")) {
-                const auto& d = m.at("dominant");
-                const std::string at = where + " \"dominant\"";
-                const double label = number(d, "class", at), rows = number(d, "rows", at);
-                const double mean = number(d, "mean", at), sd = number(d, "sd", at);
-                if (!(label >= 0 && label < static_cast<double>(r.k) && label == std::floor(label) && rows >= 0 &&
-                      rows == std::floor(rows) && mean >= 0 && mean <= 1 && sd >= 0 && sd <= 1))
-                    throw error("result: " + at + " needs a class in [0, k), a whole number of rows and a mean and sd in [0, 1]");
-                x.dominant = label_shift_result::dominant_class{static_cast<std::size_t>(label), static_cast<std::size_t>(rows),
-                                                                mean, sd};
-            }
-            r.mlls = x;
-        }
+        if (which == method::mano) r.mano = mano_from_json(m, where);
+        if (which == method::mlls) r.mlls = mlls_from_json(m, where, r.k);
         r[which] = e;
     }
     return r;

@@ -1,6 +1,7 @@
--- The tables and indexes of a mano monitoring history, schema version 1 (docs/monitor.md explains
--- each column). mano's history code (native/host/history.cpp, built in) and the dashboard
--- (web/dashboard/history.js) both hold a file to exactly these entries: a history with anything
+-- The tables and indexes of a mano monitoring history, schema version 2 (docs/monitor.md explains
+-- each column; history_v1.sql is version 1's, which both readers still accept). mano's history
+-- code (native/host/history.cpp, built in) and the dashboard (web/dashboard/history.js) both hold
+-- a file to exactly these entries: a history with anything
 -- else in its schema (a view, a trigger, another table or index) is refused before it is read.
 -- The estimate columns of points repeat, for queries, what its prediction column's JSON holds
 -- exactly (what mano predict --json gives for the point).
@@ -28,7 +29,6 @@ CREATE TABLE points (
   accuracy REAL,
   lower REAL,
   upper REAL,
-  fallback INTEGER,
   regime TEXT,
   shift_distance REAL,
   shift_range REAL,

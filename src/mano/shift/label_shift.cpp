@@ -198,6 +198,83 @@ void calibrate_rows(const float* rows_f, const double* rows_d, std::size_t count
     }
 }
 
+namespace {
+
+// The calibration of `rows` (indices into the source set), with their labels: the bias fitted
+// when asked and K allows it, else the temperature scale alone.
+posterior_calibration calibration_of(const detail::source_rows& source, const std::vector<std::size_t>& rows,
+                                     const std::vector<std::int64_t>& y, bool bias) {
+    const std::size_t k = source.k();
+    if (bias && k <= bias_correction_max_k) return fit_posterior_calibration(source.probs(&rows).data(), rows.size(), k, y.data());
+    posterior_calibration c;
+    c.scale = rows.size() == source.n() ? source.scale() : source.fit_scale(&rows);
+    c.bias.assign(k, 0.0);
+    return c;
+}
+
+// P of the rows `rows`, K floats each, and each row's largest P
+std::vector<float> calibrated(const detail::source_rows& source, const std::vector<std::size_t>& rows,
+                              const posterior_calibration& c, std::vector<double>* confidence) {
+    const std::size_t k = source.k();
+    std::vector<float> out(rows.size() * k);
+    if (confidence) confidence->resize(rows.size());
+    for (std::size_t j = 0; j < rows.size(); ++j)
+        calibrate_rows(source.row_f(rows[j]), source.row_d(rows[j]), 1, k, source.temperature(), c, source.kernels(),
+                       out.data() + j * k, confidence ? confidence->data() + j : nullptr);
+    return out;
+}
+
+// The residuals of one half of the kept rows (j % 2 == half): resampled to Dirichlet class
+// proportions and estimated with what the other half fits, 6 draws for each concentration.
+void half_residuals(const detail::source_rows& source, std::size_t half, const std::vector<std::size_t>& kept,
+                    const std::vector<std::int64_t>& labels, std::vector<double>& residuals) {
+    constexpr double alphas[] = {0.5, 1, 5, 20};
+    constexpr int draws = 6;
+    const std::size_t n = kept.size(), k = source.k();
+    std::vector<std::size_t> fit_rows, test_rows;
+    std::vector<std::int64_t> fit_labels, test_labels;
+    for (std::size_t j = 0; j < n; ++j) {
+        (j % 2 == half ? test_rows : fit_rows).push_back(kept[j]);
+        (j % 2 == half ? test_labels : fit_labels).push_back(labels[j]);
+    }
+    const std::size_t fit_n = fit_labels.size(), test_n = test_labels.size();
+    const std::size_t resample_n = std::min(test_n, std::max(label_shift_resample_min_rows, label_shift_resample_max_logits / k));
+    const auto em_steps = static_cast<std::size_t>(
+        std::min(static_cast<double>(label_shift_resample_em_iterations),
+                 std::max(100.0, label_shift_resample_em_work / static_cast<double>(resample_n * k))));
+    const auto cal = calibration_of(source, fit_rows, fit_labels, true);
+    std::vector<double> priors(k, 0.0);
+    for (const auto y : fit_labels) priors[static_cast<std::size_t>(y)] += 1.0 / static_cast<double>(fit_n);
+    std::vector<std::vector<std::size_t>> by_class(k);
+    for (std::size_t i = 0; i < test_n; ++i) by_class[static_cast<std::size_t>(test_labels[i])].push_back(i);
+    const std::vector<float> test_calibrated = calibrated(source, test_rows, cal, nullptr);
+    std::vector<float> rows(resample_n * k);
+    std::vector<std::int32_t> predicted(resample_n);
+    for (std::size_t a = 0; a < std::size(alphas); ++a)
+        for (int draw = 0; draw < draws; ++draw) {
+            random_stream random(0x6d6c6c73ULL * (half + 1) + 1000003ULL * a + static_cast<std::uint64_t>(draw));
+            std::vector<double> share(k);
+            double total = 0;
+            for (auto& s : share) s = random.gamma(alphas[a]), total += s;
+            std::size_t correct = 0;
+            for (std::size_t r = 0; r < resample_n; ++r) {
+                // the class of the r-th row: inverse CDF of the drawn proportions
+                double u = random.uniform() * total;
+                std::size_t c = 0;
+                while (c + 1 < k && u >= share[c]) u -= share[c], ++c;
+                const std::size_t i = by_class[c][random.below(by_class[c].size())];
+                std::copy(&test_calibrated[i * k], &test_calibrated[(i + 1) * k], &rows[r * k]);
+                predicted[r] = source.predicted()[test_rows[i]];
+                correct += predicted[r] == test_labels[i] ? 1 : 0;
+            }
+            const auto e = estimate_priors({{rows.data(), resample_n}}, predicted.data(), k, priors, source.kernels(),
+                                           run_in_order, em_steps);
+            residuals.push_back(static_cast<double>(correct) / static_cast<double>(resample_n) - e.accuracy);
+        }
+}
+
+}  // namespace
+
 label_shift_model fit_label_shift(const detail::source_rows& source) {
     const std::size_t all_n = source.n(), k = source.k();
     // at most label_shift_fit_max_rows rows: every stride-th one
@@ -217,32 +294,13 @@ label_shift_model fit_label_shift(const detail::source_rows& source) {
     for (std::size_t c = 0; c < k; ++c)
         m.priors[c] = every_class ? counts[c] / static_cast<double>(n)
                                   : (counts[c] + 0.5) / (static_cast<double>(n) + 0.5 * static_cast<double>(k));
-    // the calibration of `rows` (indices into the source set), with their labels
-    const auto calibration_of = [&](const std::vector<std::size_t>& rows, const std::vector<std::int64_t>& y, bool bias) {
-        if (bias && k <= bias_correction_max_k)
-            return fit_posterior_calibration(source.probs(&rows).data(), rows.size(), k, y.data());
-        posterior_calibration c;
-        c.scale = rows.size() == all_n ? source.scale() : source.fit_scale(&rows);
-        c.bias.assign(k, 0.0);
-        return c;
-    };
-    // P of the rows `rows`, K floats each, and each row's largest P
-    const auto calibrated = [&](const std::vector<std::size_t>& rows, const posterior_calibration& c,
-                                std::vector<double>* confidence) {
-        std::vector<float> out(rows.size() * k);
-        if (confidence) confidence->resize(rows.size());
-        for (std::size_t j = 0; j < rows.size(); ++j)
-            calibrate_rows(source.row_f(rows[j]), source.row_d(rows[j]), 1, k, source.temperature(), c,
-                           source.kernels(), out.data() + j * k, confidence ? confidence->data() + j : nullptr);
-        return out;
-    };
-    m.calibration = calibration_of(kept, labels, every_class);
+    m.calibration = calibration_of(source, kept, labels, every_class);
     if (!std::isfinite(m.calibration.scale))
         throw error("the source set's calibration did not converge (its temperature scale is not a finite number); check "
                     "that the source labels belong to these logits");
     // a class without rows: the mean confidence of all rows
     std::vector<double> confidence;
-    m.predicted = predicted_profile(calibrated(kept, m.calibration, &confidence), kept, source.predicted().data(), k);
+    m.predicted = predicted_profile(calibrated(source, kept, m.calibration, &confidence), kept, source.predicted().data(), k);
     m.confidence_by_class.assign(k, 0.0);
     double all = 0;
     for (std::size_t j = 0; j < n; ++j) {
@@ -258,51 +316,7 @@ label_shift_model fit_label_shift(const detail::source_rows& source) {
     for (std::size_t j = 0; j < n; ++j) ++half_counts[j % 2][static_cast<std::size_t>(labels[j])];
     for (const auto& h : half_counts)
         if (*std::min_element(h.begin(), h.end()) < 2) return m;
-    constexpr double alphas[] = {0.5, 1, 5, 20};
-    constexpr int draws = 6;
-    for (std::size_t half = 0; half < 2; ++half) {
-        std::vector<std::size_t> fit_rows, test_rows;
-        std::vector<std::int64_t> fit_labels, test_labels;
-        for (std::size_t j = 0; j < n; ++j) {
-            (j % 2 == half ? test_rows : fit_rows).push_back(kept[j]);
-            (j % 2 == half ? test_labels : fit_labels).push_back(labels[j]);
-        }
-        const std::size_t fit_n = fit_labels.size(), test_n = test_labels.size();
-        const std::size_t resample_n =
-            std::min(test_n, std::max(label_shift_resample_min_rows, label_shift_resample_max_logits / k));
-        const auto em_steps = static_cast<std::size_t>(std::min(
-            static_cast<double>(label_shift_resample_em_iterations),
-            std::max(100.0, label_shift_resample_em_work / static_cast<double>(resample_n * k))));
-        const auto cal = calibration_of(fit_rows, fit_labels, true);
-        std::vector<double> priors(k, 0.0);
-        for (const auto y : fit_labels) priors[static_cast<std::size_t>(y)] += 1.0 / static_cast<double>(fit_n);
-        std::vector<std::vector<std::size_t>> by_class(k);
-        for (std::size_t i = 0; i < test_n; ++i) by_class[static_cast<std::size_t>(test_labels[i])].push_back(i);
-        const std::vector<float> test_calibrated = calibrated(test_rows, cal, nullptr);
-        std::vector<float> rows(resample_n * k);
-        std::vector<std::int32_t> predicted(resample_n);
-        for (std::size_t a = 0; a < std::size(alphas); ++a)
-            for (int draw = 0; draw < draws; ++draw) {
-                random_stream random(0x6d6c6c73ULL * (half + 1) + 1000003ULL * a + static_cast<std::uint64_t>(draw));
-                std::vector<double> share(k);
-                double total = 0;
-                for (auto& s : share) s = random.gamma(alphas[a]), total += s;
-                std::size_t correct = 0;
-                for (std::size_t r = 0; r < resample_n; ++r) {
-                    // the class of the r-th row: inverse CDF of the drawn proportions
-                    double u = random.uniform() * total;
-                    std::size_t c = 0;
-                    while (c + 1 < k && u >= share[c]) u -= share[c], ++c;
-                    const std::size_t i = by_class[c][random.below(by_class[c].size())];
-                    std::copy(&test_calibrated[i * k], &test_calibrated[(i + 1) * k], &rows[r * k]);
-                    predicted[r] = source.predicted()[test_rows[i]];
-                    correct += predicted[r] == test_labels[i] ? 1 : 0;
-                }
-                const auto e = estimate_priors({{rows.data(), resample_n}}, predicted.data(), k, priors,
-                                               source.kernels(), run_in_order, em_steps);
-                m.residuals.push_back(static_cast<double>(correct) / static_cast<double>(resample_n) - e.accuracy);
-            }
-    }
+    for (std::size_t half = 0; half < 2; ++half) half_residuals(source, half, kept, labels, m.residuals);
     return m;
 }
 
