@@ -22,16 +22,8 @@ import sys
 
 MAX_LINES = 80
 
-# Functions that other helpers of issue 51 are splitting in parallel; each entry goes when its
-# function is split (path, function name).
-ALLOWED = {
-    ('native/cli/main.cpp', 'main'),
-    ('native/cli/commands.cpp', 'run_score'),
-    ('native/cli/commands.cpp', 'run_predict'),
-    ('bindings/python/module.cpp', 'PYBIND11_MODULE'),
-    ('bindings/python/mano/_sets.py', 'predict'),
-    ('src/mano/prediction/prediction.cpp', 'predict'),
-}
+# Functions let over the limit, as (path, function name): none; a split is the fix, not an entry.
+ALLOWED = set()
 
 TOKEN = re.compile(r'''
     (?P<newline>\n)
