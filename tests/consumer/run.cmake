@@ -1,4 +1,6 @@
-# Installs the build tree into a scratch prefix, then configures, builds and runs the consumer.
+# The example of docs/cpp.md (this folder, the page's blocks verbatim) as a user builds it: the
+# build tree installed into a scratch prefix, the example built against it with find_package(mano),
+# run on the bundled manifest, and its prediction checked against the CLI's (compare.py, 1e-9).
 file(REMOVE_RECURSE ${WORK_DIR})
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -7,8 +9,47 @@ function(step)
   endif()
   message("${out}")
 endfunction()
-step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix --component Unspecified)
-step(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
-     -DMANO_VERSION=${MANO_VERSION})
+
+# docs/cpp.md shows this folder's CMakeLists.txt and main.cpp as they are.
+file(READ ${SOURCE_DIR}/../../docs/cpp.md page)
+foreach(pair "cmake;CMakeLists.txt" "cpp;main.cpp")
+  list(GET pair 0 language)
+  list(GET pair 1 name)
+  file(READ ${SOURCE_DIR}/${name} text)
+  string(FIND "${page}" "```${language}\n${text}```\n" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "docs/cpp.md has no ```${language} block that is tests/consumer/${name} as it is: copy the file into the page")
+  endif()
+endforeach()
+
+set(prefix ${WORK_DIR}/prefix)
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component Unspecified)
+# The installed header says the version the installed package config says, and this build's.
+file(STRINGS ${prefix}/include/mano/base/version.hpp defines REGEX "#define MANO_VERSION_(MAJOR|MINOR|PATCH)")
+set(header_version "")
+foreach(part MAJOR MINOR PATCH)
+  string(REGEX REPLACE ".*MANO_VERSION_${part} ([0-9]+).*" "\\1" number "${defines}")
+  list(APPEND header_version ${number})
+endforeach()
+list(JOIN header_version "." header_version)
+file(GLOB_RECURSE config_version ${prefix}/*/manoConfigVersion.cmake)
+include(${config_version})
+if(NOT header_version STREQUAL MANO_VERSION OR NOT PACKAGE_VERSION STREQUAL MANO_VERSION)
+  message(FATAL_ERROR "installed version.hpp says ${header_version}, manoConfigVersion.cmake ${PACKAGE_VERSION}, the build ${MANO_VERSION}")
+endif()
+
+step(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-step(${WORK_DIR}/build/consumer)
+set(manifest ${DATA_DIR}/manifest.json)
+set(logits ${DATA_DIR}/blend_5_logits.npy)
+step(${WORK_DIR}/build/example ${manifest} ${logits} ${WORK_DIR}/example.json)
+if(NOT MANO_CLI OR NOT PYTHON)
+  message(FATAL_ERROR "the consumer test compares the example with the mano CLI (MANO_CLI) through Python (PYTHON): build with MANO_BUILD_CLI")
+endif()
+step(${MANO_CLI} calibrate ${manifest} -o ${WORK_DIR}/calibration.json --quiet)
+execute_process(COMMAND ${MANO_CLI} predict --calibration ${WORK_DIR}/calibration.json --json --quiet ${logits}
+                OUTPUT_FILE ${WORK_DIR}/cli.json RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "mano predict failed (${rc})")
+endif()
+step(${PYTHON} ${SOURCE_DIR}/compare.py ${WORK_DIR}/cli.json ${WORK_DIR}/example.json)

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
+import { packPackage } from '../pack.mjs';
 import { CHROMIUM, haveChromium, launchChromium, loadPackage, root, serveDirectory, tempDir } from './support.js';
 
 const require = createRequire(import.meta.url);
@@ -39,13 +40,11 @@ run().then((r) => { globalThis.__mano = r; }, (e) => { globalThis.__mano = { fai
 `;
 const PAGE = '<!doctype html><meta charset="utf-8"><title>consumer</title><script type="module" src="./main.js"></script>\n';
 
-function runNpm(args, cwd, cache) {
-  return spawnSync(npm, args, {
-    cwd, encoding: 'utf8',
-    env: { ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false', npm_config_fund: 'false',
-      npm_config_audit: 'false', npm_config_loglevel: 'warn' },
-  });
-}
+const npmEnv = (cache) => ({ ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false',
+  npm_config_fund: 'false', npm_config_audit: 'false', npm_config_loglevel: 'warn' });
+const runNpm = (args, cwd, cache) => spawnSync(npm, args, { cwd, encoding: 'utf8', env: npmEnv(cache) });
+// web/pack.mjs: npm pack in a staged copy of the package (its README is web/README.md)
+const runPack = (args, cache) => packPackage(args, { env: npmEnv(cache) });
 
 describe('bundlers and module systems, from the packed tarball', () => {
   let work;
@@ -62,7 +61,7 @@ describe('bundlers and module systems, from the packed tarball', () => {
 
     work = tempDir('mano-bundlers-');
     const cache = path.join(work, 'npm-cache');
-    const packed = runNpm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], root, cache);
+    const packed = runPack(['--json', '--pack-destination', work], cache);
     assert.equal(packed.status, 0, `npm pack failed:\n${packed.stderr}`);
     const tarball = path.join(work, JSON.parse(packed.stdout)[0].filename);
     project = path.join(work, 'app');

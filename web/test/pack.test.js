@@ -1,7 +1,10 @@
-// `npm pack` smoke test: the tarball holds only package.json, README/LICENSE and dist/*; it
-// installs offline into an empty project (no runtime dependencies); a consumer script there
-// imports 'mano-score' by name, resolves 'mano-score/worker' and 'mano-score/mano.wasm', scores
-// the bundled example and matches the native CLI (1e-6 relative); the gzipped .wasm stays small.
+// The packed tarball (web/pack.mjs, `npm run package`) smoke test: it holds only package.json,
+// README/LICENSE and dist/*; it installs offline into an empty project (no runtime dependencies);
+// a consumer script there imports 'mano-score' by name, resolves 'mano-score/worker' and
+// 'mano-score/mano.wasm', scores the bundled example and matches the native CLI (1e-6 relative);
+// the gzipped .wasm stays small. Its README is web/README.md, for npm users: its example runs as
+// it is in the installed project and predicts what `mano predict` does, and it names no command
+// of the repository's.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,27 +12,26 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 
-import { MAX_WASM_GZ, relClose, root, runNative, tempDir } from './support.js';
+import { packPackage } from '../pack.mjs';
+import { MAX_WASM_GZ, nativeMano, relClose, root, runNative, tempDir } from './support.js';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const example = path.join(root, 'tests/data/example/contrast_0_logits.npy');
 
 // npm with a private cache and no network chatter, so the test leaves the user's setup alone.
-function runNpm(args, cwd, cache) {
-  const res = spawnSync(npm, args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      npm_config_cache: cache,
-      npm_config_update_notifier: 'false',
-      npm_config_fund: 'false',
-      npm_config_audit: 'false',
-      npm_config_loglevel: 'warn',
-    },
-  });
-  return res;
+function npmEnv(cache) {
+  return {
+    ...process.env,
+    npm_config_cache: cache,
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    npm_config_loglevel: 'warn',
+  };
 }
+const runNpm = (args, cwd, cache) => spawnSync(npm, args, { cwd, encoding: 'utf8', env: npmEnv(cache) });
+// web/pack.mjs: npm pack in a staged copy of the package
+const runPack = (args, cache) => packPackage(args, { env: npmEnv(cache) });
 
 describe('npm pack', () => {
   let work;
@@ -42,7 +44,7 @@ describe('npm pack', () => {
     const cache = path.join(work, 'npm-cache');
     const dest = path.join(work, 'pack');
     fs.mkdirSync(dest);
-    const packed = runNpm(['pack', '--ignore-scripts', '--json', '--pack-destination', dest], root, cache);
+    const packed = runPack(['--json', '--pack-destination', dest], cache);
     assert.equal(packed.status, 0, `npm pack failed:\n${packed.stdout}\n${packed.stderr}`);
     const [info] = JSON.parse(packed.stdout);
     tarball = path.join(dest, info.filename);
@@ -140,4 +142,67 @@ init().then(() => {
       assert.equal(got.inputError, 'function');
       assert.ok(got.score > 0 && got.score < 1, String(got.score));
     });
+});
+
+// The README npm shows is the tarball's: web/README.md, for people who install the package.
+describe('the packed README', () => {
+  let work;
+  let project;
+  let readme;
+
+  before(() => {
+    work = tempDir('mano-readme-');
+    const cache = path.join(work, 'npm-cache');
+    const packed = runPack(['--json', '--pack-destination', work], cache);
+    assert.equal(packed.status, 0, `web/pack.mjs failed:\n${packed.stdout}\n${packed.stderr}`);
+    const tarball = path.join(work, JSON.parse(packed.stdout)[0].filename);
+    project = path.join(work, 'app');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+    const res = runNpm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], project, cache);
+    assert.equal(res.status, 0, `npm install --offline of the tarball failed:\n${res.stderr}`);
+    readme = fs.readFileSync(path.join(project, 'node_modules/mano-score/README.md'), 'utf8');
+  });
+
+  after(() => {
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  test('is web/README.md and names no command of the repository', () => {
+    assert.equal(readme, fs.readFileSync(path.join(root, 'web/README.md'), 'utf8'));
+    for (const repositoryOnly of [/npm run (demo|build|test|bench|dashboard)/, /apt-get/, /\.ci\//, /bash /, /sudo/, /build\/release/]) {
+      assert.doesNotMatch(readme, repositoryOnly, `the npm README says ${repositoryOnly}, which only the repository has`);
+    }
+    assert.match(readme, /npm install mano-score/);
+    const installed = JSON.parse(fs.readFileSync(path.join(project, 'node_modules/mano-score/package.json'), 'utf8'));
+    assert.equal(installed.scripts, undefined, 'the packed package.json keeps the repository\'s scripts');
+    assert.equal(installed.devDependencies, undefined);
+    // npm pack in the repository would ship the repository's README: its prepack refuses
+    const inRepository = runNpm(['pack', '--dry-run'], root, path.join(work, 'npm-cache'));
+    assert.notEqual(inRepository.status, 0, 'npm pack in the repository packed');
+    assert.match(inRepository.stderr, /npm run package/);
+  });
+
+  test('its example runs as it is in the installed project and predicts what mano predict does', () => {
+    const example = readme.match(/```js\n([\s\S]*?)```/);
+    assert.ok(example, 'the README has no js block');
+    const data = path.join(root, 'tests/data/example');
+    for (const f of fs.readdirSync(data)) if (f.endsWith('.npy')) fs.copyFileSync(path.join(data, f), path.join(project, f));
+    fs.copyFileSync(path.join(data, 'blend_5_logits.npy'), path.join(project, 'new_logits.npy'));
+    // the example as it is, then its prediction as JSON for the comparison
+    fs.writeFileSync(path.join(project, 'example.mjs'), `${example[1]}\nconsole.log(JSON.stringify(p.estimate));\n`);
+    const out = execFileSync(process.execPath, ['example.mjs'], { cwd: project, encoding: 'utf8' }).trim().split('\n');
+    assert.equal(out.length, 2, out.join('\n'));
+    const got = JSON.parse(out[1]);
+
+    const cal = path.join(work, 'cal.json');
+    execFileSync(nativeMano, ['calibrate', path.join(data, 'manifest.json'), '-o', cal, '--quiet']);
+    const want = runNative(['predict', '--calibration', cal, '--json', '--quiet', path.join(data, 'blend_5_logits.npy')]).estimate;
+    assert.equal(got.method, want.method);
+    assert.equal(got.regime, want.regime);
+    // the WebAssembly and native kernels agree within 1e-6 relative (docs/testing.md)
+    assert.ok(relClose(got.accuracy, want.accuracy, 1e-6), `accuracy ${got.accuracy} (README example) vs ${want.accuracy} (mano predict)`);
+    for (const i of [0, 1]) assert.ok(relClose(got.interval[i], want.interval[i], 1e-6), `interval ${got.interval} vs ${want.interval}`);
+    assert.ok(out[0].startsWith(`${got.method} ${got.accuracy} [`), `the example printed ${out[0]}`);
+  });
 });
