@@ -184,7 +184,7 @@ def main(args):
                 truth, big_n = c.mean(), len(c)
                 if index == 0:  # the replica against the core: the audited estimate of one draw of 100
                     a = set_audits(cal_path.read_text(), logits, labels).draw(100, 0, args.level)
-                    rows = np.array(json.loads(__import__("mano")._core.audit_sample(big_n, 100, 0))["rows"])
+                    rows = np.array(__import__("mano")._core.audit_sample(big_n, 100, 0)["rows"])
                     replica = f.mean() + (c[rows] - f[rows]).mean()
                     if abs(replica - a["accuracy"]) > 1e-3:
                         raise SystemExit(f"{model}: the replica's estimate {replica} is not the core's {a['accuracy']}")

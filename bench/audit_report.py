@@ -55,33 +55,15 @@ class set_audits:
     """A predicted set scored once with the calibration's options; each draw scores only its
     audited rows with their labels and asks the core for the audited interval."""
 
-    def __init__(self, cal_text, logits, labels):
-        self.cal_text, self.logits, self.labels = cal_text, logits, labels
-        options = json.loads(_core.scoring_options(cal_text, *logits.shape))["options"]
-        self.options = json.dumps(options)
+    def __init__(self, calibration, logits, labels):
+        self.calibration, self.logits, self.labels = calibration, logits, labels
+        self.options = _core.scoring_options(calibration, *logits.shape)["options"]
         self.whole = _core.score(logits, self.options, None, None, None, 0)
 
-    repaired = 0  # draws whose results carried MLLS priors a rounding above 1 (readable())
-
     def draw(self, n, seed, level):
-        rows = np.array(json.loads(_core.audit_sample(len(self.logits), n, seed))["rows"], dtype=np.int64)
+        rows = np.array(_core.audit_sample(len(self.logits), n, seed)["rows"], dtype=np.int64)
         audited = _core.score(self.logits[rows], self.options, self.labels[rows].astype(np.int64), None, None, 1)
-        try:
-            out = _core.predict_audited(self.cal_text, self.whole, audited, level, "[]")
-        except _core.InputError:
-            set_audits.repaired += 1
-            out = _core.predict_audited(self.cal_text, readable(self.whole), readable(audited), level, "[]")
-        return json.loads(out)["audit"]
-
-
-def readable(result):
-    """The result with its MLLS priors clipped to [0, 1]: on a set whose rows all predict one class,
-    the core writes a prior of 1 + 3e-14, which its own result reader refuses (a core bug, reported)."""
-    j = json.loads(result)
-    priors = j.get("methods", {}).get("mlls", {}).get("priors")
-    if priors:
-        j["methods"]["mlls"]["priors"] = [min(1.0, max(0.0, x)) for x in priors]
-    return json.dumps(j)
+        return _core.predict_audited(self.calibration, self.whole, audited, level, [])["audit"]
 
 
 def cli_draw(mano, cal, logits, labels, n, seed, level, tmp):
@@ -188,7 +170,7 @@ def report(args):
             results = []
             for index, (name, kind, logits_path, logits, labels) in enumerate(sets):
                 truth = float(np.mean(logits.argmax(1) == labels))
-                audits = set_audits(cal_text, logits, labels)
+                audits = set_audits(json.loads(cal_text), logits, labels)
                 for n in ns:
                     for seed in range(args.draws):
                         a = audits.draw(n, seed, args.level)
@@ -209,9 +191,6 @@ def report(args):
                      "correct and wrong rows; poor, its confident correct rows labeled wrong at random); each cell: the "
                      "audited interval's coverage / width, then Wilson's\n")
         lines += accuracy_table(summary, ns, args.accuracies, args.qualities)
-    if set_audits.repaired:
-        lines.append(f"\n({set_audits.repaired} draws read with their MLLS priors clipped to [0, 1], which the core "
-                     "refused unclipped)")
     text = "\n".join(lines)
     print(text if args.markdown else text.replace("**", ""))
     if args.json:

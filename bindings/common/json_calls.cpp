@@ -233,16 +233,28 @@ json predict_audited(const json& calibration_json, const json& result_json, cons
     return p.to_json();
 }
 
-json predict_scores(const json& calibration_json, const std::string& method_name, const json& scores, double level) {
-    const auto c = calibration::from_json(calibration_json);
+namespace {
+
+method_calibration method_of(const calibration& c, const std::string& method_name) {
     const method m = parse_method(method_name);
     const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const auto& x) { return x.m == m; });
     if (found == c.methods.end()) throw error("the calibration has no method '" + method_name + "'");
+    return *found;
+}
+
+}  // namespace
+
+json predict_scores(const json& calibration_json, const std::string& method_name, const json& scores, double level) {
+    const auto mc = method_of(calibration::from_json(calibration_json), method_name);
     json out = json::array();
-    for (const auto& score : scores) {
-        out.push_back(mano::predict(*found, score.get<double>(), std::nullopt, level).to_json());
-    }
+    for (const auto& score : scores) out.push_back(mano::predict(mc, score.get<double>(), std::nullopt, level).to_json());
     return out;
+}
+
+json fit_of(const json& calibration_json, const std::string& method_name) {
+    const auto mc = method_of(calibration::from_json(calibration_json), method_name);
+    const auto [low, high] = score_range(mc);
+    return json{{"link", link_name(mc.link)}, {"equation", fit_equation(mc)}, {"score_range", {low, high}}};
 }
 
 json scoring_options(const json& calibration_json, std::size_t n, std::size_t columns, const std::string& input) {

@@ -130,6 +130,10 @@ nlohmann::json predict_audited(const nlohmann::json& calibration, const nlohmann
 nlohmann::json predict_scores(const nlohmann::json& calibration, const std::string& method_name,
                               const nlohmann::json& scores, double level);
 
+// One method's fit in the user's terms (calibration.hpp): {"link", "equation", "score_range": [low,
+// high] on the score's own scale}, for a front end that draws or names it.
+nlohmann::json fit_of(const nlohmann::json& calibration, const std::string& method_name);
+
 // The options to score n rows of `columns` values of input kind `input` ("logits", ...) with for a
 // calibration's predictions (src/mano/prediction/prediction.hpp, scoring_options; n = 0:
 // unknown): {"options", "left_out": [the methods left out by size]}. Refuses an inconsistent

@@ -395,6 +395,9 @@ void add_scoring(py::module_& m, const py::object& input_error) {
         const json c = from_python(calibration, "calibration"), s = from_python(scores, "scores");
         return released([&] { return api::predict_scores(c, method, s, level); });
     });
+    m.def("fit_of", [](const py::object& calibration, const std::string& method) {
+        return to_python(api::fit_of(from_python(calibration, "calibration"), method));
+    });
     m.def("scoring_options", [](const py::object& calibration, std::size_t rows, std::size_t cols, const std::string& input) {
         const json c = from_python(calibration, "calibration");
         return released([&] { return api::scoring_options(c, rows, cols, input); });

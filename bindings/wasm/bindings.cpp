@@ -258,6 +258,9 @@ std::string predict_scores(const std::string& calibration_json, const std::strin
         return api::predict_scores(calibration, method_name, in(scores, "scores"), level).dump();
     });
 }
+std::string fit_of(const std::string& calibration_json, const std::string& method_name) {
+    return guarded([&] { return api::fit_of(api::parse_calibration(calibration_json), method_name).dump(); });
+}
 std::string default_methods(std::size_t cols, double n, const std::string& inputs_json, const std::string& input) {
     return guarded([&] { return api::default_methods(cols, static_cast<std::size_t>(n), in(inputs_json, "inputs"), input).dump(); });
 }
@@ -314,6 +317,7 @@ EMSCRIPTEN_BINDINGS(mano) {
     emscripten::function("monitor", &monitor);
     emscripten::function("predict", &predict);
     emscripten::function("predictScores", &predict_scores);
+    emscripten::function("fitOf", &fit_of);
     emscripten::function("auditSample", &audit_sample);
     emscripten::function("auditFile", &audit_file);
     emscripten::function("parseAudit", &parse_audit);

@@ -88,6 +88,31 @@ workflow::scored_family score_manifest(const io::manifest& m, const std::vector<
     return workflow::score_family(names, set_groups, family, score, warn_set);
 }
 
+namespace {
+
+// The calibration's fit and 90% band at scores across the points and the fitted range, on the
+// score's own scale (a probit fit is a curve there: calibration.hpp, link).
+plot_band fit_samples(const method_calibration& mc, const std::vector<plot_point>& points) {
+    auto [lo, hi] = score_range(mc);
+    for (const auto& p : points)
+        if (std::isfinite(p.score)) lo = std::min(lo, p.score), hi = std::max(hi, p.score);
+    plot_band b;
+    b.level = 0.9;
+    b.equation = fit_equation(mc);
+    const int steps = 60;
+    for (int i = 0; i <= steps; ++i) {
+        const double x = lo + (hi - lo) * i / steps;
+        const auto p = predict(mc, x, std::nullopt, b.level);
+        b.xs.push_back(x);
+        b.fit.push_back(p.accuracy);
+        b.lo.push_back(p.lower);
+        b.hi.push_back(p.upper);
+    }
+    return b;
+}
+
+}  // namespace
+
 void write_plots(const std::string& folder, const evaluation_report& report) {
     std::error_code ec;
     std::filesystem::create_directories(folder, ec);
@@ -100,25 +125,11 @@ void write_plots(const std::string& folder, const evaluation_report& report) {
         for (const auto& s : sets)
             for (const auto& v : s.scores.values())
                 if (v.m == m) points.push_back({s.name, s.group, v.value, *s.scores.accuracy});
-        std::optional<plot_line> line;
         std::optional<plot_band> band;
-        for (const auto& mc : fits.methods) {
-            if (mc.m != m) continue;
-            line = plot_line{mc.fit.slope, mc.fit.intercept};
-            plot_band b;
-            b.level = 0.9;
-            const int steps = 60;
-            for (int i = 0; i <= steps; ++i) {
-                const double x = mc.fit.x_min + (mc.fit.x_max - mc.fit.x_min) * i / steps;
-                const auto p = predict(mc, x, std::nullopt, b.level);
-                b.xs.push_back(x);
-                b.lo.push_back(p.lower);
-                b.hi.push_back(p.upper);
-            }
-            band = b;
-        }
+        for (const auto& mc : fits.methods)
+            if (mc.m == m) band = fit_samples(mc, points);
         const std::string path = (std::filesystem::path(folder) / (name + ".svg")).string();
-        write_file(path, scatter_svg(name, points, line, band, summary->r2, summary->spearman));
+        write_file(path, scatter_svg(name, points, band, summary->r2, summary->spearman));
     }
 }
 

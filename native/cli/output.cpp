@@ -263,14 +263,22 @@ void report_calibration(const calibration& cal, const std::string& output, const
     }
     write_json(output, file);
     std::vector<std::vector<std::string>> rows{
-        {"method", "slope", "intercept", "residual se", "sets", "score range", "held-out-group error"}};
-    for (const auto& mc : cal.methods)
-        rows.push_back({method_name(mc.m), fixed(mc.fit.slope, 4), fixed(mc.fit.intercept, 4), fixed(mc.fit.residual_se, 4),
-                        std::to_string(mc.fit.n), "[" + fixed(mc.fit.x_min, 4) + ", " + fixed(mc.fit.x_max, 4) + "]",
+        {"method", "link", "slope", "intercept", "residual se", "sets", "score range", "held-out-group error"}};
+    bool probit = false;
+    for (const auto& mc : cal.methods) {
+        const auto [low, high] = score_range(mc);
+        probit = probit || mc.link == link::probit;
+        rows.push_back({method_name(mc.m), link_name(mc.link), fixed(mc.fit.slope, 4), fixed(mc.fit.intercept, 4),
+                        fixed(mc.fit.residual_se, 4), std::to_string(mc.fit.n), "[" + fixed(low, 4) + ", " + fixed(high, 4) + "]",
                         mc.folds.empty() ? "-" : fixed(mc.logo_mae, 4)});
+    }
     print_table(rows);
-    std::cout << "(accuracy ~ slope * score + intercept; held-out-group error: mean |estimate - truth| of each set when "
-                 "its group was left out of the fit; written to "
+    std::cout << "(identity: accuracy ~ slope * score + intercept"
+              << (probit ? "; probit: accuracy ~ \u03a6(slope * \u03a6\u207b\u00b9(score) + intercept), its residual se on "
+                           "the \u03a6\u207b\u00b9 scale"
+                         : "")
+              << "; score range: the calibration sets' scores; held-out-group error: mean |estimate - truth| of each set "
+                 "when its group was left out of the fit; written to "
               << output << ")\n";
     if (cal.normalization) std::cout << describe_choice(*cal.normalization) << '\n';
     if (cal.recommended) {

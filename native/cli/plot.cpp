@@ -205,8 +205,8 @@ void write_marker(std::ostringstream& svg, std::size_t style, double x, double y
     }
 }
 
-// What the scatter shows: the points with finite numbers, the line across the scores (with two
-// distinct scores or more), the band's finite samples, and the axes spanning them all.
+// What the scatter shows: the points with finite numbers, the band's finite samples with the fit
+// through them (two samples or more), and the axes spanning them all.
 struct scatter_extent {
     std::vector<const plot_point*> shown;
     bool line_shown = false;
@@ -217,14 +217,11 @@ struct scatter_extent {
     double sy(double y) const { return margin_top + (ay.hi - y) / (ay.hi - ay.lo) * plot_height; }
 };
 
-double on_line(const plot_line& line, double x) { return line.slope * x + line.intercept; }
-
-scatter_extent extent_of(const std::vector<plot_point>& points, const std::optional<plot_line>& line,
-                         const std::optional<plot_band>& band) {
+scatter_extent extent_of(const std::vector<plot_point>& points, const std::optional<plot_band>& band) {
     scatter_extent e;
     for (const auto& p : points)
         if (std::isfinite(p.score) && std::isfinite(p.accuracy)) e.shown.push_back(&p);
-    // Data ranges: every point, the fitted line over the scores, and the band.
+    // Data ranges: every point and the band with its fit.
     const double inf = std::numeric_limits<double>::infinity();
     double x_lo = inf, x_hi = -inf, y_lo = inf, y_hi = -inf;
     for (const auto* p : e.shown) {
@@ -232,16 +229,15 @@ scatter_extent extent_of(const std::vector<plot_point>& points, const std::optio
         y_lo = std::min(y_lo, p->accuracy), y_hi = std::max(y_hi, p->accuracy);
     }
     e.score_lo = x_lo, e.score_hi = x_hi;
-    e.line_shown = line && x_lo < x_hi && std::isfinite(on_line(*line, x_lo)) && std::isfinite(on_line(*line, x_hi));
-    if (e.line_shown)
-        for (const double y : {on_line(*line, x_lo), on_line(*line, x_hi)}) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
     if (band)
         for (std::size_t i = 0; i < band->xs.size(); ++i)
-            if (std::isfinite(band->xs[i]) && std::isfinite(band->lo[i]) && std::isfinite(band->hi[i])) {
+            if (std::isfinite(band->xs[i]) && std::isfinite(band->lo[i]) && std::isfinite(band->hi[i]) &&
+                std::isfinite(band->fit[i])) {
                 e.band_samples.push_back(i);
                 x_lo = std::min(x_lo, band->xs[i]), x_hi = std::max(x_hi, band->xs[i]);
                 y_lo = std::min(y_lo, band->lo[i]), y_hi = std::max(y_hi, band->hi[i]);
             }
+    e.line_shown = e.band_samples.size() >= 2;
     if (x_lo > x_hi) x_lo = 0, x_hi = 1;
     if (y_lo > y_hi) y_lo = 0, y_hi = 1;
     e.ax = make_axis(x_lo, x_hi, 7), e.ay = make_axis(y_lo, y_hi, 6);
@@ -270,7 +266,7 @@ scatter_legend legend_of(const std::vector<plot_point>& points, const scatter_ex
     if (grouped)
         for (std::size_t g = 0; g < groups.size(); ++g)
             out.entries.push_back({legend_entry::marker, g, groups[g].empty() ? "(no group)" : groups[g]});
-    if (e.line_shown && (grouped || band_shown)) out.entries.push_back({legend_entry::line, 0, "least-squares fit"});
+    if (e.line_shown && (grouped || band_shown)) out.entries.push_back({legend_entry::line, 0, "calibration fit"});
     if (band_shown) out.entries.push_back({legend_entry::band, 0, fixed(100 * band->level, 0) + "% prediction band"});
     std::size_t longest = 0;
     for (const auto& entry : out.entries) {
@@ -337,32 +333,24 @@ void write_axes(std::ostringstream& svg, const scatter_extent& e, const std::str
         << ") rotate(-90)\">true accuracy</text>\n</g>\n";
 }
 
-// The band and the line, clipped to the data area.
-void write_fit(std::ostringstream& svg, const scatter_extent& e, const std::optional<plot_line>& line,
-               const std::optional<plot_band>& band) {
-    if (e.band_samples.size() >= 2) {
-        svg << "<g clip-path=\"url(#mano-plot-area)\">\n<polygon fill=\"" << band_colour
-            << "\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
-        for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy(band->hi[i])) << ' ';
-        for (auto i = e.band_samples.rbegin(); i != e.band_samples.rend(); ++i)
-            svg << px(e.sx(band->xs[*i])) << ',' << px(e.sy(band->lo[*i])) << ' ';
-        svg << "\"><title>" << fixed(100 * band->level, 0) << "% prediction band</title></polygon>\n";
-        for (const auto* edge : {&band->lo, &band->hi}) {
-            svg << "<polyline fill=\"none\" stroke=\"" << band_colour
-                << "\" stroke-width=\"1\" stroke-dasharray=\"4 3\" points=\"";
-            for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy((*edge)[i])) << ' ';
-            svg << "\"/>\n";
-        }
-        svg << "</g>\n";
+// The band and the fit, clipped to the data area.
+void write_fit(std::ostringstream& svg, const scatter_extent& e, const std::optional<plot_band>& band) {
+    if (e.band_samples.size() < 2) return;
+    svg << "<g clip-path=\"url(#mano-plot-area)\">\n<polygon fill=\"" << band_colour
+        << "\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
+    for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy(band->hi[i])) << ' ';
+    for (auto i = e.band_samples.rbegin(); i != e.band_samples.rend(); ++i)
+        svg << px(e.sx(band->xs[*i])) << ',' << px(e.sy(band->lo[*i])) << ' ';
+    svg << "\"><title>" << fixed(100 * band->level, 0) << "% prediction band</title></polygon>\n";
+    for (const auto* edge : {&band->lo, &band->hi}) {
+        svg << "<polyline fill=\"none\" stroke=\"" << band_colour
+            << "\" stroke-width=\"1\" stroke-dasharray=\"4 3\" points=\"";
+        for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy((*edge)[i])) << ' ';
+        svg << "\"/>\n";
     }
-    if (e.line_shown) {
-        svg << "<g clip-path=\"url(#mano-plot-area)\"><line x1=\"" << px(e.sx(e.score_lo)) << "\" y1=\""
-            << px(e.sy(on_line(*line, e.score_lo))) << "\" x2=\"" << px(e.sx(e.score_hi)) << "\" y2=\""
-            << px(e.sy(on_line(*line, e.score_hi))) << "\" stroke=\"#333333\" stroke-width=\"1.6\">"
-            << "<title>accuracy = " << significant(line->slope, 4) << " \xC3\x97 score "
-            << (line->intercept < 0 ? "\xE2\x88\x92 " : "+ ") << significant(std::abs(line->intercept), 4)
-            << "</title></line></g>\n";
-    }
+    svg << "<polyline fill=\"none\" stroke=\"#333333\" stroke-width=\"1.6\" points=\"";
+    for (const std::size_t i : e.band_samples) svg << px(e.sx(band->xs[i])) << ',' << px(e.sy(band->fit[i])) << ' ';
+    svg << "\"><title>" << escape(band->equation) << "</title></polyline>\n</g>\n";
 }
 
 // The points, each with its tooltip.
@@ -407,12 +395,13 @@ void write_legend(std::ostringstream& svg, const std::vector<legend_entry>& lege
 }  // namespace
 
 std::string scatter_svg(const std::string& method, const std::vector<plot_point>& points,
-                        const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
+                        const std::optional<plot_band>& band, double r2,
                         double spearman) {
-    if (band && (band->lo.size() != band->xs.size() || band->hi.size() != band->xs.size()))
-        throw error("plot band: xs, lo and hi differ in length (" + std::to_string(band->xs.size()) + ", " +
-                    std::to_string(band->lo.size()) + ", " + std::to_string(band->hi.size()) + ")");
-    const scatter_extent e = extent_of(points, line, band);
+    if (band && (band->lo.size() != band->xs.size() || band->hi.size() != band->xs.size() || band->fit.size() != band->xs.size()))
+        throw error("plot band: xs, fit, lo and hi differ in length (" + std::to_string(band->xs.size()) + ", " +
+                    std::to_string(band->fit.size()) + ", " + std::to_string(band->lo.size()) + ", " +
+                    std::to_string(band->hi.size()) + ")");
+    const scatter_extent e = extent_of(points, band);
     const scatter_legend legend = legend_of(points, e, band);
     const double width = margin_left + plot_width + margin_right + legend.width;
     const double height = std::max(margin_top + plot_height + margin_bottom,
@@ -422,7 +411,7 @@ std::string scatter_svg(const std::string& method, const std::vector<plot_point>
     const std::string name = escape(method);
     write_head(svg, name, width, height, r2, spearman, e.shown.size());
     write_axes(svg, e, name);
-    write_fit(svg, e, line, band);  // band, line, then the points on top
+    write_fit(svg, e, band);  // band, fit, then the points on top
     write_points(svg, e, points, legend.style_of);
     write_legend(svg, legend.entries);
     svg << "</svg>\n";

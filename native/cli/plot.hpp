@@ -15,24 +15,21 @@ struct plot_point {
     double accuracy = 0;
 };
 
-struct plot_line {
-    double slope = 0;
-    double intercept = 0;  // accuracy = slope * score + intercept
-};
-
+// The calibration's fit at scores along the axis, as the core predicts them (on the probit link a
+// curve, not a line on the raw score): its accuracy and its prediction band.
 struct plot_band {
-    double level = 0.9;              // e.g. 0.9 for a 90% prediction band
-    std::vector<double> xs, lo, hi;  // the band sampled along the score axis, xs increasing
+    double level = 0.9;                   // e.g. 0.9 for a 90% prediction band
+    std::string equation;                 // the fit in the user's terms (calibration.hpp, fit_equation)
+    std::vector<double> xs, fit, lo, hi;  // sampled along the score axis, xs increasing
 };
 
-// An SVG document (opens in any browser): the points coloured by group with a legend, the fitted
-// line across the score range, the shaded band, R^2 and Spearman's rho in the title ("n/a" when
+// An SVG document (opens in any browser): the points coloured by group with a legend, the fit
+// across the score range, the shaded band, R^2 and Spearman's rho in the title ("n/a" when
 // not finite), the set name and values as each point's tooltip. Points with a non-finite score or
 // accuracy are left out; equal scores or a single point still give a finite, readable plot.
-// Throws mano::error when the band's xs, lo and hi differ in length.
+// Throws mano::error when the band's xs, fit, lo and hi differ in length.
 std::string scatter_svg(const std::string& method, const std::vector<plot_point>& points,
-                        const std::optional<plot_line>& line, const std::optional<plot_band>& band, double r2,
-                        double spearman);
+                        const std::optional<plot_band>& band, double r2, double spearman);
 
 // Writes `text` to `path` atomically: into a temporary file in the same folder, flushed to disk,
 // then renamed over `path`, so that a crash or a concurrent writer never leaves a partial file and

@@ -58,15 +58,15 @@ def simulated(rng, q, labels, accuracy, quality):
     return q[chosen], made
 
 
-def coverage(cal_text, q, labels):
-    options = json.dumps(json.loads(_core.scoring_options(cal_text, *q.shape))["options"])
+def coverage(calibration, q, labels):
+    options = _core.scoring_options(calibration, *q.shape)["options"]
     whole = _core.score(q, options, None, None, None, 0)
     truth = float(np.mean(q.argmax(1) == labels))
     held = 0
     for seed in range(DRAWS):
-        rows = np.array(json.loads(_core.audit_sample(len(q), N, seed))["rows"], dtype=np.int64)
+        rows = np.array(_core.audit_sample(len(q), N, seed)["rows"], dtype=np.int64)
         audited = _core.score(q[rows], options, labels[rows].astype(np.int64), None, None, 1)
-        a = json.loads(_core.predict_audited(cal_text, whole, audited, LEVEL, "[]"))["audit"]
+        a = _core.predict_audited(calibration, whole, audited, LEVEL, [])["audit"]
         held += a["interval"][0] <= truth <= a["interval"][1]
     return truth, held / DRAWS
 
@@ -84,7 +84,7 @@ def main():
     q, labels = pool(rng, 20000, 3.0)
     for quality in ("good", "poor"):
         for accuracy in ACCURACIES:
-            truth, held = coverage(cal_text, *simulated(rng, q, labels, accuracy, quality))
+            truth, held = coverage(json.loads(cal_text), *simulated(rng, q, labels, accuracy, quality))
             check(abs(truth - accuracy) < 1e-9, f"{quality} {accuracy}: a set of accuracy {truth}")
             check(held >= FLOOR, f"{quality} model, accuracy {accuracy}, n = {N}: the 90% interval held the set's "
                                  f"accuracy in {100 * held:.1f}% of {DRAWS} audits (at least {100 * FLOOR:.0f}%)")

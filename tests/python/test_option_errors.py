@@ -64,8 +64,7 @@ def test_group_selection_in_each_front_end():
 
 
 def test_the_table_is_exported():
-    import json
-    table = {row["name"]: row for row in json.loads(mano._core.options_table("{}"))["table"]}
+    table = {row["name"]: row for row in mano._core.options_table({})["table"]}
     assert table["level"]["max"] == 0.999999 and table["level"]["min_inclusive"] is False
     assert table["taylor_order"]["range"] == "in [1, 170]"
     assert EXAMPLE.is_dir()

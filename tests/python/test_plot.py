@@ -65,7 +65,14 @@ def test_calibration_plot_draws_the_fitted_line_its_band_and_every_labeled_set(c
     line = labelled(ax, "fit", "lines")
     x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
     assert len(x) == 101 and np.all(np.diff(x) > 0)
-    assert x[0] < fit["score_min"] and x[-1] > fit["score_max"]
+    # the fitted range on the score's own scale (a probit fit keeps it on the Φ⁻¹ scale)
+    from scipy import stats  # noqa: PLC0415
+    raw = stats.norm.cdf if fit.get("link") == "probit" else (lambda v: v)
+    assert x[0] < raw(fit["score_min"]) and x[-1] > raw(fit["score_max"])
+    points = np.concatenate([c.get_offsets() for c in ax.collections if c.get_label() in ("contrast", "blend")])
+    assert x[0] <= points[:, 0].min() and x[-1] >= points[:, 0].max(), "the line spans the points"
+    probit = fit.get("link") == "probit"
+    assert ax.get_title().startswith(f"{method}: accuracy = {'Φ(' if probit else ''}"), ax.get_title()
     np.testing.assert_allclose(y, np.clip([line_at(fit, xi)[1] for xi in x], 0, 1), rtol=1e-12, atol=1e-12)
     edges = band(labelled(ax, "90% band", "collections"))
     for xi in x:

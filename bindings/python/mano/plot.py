@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional
 
+from . import _core
 from ._core import InputError
 from .frame import frame, result_kind, threshold_value
 
@@ -86,9 +87,9 @@ def _calibration(cal: Mapping, sets: Any, method: Optional[str], level: float, a
     method = method or cal.get("recommended")
     if method not in cal["methods"]:
         raise InputError(f"mano.plot: {method!r} is not calibrated here; the calibration has {sorted(cal['methods'])}")
-    fit = cal["methods"][method]
+    fit = _core.fit_of(cal, method)  # its link, equation and score range on the score's own scale
     points = _points(sets, method)
-    xs = [fit["score_min"], fit["score_max"]] + [p[1] for p in points]
+    xs = list(fit["score_range"]) + [p[1] for p in points]
     low, high = min(xs), max(xs)
     pad = 0.05 * (high - low) or 0.05 * max(abs(low), 1.0)
     grid = [low - pad + (high - low + 2 * pad) * i / (_GRID - 1) for i in range(_GRID)]
@@ -101,8 +102,7 @@ def _calibration(cal: Mapping, sets: Any, method: Optional[str], level: float, a
         ax.scatter([p[1] for p in mine], [p[2] for p in mine], s=18, label=group or "sets", zorder=3)
     ax.set_xlabel(f"{method} score")
     ax.set_ylabel("true accuracy")
-    ax.set_title(f"{method}: accuracy = {fit['slope']:.3g} score {'+' if fit['intercept'] >= 0 else '-'} "
-                 f"{abs(fit['intercept']):.3g}, {round(level * 100)}% band")
+    ax.set_title(f"{method}: {fit['equation']}, {round(level * 100)}% band")
     ax.legend(fontsize="small", loc="best")
     return ax.figure
 

@@ -4,6 +4,8 @@
 #include "mano/calibration/calibration.hpp"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -124,6 +126,23 @@ double to_link(link l, double x) {
 }
 
 double from_link(link l, double y) { return l == link::probit ? normal_cdf(y) : y; }
+
+std::pair<double, double> score_range(const method_calibration& mc) {
+    return {from_link(mc.link, mc.fit.x_min), from_link(mc.link, mc.fit.x_max)};
+}
+
+std::string fit_equation(const method_calibration& mc) {
+    const auto digits = [](double v) {
+        std::ostringstream out;
+        out << std::setprecision(4) << v;
+        return out.str();
+    };
+    const std::string sign = mc.fit.intercept < 0 ? " \u2212 " : " + ";
+    const std::string intercept = sign + digits(std::abs(mc.fit.intercept));
+    if (mc.link == link::probit)
+        return "accuracy = \u03a6(" + digits(mc.fit.slope) + " \u00d7 \u03a6\u207b\u00b9(score)" + intercept + ")";
+    return "accuracy = " + digits(mc.fit.slope) + " \u00d7 score" + intercept;
+}
 
 double shift_reference::range_at(double confidence) const {
     std::vector<double> confidences;

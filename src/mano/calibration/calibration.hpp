@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,12 @@ struct method_calibration {
     // meaningful when folds exist
     double logo_mae = 0;
 };
+
+// The scores the line was fitted over, on the score's own scale (the fit keeps them on the link's).
+std::pair<double, double> score_range(const method_calibration& mc);
+// The fitted line in the user's terms: "accuracy = 0.85 × score + 0.141" (identity) or
+// "accuracy = Φ(2.77 × Φ⁻¹(score) + 0.738)" (probit), 4 significant digits.
+std::string fit_equation(const method_calibration& mc);
 
 // What the calibration sets' predicted class proportions looked like: their mean, and each set's
 // confidence (mean max softmax) with its total variation distance from that mean.
