@@ -1,6 +1,7 @@
 """The build step of the Python package (pyproject.toml): the version from the core's one version
-header, and the extension mano._core built by the CMake target mano_python
-(bindings/python/CMakeLists.txt), the one description of how it is built.
+header, the extension mano._core built by the CMake target mano_python
+(bindings/python/CMakeLists.txt), the one description of how it is built, and the mano command
+(target mano) in mano/_bin, which the `mano` console script runs (mano/__main__.py).
 
 MANO_CMAKE_BUILD_DIR=DIR: DIR is a configured build tree (e.g. build/release, configured with
 -DMANO_WITH_PYTHON=ON); only the target is built there and packed. Without it, a build tree of
@@ -44,7 +45,7 @@ class CMakeTarget(build_ext):
                                    "-DMANO_WITH_PYTHON=ON", "-DMANO_BUILD_TESTS=OFF", "-DMANO_WITH_TORCH=OFF",
                                    f"-DPython_EXECUTABLE={sys.executable}"])
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        self.run_command_line(["cmake", "--build", str(tree), "--target", "mano_python", "--parallel", jobs])
+        self.run_command_line(["cmake", "--build", str(tree), "--target", "mano_python", "mano", "--parallel", jobs])
         suffix = pathlib.Path(self.get_ext_filename(ext.name)).name  # _core + this interpreter's EXT_SUFFIX
         built = tree / "python" / "mano" / suffix
         if not built.is_file():
@@ -54,6 +55,11 @@ class CMakeTarget(build_ext):
         target = pathlib.Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, target)
+        # the mano command, which the console script and python -m mano run (mano/__main__.py)
+        command = target.parent / "_bin" / "mano"
+        command.parent.mkdir(exist_ok=True)
+        shutil.copyfile(tree / "native" / "mano", command)
+        command.chmod(0o755)
 
     @staticmethod
     def run_command_line(command: list) -> None:

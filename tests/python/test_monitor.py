@@ -127,3 +127,16 @@ def test_stubs():
     for name, obj in public(mano.monitor):
         assert stub_parameters(stubs[name]) == runtime_parameters(obj), name
     assert sorted(dict(public(mano.monitor))) == ["add", "report"]
+
+
+def test_add_takes_the_calibration_dict_as_predict_does(tmp_path, calibration):
+    """mano.monitor.add(..., calibration=mano.calibrate(...)) as mano.predict takes it: the same
+    point as from the file."""
+    cal = json.loads(calibration.read_text())
+    batch = EXAMPLE / "blend_2_logits.npy"
+    mano.monitor.add(tmp_path / "from_file.db", batch, calibration=calibration, at="2026-11-01")
+    mano.monitor.add(tmp_path / "from_dict.db", batch, calibration=cal, at="2026-11-01")
+    file_point, = mano.monitor.report(tmp_path / "from_file.db")["points"]
+    dict_point, = mano.monitor.report(tmp_path / "from_dict.db")["points"]
+    assert dict_point["estimate"] == file_point["estimate"]
+    assert dict_point["estimate"]["accuracy"] == pytest.approx(mano.predict(cal, batch)["estimate"]["accuracy"], rel=1e-9)

@@ -5,6 +5,7 @@ these tests say they skipped."""
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import sysconfig
 import zipfile
@@ -31,7 +32,7 @@ def test_the_wheel_holds_the_package_its_module_and_its_stubs():
     sources = sorted(f"mano/{p.name}" for p in (REPO / "bindings/python/mano").iterdir()
                      if p.suffix in (".py", ".pyi") or p.name == "py.typed")
     module = f"mano/_core{sysconfig.get_config_var('EXT_SUFFIX')}"
-    assert package == sorted(sources + [module])
+    assert package == sorted(sources + [module, "mano/_bin/mano"])
     assert {"mano/frame.py", "mano/plot.py", "mano/torch.py", "mano/__init__.pyi", "mano/py.typed"} <= names
     dist_info = f"mano-{core_version()}.dist-info"
     assert {f"{dist_info}/METADATA", f"{dist_info}/WHEEL", f"{dist_info}/RECORD"} <= names
@@ -55,3 +56,28 @@ def test_the_suite_runs_against_the_installed_package():
     assert installed.is_relative_to(pathlib.Path(sys.prefix).resolve()), installed
     assert not installed.is_relative_to(REPO / "build" / "release"), installed
     assert mano.__version__ == core_version()
+
+
+@needs_wheel
+def test_the_wheel_installs_the_mano_command_and_python_m_mano():
+    """pip's console script and python -m mano run the CLI, with nothing but the venv on PATH."""
+    with zipfile.ZipFile(WHEEL) as z:
+        entry = next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))
+        assert "mano = mano.__main__:main" in z.read(entry).decode()
+    bin_dir = pathlib.Path(sys.executable).parent
+    env = {"PATH": str(bin_dir), "HOME": os.environ.get("HOME", "/")}
+    help_text = subprocess.run(["mano", "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert help_text.returncode == 0 and "score" in help_text.stdout and "calibrate" in help_text.stdout, help_text.stderr
+    version = subprocess.run([sys.executable, "-m", "mano", "--version"], env=env, capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith(f"mano {core_version()}"), version.stderr
+    bad = subprocess.run(["mano", "score"], env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and bad.stderr.count("\n") <= 3, bad.stderr  # the CLI's own error lines
+
+
+def test_the_namespace_holds_the_api():
+    """Beyond __all__: the core module and the public submodules (mano.monitor, mano.dask, ...), not
+    the helpers and imports the package was built from (os, json, Union, _sets, ...)."""
+    names = {n for n in dir(mano) if not n.startswith("__")}
+    submodules = {p.stem for p in pathlib.Path(mano.__file__).parent.glob("*.py") if not p.stem.startswith("_")}
+    assert names - set(mano.__all__) <= {"_core"} | submodules, sorted(names - set(mano.__all__))
+    assert not {"os", "json", "Union", "Sequence", "annotations", "_sets", "_scoring"} & names

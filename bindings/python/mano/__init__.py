@@ -16,17 +16,12 @@ and files on a Dask cluster, ``mano.torch`` a PyTorch model's outputs over a Dat
 """
 from __future__ import annotations
 
-import os
-from typing import Sequence, Union
-
-
 from . import _core
 from ._audit import audit
 from ._core import InputError
 from ._files import read, read_calibration, read_labels, read_manifest
 from ._scoring import Accumulator, score
 from ._sets import calibrate, evaluate, predict, predict_scores
-from ._whole import whole
 from . import monitor  # noqa: F401 - light: mano.monitor.add/report after import mano
 from .frame import frame
 from .plot import plot
@@ -36,8 +31,6 @@ __all__ = [
     "InputError", "Accumulator", "score", "evaluate", "calibrate", "predict", "predict_scores", "audit", "methods",
     "default_methods", "architectures", "read", "read_labels", "read_manifest", "read_calibration", "frame", "plot", "__version__",
 ]
-
-PathLike = Union[str, "os.PathLike[str]"]
 
 # The public objects say they are mano's (repr, pickles and help() name mano.X).
 for _public in (Accumulator, score, evaluate, calibrate, predict, predict_scores, audit, read, read_labels, read_manifest,
@@ -51,8 +44,10 @@ def methods() -> list:
     return _core.methods()["methods"]
 
 
-def default_methods(k: int, n: int = 0, inputs: Sequence[str] = ()) -> list:
+def default_methods(k: int, n: int = 0, inputs: "Sequence[str]" = ()) -> list:
     """The methods computed when none are named, for n rows (0: not known) of k classes."""
+    from ._whole import whole
+
     k, n = whole(k, "k", 1), whole(n, "n")
     return _core.default_methods(k, n, list(inputs))
 
@@ -60,3 +55,8 @@ def default_methods(k: int, n: int = 0, inputs: Sequence[str] = ()) -> list:
 def architectures() -> list:
     """The kernel architectures this build has that this CPU runs, best first."""
     return list(_core.architectures())
+
+
+# The namespace holds the API: the names of the modules it was built from go (import mano._sets
+# still works), as do the helpers imported above.
+del annotations, _audit, _files, _scoring, _sets, _shown, _whole

@@ -16,8 +16,9 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import tempfile
 import warnings
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import InputError
@@ -50,7 +51,8 @@ def _time(value: Any, what: str) -> str:
     raise InputError(f"{what} must be an ISO 8601 text, a datetime or a date (got {value!r})")
 
 
-def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration: PathLike, at: Any = None,
+def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration: Union[PathLike, Mapping],
+        at: Any = None,
         name: Optional[str] = None, chunk_size: Optional[int] = None, threads: Optional[int] = None,
         input: Optional[str] = None) -> dict:
     """Scores each file (or each chunk of ``chunk_size`` rows) as ``mano predict`` does and appends
@@ -58,7 +60,15 @@ def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration
     ``at``: the batch's time (ISO 8601 text, datetime, date; default now). Returns ``{"add": its
     id, "time": UTC, "names": the points' names}``; methods left out for a file's size are
     warnings. ``input``: what the files' values are, as :func:`mano.score` takes it (the
-    calibration's kind: another is refused). Raises mano.InputError for a bad file, option or history, naming it."""
+    calibration's kind: another is refused). ``calibration``: the file mano calibrate wrote, or the
+    dict :func:`mano.calibrate` returned (the history keeps its text either way). Raises
+    mano.InputError for a bad file, option or history, naming it."""
+    if isinstance(calibration, Mapping):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "calibration.json")
+            with open(path, "w", encoding="utf-8") as out:
+                json.dump(dict(calibration), out, indent=2)
+            return add(db, files, calibration=path, at=at, name=name, chunk_size=chunk_size, threads=threads, input=input)
     if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
     files = [os.fsencode(f) for f in files]
