@@ -169,15 +169,7 @@ void print_scored(const score_command& c, const std::optional<calibration>& cal,
 
 int run_score(score_command& c) {
     c.input.finish();
-    std::optional<calibration> cal;
-    if (!c.calibration.empty()) {
-        if (c.methods.any_given())
-            throw error("--calibration fixes how scores are computed (the options it was fitted with); "
-                        "leave out the scoring options");
-        cal = host::read_calibration(c.calibration);
-    } else {
-        c.methods.finish();
-    }
+    const std::optional<calibration> cal = c.methods.calibration_or_finish(c.calibration);
     check_score_options(c);
     option_resolver resolver(c.methods, c.input);
     const unsigned threads = host::thread_count(c.input.threads);

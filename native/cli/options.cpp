@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/output.hpp"
+#include "host/calibration_file.hpp"
 #include "host/scan.hpp"
 #include "mano/scan/resolve.hpp"
 #include "io/json.hpp"
@@ -199,6 +200,17 @@ void method_args::add_to(CLI::App* app, bool row_extras, const std::string& batc
     keep(app->add_option("--second-logits", second_logits, "a second model's logits on the same inputs: AgreeScore"));
     keep(app->add_option("--features", features, "penultimate features of the same inputs (N x D): Dispersion, Frechet"));
     keep(app->add_option("--source-features", source_features, "penultimate features of the source set: Frechet"));
+}
+
+std::optional<calibration> method_args::calibration_or_finish(const std::string& path) {
+    if (path.empty()) {
+        finish();
+        return std::nullopt;
+    }
+    if (any_given())
+        throw error("--calibration fixes how scores are computed (the options it was fitted with); "
+                    "leave out the scoring options");
+    return host::read_calibration(path);
 }
 
 bool method_args::any_given() const {

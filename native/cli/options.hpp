@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,6 +83,9 @@ struct method_args {
     bool any_given() const;
     // Validates the plain options; throws mano::error.
     void finish();
+    // The calibration at `path` (none when empty), which fixes how scores are computed: refused
+    // with scoring options given beside it, else finish() validates them (score, infer).
+    std::optional<calibration> calibration_or_finish(const std::string& path);
 };
 
 // Running a TorchScript model over images or a tensor (infer, calibrate --synthesize).

@@ -246,12 +246,8 @@ void print_speed(std::size_t images, std::chrono::steady_clock::time_point start
 int run_infer(infer_command& c) {
     check_run(c.run, "infer");
     preprocessing p = preprocessing_of(c.run);
-    std::optional<calibration> cal;
-    if (!c.calibration.empty()) {
-        if (c.methods.any_given())
-            throw error("--calibration fixes how scores are computed (the options it was fitted with); "
-                        "leave out the scoring options");
-        cal = host::read_calibration(c.calibration);
+    const std::optional<calibration> cal = c.methods.calibration_or_finish(c.calibration);
+    if (cal)
         if (const auto recorded = recorded_preprocessing(c.calibration)) {
             if (!any_preprocessing(c.run))
                 p = *recorded;
@@ -259,9 +255,6 @@ int run_infer(infer_command& c) {
                 warn("the preprocessing options differ from those " + c.calibration + " was fitted with (" +
                      to_json(*recorded).dump() + "); the estimate assumes the model sees images the same way");
         }
-    } else {
-        c.methods.finish();
-    }
     const model_input in = open_input(c.run, p, c.labels);
     std::unique_ptr<inference::npy_writer> out;
     if (!c.out.empty()) {
