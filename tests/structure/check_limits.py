@@ -14,9 +14,9 @@ TABLE = "src/mano/scan/options_table.hpp"
 FRONT_ENDS = ("native/cli", "bindings/python/mano", "bindings/wasm", "web/src", "web/dashboard")
 SUFFIXES = (".cpp", ".hpp", ".h", ".py", ".pyi", ".js", ".mjs", ".ts", ".html")
 
-# {"name", option_type::t, "default", has_min, min, min_inclusive, has_max, max, max_inclusive, ...
-ROW = re.compile(r'\{"(\w+)",\s*option_type::\w+,\s*"[^"]*",\s*(true|false),\s*([-\w.]+),\s*(?:true|false),\s*'
-                 r'(true|false),\s*([-\w.]+),')
+# option("name", option_type::t).defaulting_to(...).above(0).at_most(0.999999)...: a row's bounds
+ROW = re.compile(r'\boption\("(\w+)",\s*option_type::\w+\)(.*?)(?=\boption\("|^\};)', re.S | re.M)
+BOUND = re.compile(r"\.(?:above|at_least|below|at_most)\(([-\w.]+)\)")
 NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])")
 
 
@@ -24,8 +24,8 @@ def table(root):
     """{name: [bounds]} from the table's rows."""
     text = (pathlib.Path(root) / TABLE).read_text()
     rows = {}
-    for name, has_min, low, has_max, high in ROW.findall(text):
-        rows[name] = [float(v) for present, v in ((has_min, low), (has_max, high)) if present == "true"]
+    for name, setters in ROW.findall(text):
+        rows[name] = [float(v) for v in BOUND.findall(setters)]
     if not rows:
         raise SystemExit(f"{TABLE}: no option rows found (has the row layout changed? update check_limits.py)")
     return rows

@@ -12,9 +12,9 @@ sys.path.insert(0, str(HERE))
 import check_limits  # noqa: E402
 
 TABLE = '''inline constexpr option_row option_rows[] = {
-    {"level", option_type::real, "0.9", true, 0, false, true, 0.999999, true, "0.9", "", "the level", ""},
-    {"taylor_order", option_type::whole, "2", true, 1, true, true, 170, true, "", "", "the order", ""},
-    {"eta", option_type::real, "5", false, no_bound, false, false, no_bound, false, "", "", "eta", ""},
+    option("level", option_type::real).defaulting_to("0.9").above(0).at_most(0.999999).means("the level"),
+    option("taylor_order", option_type::whole).defaulting_to("2").at_least(1).at_most(170).means("the order"),
+    option("eta", option_type::real).defaulting_to("5").means("eta"),
 };
 '''
 

@@ -4,9 +4,8 @@
 #include "mano/calibration/calibration.hpp"
 
 #include <algorithm>
-#include <iomanip>
-#include <sstream>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <string>
@@ -132,10 +131,11 @@ std::pair<double, double> score_range(const method_calibration& mc) {
 }
 
 std::string fit_equation(const method_calibration& mc) {
+    // snprintf, not a stream: the WebAssembly package would carry the locale machinery
     const auto digits = [](double v) {
-        std::ostringstream out;
-        out << std::setprecision(4) << v;
-        return out.str();
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.4g", v);
+        return std::string(buffer);
     };
     const std::string sign = mc.fit.intercept < 0 ? " \u2212 " : " + ";
     const std::string intercept = sign + digits(std::abs(mc.fit.intercept));

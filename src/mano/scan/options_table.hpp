@@ -17,50 +17,65 @@ namespace mano {
 
 enum class option_type { real, whole, whole_list, text, text_list };
 
+// One option, every fact a named field (the rows below set them with the named setters).
 struct option_row {
-    std::string_view name;           // snake_case, the core's key
-    option_type type;
+    std::string_view name;  // snake_case, the core's key
+    option_type type = option_type::real;
     std::string_view default_value;  // as text; "" when none
-    bool has_min;
-    double min;
-    bool min_inclusive;
-    bool has_max;
-    double max;
-    bool max_inclusive;
+    bool has_min = false;
+    double min = 0;
+    bool min_inclusive = false;
+    bool has_max = false;
+    double max = 0;
+    bool max_inclusive = false;
     std::string_view example;  // a good value, shown in a range error ("" when none)
     std::string_view says;     // the range in words when the generated ones would mislead ("" else)
     std::string_view meaning;
-    std::string_view ties;     // the rule that ties it to other options ("" when none)
+    std::string_view ties;  // the rule that ties it to other options ("" when none)
+
+    constexpr option_row defaulting_to(std::string_view v) const { auto r = *this; r.default_value = v; return r; }
+    constexpr option_row above(double v) const { auto r = *this; r.has_min = true, r.min = v, r.min_inclusive = false; return r; }
+    constexpr option_row at_least(double v) const { auto r = *this; r.has_min = true, r.min = v, r.min_inclusive = true; return r; }
+    constexpr option_row below(double v) const { auto r = *this; r.has_max = true, r.max = v, r.max_inclusive = false; return r; }
+    constexpr option_row at_most(double v) const { auto r = *this; r.has_max = true, r.max = v, r.max_inclusive = true; return r; }
+    constexpr option_row for_example(std::string_view v) const { auto r = *this; r.example = v; return r; }
+    constexpr option_row range_in_words(std::string_view v) const { auto r = *this; r.says = v; return r; }
+    constexpr option_row means(std::string_view v) const { auto r = *this; r.meaning = v; return r; }
+    constexpr option_row tied(std::string_view v) const { auto r = *this; r.ties = v; return r; }
 };
 
-inline constexpr double no_bound = 0;
+constexpr option_row option(std::string_view name, option_type type) {
+    option_row r;
+    r.name = name;
+    r.type = type;
+    return r;
+}
 
 // One row per option. A bound's literal is written only here.
 inline constexpr option_row option_rows[] = {
     // The two-sided quantiles are taken at 0.5 + level / 2 and student_t.hpp's are accurate up to
     // 1 - 1e-10; nearer 1 that probability rounds to 1 in double and the interval is unbounded.
-    {"level", option_type::real, "0.9", true, 0, false, true, 0.999999, true, "0.9", "",
-     "the prediction interval's level (a one-in-a-million miss at most)", ""},
-    {"p", option_type::real, "4", true, 1, false, false, no_bound, false, "", "", "the L_p norm of MaNo", ""},
-    {"eta", option_type::real, "5", false, no_bound, false, false, no_bound, false, "", "",
-     "softrun threshold: softmax when the criterion > eta", ""},
+    option("level", option_type::real).defaulting_to("0.9").above(0).at_most(0.999999).for_example("0.9")
+        .means("the prediction interval's level (a one-in-a-million miss at most)"),
+    option("p", option_type::real).defaulting_to("4").above(1).means("the L_p norm of MaNo"),
+    option("eta", option_type::real).defaulting_to("5").means("softrun threshold: softmax when the criterion > eta"),
     // 1/n! underflows a double beyond n = 170.
-    {"taylor_order", option_type::whole, "2", true, 1, true, true, 170, true, "", "",
-     "order n of the Taylor expansion of exp in MaNo's Taylor normalization", ""},
-    {"taylor_orders", option_type::whole_list, "2", true, 1, true, true, 170, true, "", "",
-     "the Taylor orders a family's branch is chosen among", "with normalization family only"},
-    {"batch_size", option_type::whole, "0", true, 0, true, false, no_bound, false, "",
-     "0 (whole set) or a positive number of rows", "official-code mode: average the scores of batches of B rows", ""},
-    {"criterion", option_type::real, "", false, no_bound, false, false, no_bound, false, "", "",
-     "official-code mode: a fixed criterion instead of the one computed", "fixes the softrun branch: not with normalization family"},
-    {"temperature", option_type::real, "1", true, 0, false, false, no_bound, false, "", "",
-     "temperature of the softmax-based baselines", "fit needs a labeled source set"},
-    {"normalization", option_type::text, "softrun", false, no_bound, false, false, no_bound, false, "", "",
-     "softrun | softmax | taylor, and family for a family of sets", "family: one branch chosen for all the sets"},
-    {"methods", option_type::text_list, "", false, no_bound, false, false, no_bound, false, "", "",
-     "the methods to compute (mano methods lists them)", "each method needs its inputs (registry.hpp)"},
-    {"groups", option_type::text_list, "", false, no_bound, false, false, no_bound, false, "", "",
-     "only the sets of these groups", "each group must name at least one set"},
+    option("taylor_order", option_type::whole).defaulting_to("2").at_least(1).at_most(170)
+        .means("order n of the Taylor expansion of exp in MaNo's Taylor normalization"),
+    option("taylor_orders", option_type::whole_list).defaulting_to("2").at_least(1).at_most(170)
+        .means("the Taylor orders a family's branch is chosen among").tied("with normalization family only"),
+    option("batch_size", option_type::whole).defaulting_to("0").at_least(0)
+        .range_in_words("0 (whole set) or a positive number of rows")
+        .means("official-code mode: average the scores of batches of B rows"),
+    option("criterion", option_type::real).means("official-code mode: a fixed criterion instead of the one computed")
+        .tied("fixes the softrun branch: not with normalization family"),
+    option("temperature", option_type::real).defaulting_to("1").above(0)
+        .means("temperature of the softmax-based baselines").tied("fit needs a labeled source set"),
+    option("normalization", option_type::text).defaulting_to("softrun")
+        .means("softrun | softmax | taylor, and family for a family of sets").tied("family: one branch chosen for all the sets"),
+    option("methods", option_type::text_list).means("the methods to compute (mano methods lists them)")
+        .tied("each method needs its inputs (registry.hpp)"),
+    option("groups", option_type::text_list).means("only the sets of these groups").tied("each group must name at least one set"),
 };
 
 // The row of `name`; a name not in the table does not compile where it is a constant expression.
