@@ -64,10 +64,10 @@ export async function analyse(again = true) {
   } else if (labeled.length >= 3) {
     const failed = await calibrateHere(labeled);
     if (!failed) return;
-    // a set the family could not read (labels of another length, a broken file) is named and
-    // dropped by scoring each on its own; the others are then calibrated again
+    // a labeled set the family could not read (labels of another length, a broken file) is named
+    // and dropped by scoring each on its own; the others are then calibrated again
     const before = state.sets.length;
-    await scanAll(state.sets.filter((s) => !s.scan));
+    await scanAll(labeled.filter((s) => !s.scan));
     if (again && state.sets.length < before) {
       await analyse(false);
       return;

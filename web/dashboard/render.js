@@ -236,17 +236,20 @@ async function renderCalibration() {
   const xs = labeled.map((s) => valueOf(s.result, m));
   const lo = Math.min(...xs), hi = Math.max(...xs), pad = (hi - lo) * 0.1 || 0.01;
   const gridX = Array.from({ length: 41 }, (_, i) => lo - pad + ((hi - lo + 2 * pad) * i) / 40);
-  const band = await worker.predictScores(state.calibration, m, gridX, { level: LEVEL });
+  // what the chart shows, taken before the wait: an operation that starts meanwhile forgets sets' results;
   // MaNo and the softrun variants depend on the branch the sets were scored on: name it
   const info = methodInfo(m);
   const branch = info?.softrun_variants || info?.on_softrun_branch ? branchName(labeled[0]?.result.methods.mano) : null;
+  const labeledPoints = labeled.map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.result.accuracy }));
+  const unlabeledPoints = state.sets.filter((s) => s.result && s.result.accuracy === undefined && s.prediction?.methods?.[m])
+    .map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.prediction.methods[m].accuracy }));
+  const band = await worker.predictScores(state.calibration, m, gridX, { level: LEVEL });
   scatterChart($('scatter'), {
     method: m,
     branch: branch && branch !== '–' ? branch : null,
     level: LEVEL,
-    labeled: labeled.map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.result.accuracy })),
-    unlabeled: state.sets.filter((s) => s.result.accuracy === undefined && s.prediction?.methods?.[m])
-      .map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.prediction.methods[m].accuracy })),
+    labeled: labeledPoints,
+    unlabeled: unlabeledPoints,
     grid: gridX.map((x, i) => ({ x, fit: band[i].accuracy, lo: band[i].interval[0], hi: band[i].interval[1] })),
   });
 }
