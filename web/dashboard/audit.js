@@ -3,10 +3,10 @@
 // and the set predicted again with its audit. Every file stays on this machine.
 import { download } from './export.js';
 import { $, el, pct, showError } from './page.js';
-import { LEVEL, state, worker } from './state.js';
+import { estimated, LEVEL, state, worker } from './state.js';
 
 // The sets an audit can sharpen: those with an estimate from the calibration.
-const auditable = () => state.sets.filter((s) => s.prediction?.estimate);
+const auditable = () => state.sets.filter(estimated);
 const chosen = () => auditable().find((s) => s.name === $('audit-set').value);
 
 export const range = ([lo, hi]) => `[${pct(lo)}, ${pct(hi)}]`;

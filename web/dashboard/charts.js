@@ -6,6 +6,7 @@ const BAND = 'rgba(36, 86, 214, 0.13)';
 const ORANGE = '#d9822b';
 const RED = '#c8362d';
 const GREY = '#5d6678';
+const GREEN = '#2a7d4f';
 
 const charts = new Map();
 // As wide as its box (at least 240 px: a phone's panel is about 330 px wide).
@@ -127,20 +128,28 @@ export function scatterChart(el, { method, branch, labeled, unlabeled, grid, lev
 // rows, or a set), the interval as a band, the alert threshold and the points below it in red;
 // the reference period (its first `reference` points) in grey. Without a calibration (withBand
 // false) it draws the raw score alone: no alert line, since a threshold on a score is not one on
-// accuracy.
-export function timelineChart(el, { points, threshold, reference, yLabel, withBand, unit, alt }) {
+// accuracy. A point with `truth` (a labeled set) is its true accuracy, drawn as a series of its own.
+// The x scale reaches half a step past the first and last points, so that their tick labels are
+// drawn whole.
+export function timelineChart(el, { points, threshold, reference, yLabel, estimateLabel = yLabel, withBand, unit, alt }) {
   const xs = points.map((p) => p.first);
   const ys = points.map((p) => p.y);
+  const truths = points.some((p) => p.truth);
   const series = [
     { label: unit === 'set' ? 'set' : 'first row' },
-    { label: yLabel, stroke: BLUE, width: 2, points: { show: true, size: 5, fill: BLUE } },
+    { label: estimateLabel, stroke: BLUE, width: 2, spanGaps: true, points: { show: true, size: 5, fill: BLUE } },
   ];
-  const data = [xs, ys];
+  const data = [xs, truths ? points.map((p) => (p.truth ? null : p.y)) : ys];
+  if (truths) {
+    series.push({ label: 'true accuracy (labeled set)', ...dots(GREEN, 8) });
+    data.push(points.map((p) => (p.truth ? p.y : null)));
+  }
+  const half = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) / (xs.length - 1) / 2 : 0.5;
   const opts = {
-    scales: { x: { time: false } },
+    scales: { x: { time: false, range: (u, lo, hi) => [lo - half, hi + half] } },
     axes: [
       unit === 'set'
-        ? { label: 'set, in the order added', stroke: GREY, incrs: [1], values: (u, splits) => splits.map((i) => points[i]?.label.replace(/ \(true accuracy\)$/, '') ?? '') }
+        ? { label: 'set, in the order added', stroke: GREY, incrs: [1], values: (u, splits) => splits.map((i) => points[i]?.label ?? '') }
         : { label: 'row', stroke: GREY },
       { label: yLabel, stroke: GREY, ...(withBand ? { values: percent } : {}) },
     ],
@@ -164,7 +173,7 @@ export function timelineChart(el, { points, threshold, reference, yLabel, withBa
   const describe = (i) => {
     const p = points[i];
     if (p.y == null) return `${p.label}: no value`;
-    const where = unit === 'set' ? p.label : `rows ${p.first.toLocaleString()}–${(p.first + p.rows - 1).toLocaleString()}`;
+    const where = unit === 'set' ? `${p.label}${p.truth ? ' (true accuracy)' : ''}` : `rows ${p.first.toLocaleString()}–${(p.first + p.rows - 1).toLocaleString()}`;
     return withBand ? `${where}: ${(100 * p.y).toFixed(1)}% [${(100 * p.lo).toFixed(1)}%, ${(100 * p.hi).toFixed(1)}%]` +
       `${i < reference ? ' (reference)' : p.y < threshold ? ' (below the alert line)' : ''}`
       : `${where}: score ${p.y.toPrecision(4)}`;

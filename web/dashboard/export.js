@@ -28,7 +28,8 @@ export function exportObject() {
       out.timeline.chunk_rows = t.chunkRows;
       out.timeline.chunks = t.chunks.map((c) => ({ first: c.first, rows: c.rows, ...c.result, ...(c.prediction ? { prediction: c.prediction.methods } : {}) }));
     } else {
-      out.timeline.points = t.view.points.map((p) => ({ name: p.label, value: p.y, ...(p.lo !== undefined ? { interval: [p.lo, p.hi] } : {}) }));
+      out.timeline.points = t.view.points.map((p) => ({ name: p.label, value: p.y, ...(p.truth ? { truth: true } : {}),
+        ...(p.lo !== undefined ? { interval: [p.lo, p.hi] } : {}) }));
     }
   }
   return out;

@@ -1,6 +1,7 @@
 // The files dropped in: how they pair into sets (by name, or as a manifest says), the JSON files
 // (a calibration or a manifest), and the pairing the user changes by hand.
 import { analyse, rescore, scoreSet } from './analysis.js';
+import { openNpz } from './npz.js';
 import { hideProgress, setStatus, showError, summaryText } from './page.js';
 import { render } from './render.js';
 import { forget, state, worker } from './state.js';
@@ -12,13 +13,17 @@ const JSON_LIMITS = { calibration: 256 * 2 ** 20, manifest: 64 * 2 ** 20 };
 // set "contrast_0". Only a whole final part counts ("label_shift_a0.2_0_logits.npy" is the set
 // "label_shift_a0.2_0", "jpeg3_withlabel.csv" the set "jpeg3_withlabel"), and a file with no
 // such part is a set of its own name.
-const stemOf = (fileName) => fileName.replace(/\.(npy|csv|tsv|safetensors)$/i, '');
+// An .npz's members are named `ARCHIVE.npz/MEMBER.npy` (npz.js): the archive's name names them.
+const stemOf = (fileName) => fileName.replace(/\.npz\/.*$/i, '').replace(/\.(npy|npz|csv|tsv|safetensors)$/i, '');
 const PAIR_PART = /[_.-](logits|labels?)$/i;
 function setName(fileName) {
   const stem = stemOf(fileName);
   return stem.replace(PAIR_PART, '') || stem;
 }
-const isLabelsFile = (f) => /\.(npy|safetensors)$/i.test(f.name) && /^labels?$|[_.-]labels?$/i.test(stemOf(f.name));
+// the members of an .npz of logits and labels are what their names say (npz.js), whatever the archive's name
+const npzRoles = new WeakMap();
+const isLabelsFile = (f) => (npzRoles.has(f) ? npzRoles.get(f) === 'labels'
+  : /\.(npy|safetensors)$/i.test(f.name) && /^labels?$|[_.-]labels?$/i.test(stemOf(f.name)));
 const isSource = (name) => /^source/i.test(name);
 
 const baseName = (p) => String(p).split(/[\\/]/).pop();
@@ -81,6 +86,28 @@ function manifestRole(fileName) {
   return null;
 }
 
+// Each .npz replaced by its members (one array, or its logits and labels); one that cannot be read is said and left out.
+async function withNpzMembers(files) {
+  const out = [];
+  for (const f of files) {
+    if (!/\.npz$/i.test(f.name)) {
+      out.push(f);
+      continue;
+    }
+    try {
+      const { logits, labels } = await openNpz(f);
+      if (labels) {
+        npzRoles.set(logits, 'logits');
+        npzRoles.set(labels, 'labels');
+      }
+      out.push(logits, ...(labels ? [labels] : []));
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+  return out;
+}
+
 export async function addFiles(fileList) {
   let files = [...fileList];
   if (!files.length) return;
@@ -88,7 +115,7 @@ export async function addFiles(fileList) {
   try {
     // JSON first: a manifest says how the other files pair, a calibration how to score them
     for (const f of files.filter((x) => /\.json$/i.test(x.name))) await readJsonFile(f);
-    files = files.filter((x) => !/\.json$/i.test(x.name));
+    files = await withNpzMembers(files.filter((x) => !/\.json$/i.test(x.name)));
     // the manifest's files pair as it says; the others by their names
     const byManifest = files.map((f) => [f, manifestRole(f.name)]).filter(([, r]) => r);
     const listed = new Set(byManifest.map(([f]) => f));

@@ -16,7 +16,7 @@ import LIMITS from '../../src/mano/schema/history_limits.json';
 
 import { timelineChart } from './charts.js';
 import { $, el, interval, pct, showError } from './page.js';
-import { worker } from './state.js';
+import { state, worker } from './state.js';
 
 const SCHEMA_VERSION = 2;  // native/host/history.hpp, schema_version (version 1's files read too)
 const FORMAT = 'mano history';
@@ -228,6 +228,7 @@ export async function openHistory(file) {
     const methods = (await worker.methods()).map((m) => m.name);  // the method table, a point's methods' names
     opened = readHistory(file.name, new Uint8Array(await file.arrayBuffer()), methods);
     if (!opened.points.length) throw new Error(`${file.name}: the history has no points yet`);
+    state.history = { name: file.name, points: opened.points.length };
     $('history-panel').hidden = false;
     await drawHistory();
   } catch (e) {

@@ -31,7 +31,7 @@ async function loadExample() {
 function clearAll() {
   Object.assign(state, {
     sets: [], source: null, evaluation: null, calibration: null, method: null, picked: false, timeline: null,
-    loaded: null, manifest: null, waiting: null, labelFiles: new Map(),
+    loaded: null, manifest: null, waiting: null, labelFiles: new Map(), history: null,
   });
   $('errors').replaceChildren();
   $('timeline').replaceChildren();
@@ -48,6 +48,7 @@ async function addAny(fileList) {
   for (const f of files.filter(isHistoryFile)) await openHistory(f);
   const rest = files.filter((f) => !isHistoryFile(f));
   if (rest.length) await addFiles(rest);
+  else setStatus(summaryText(), false);
 }
 
 // a set paired with other labels in the pairing table (render.js asks)

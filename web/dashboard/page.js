@@ -21,7 +21,7 @@ let queue = Promise.resolve();
 
 function showState(busy) {
   const working = busy || pending > 0;
-  $('status').dataset.state = working ? 'busy' : state.sets.length ? 'ready' : 'idle';
+  $('status').dataset.state = working ? 'busy' : state.sets.length || state.history ? 'ready' : 'idle';
   for (const id of ['load-example', 'build-timeline', 'clear']) $(id).disabled = working;
 }
 
@@ -63,9 +63,11 @@ export function showError(message) {
 }
 
 export function summaryText() {
-  if (!state.sets.length) return 'Add files to start.';
+  const history = state.history ? `The monitoring history ${state.history.name} is open (${state.history.points} point` +
+    `${state.history.points === 1 ? '' : 's'}, below).` : '';
+  if (!state.sets.length) return history || 'Add files to start.';
   const labeled = state.sets.filter((s) => s.result.accuracy !== undefined).length;
   const unlabeled = state.sets.length - labeled;
   return `${state.sets.length} set${state.sets.length === 1 ? '' : 's'} scored (${labeled} labeled, ${unlabeled} unlabeled)` +
-    (state.source ? ', with the source set' : '') + '.';
+    (state.source ? ', with the source set' : '') + '.' + (history ? ` ${history}` : '');
 }

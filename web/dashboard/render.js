@@ -3,7 +3,7 @@
 import { auditText, labelsNeededText, range, renderAudit } from './audit.js';
 import { scatterChart } from './charts.js';
 import { $, branchName, el, fmt, interval, pct } from './page.js';
-import { ALL_SETS, LEVEL, labelShiftMethod, METHOD_ORDER, methodInfo, methods, POOR_FIT, state, valueOf, worker } from './state.js';
+import { ALL_SETS, estimated, LEVEL, labelShiftMethod, METHOD_ORDER, methodInfo, methods, POOR_FIT, state, valueOf, worker } from './state.js';
 import { drawTimeline } from './timeline.js';
 
 export function render() {
@@ -35,16 +35,20 @@ export function render() {
   if (state.sets.some((s) => s.name === chosen)) files.value = chosen;
 }
 
-// Which regime chose a set's estimate, and why it may be less sure than it looks.
+// Which regime chose a set's estimate, in the words of the prediction's own fields (regime,
+// label_shift: src/mano/prediction/prediction.cpp, as `mano predict` says them), and why it may be
+// less sure than it looks.
 function estimateWarnings(s) {
   const e = s.prediction.estimate;
+  const check = s.prediction.label_shift;
   const out = [];
   if (e.regime === 'label_shift') {
-    out.push(`label shift: the class mix moved, not the inputs (MLLS's priors explain the confidence within ` +
-      `${pct(s.prediction.label_shift.allowance)}), so the estimate is MLLS's`);
+    out.push(`label-shift regime: the set passes the label-shift check (its confidence is what the source's confidence by ` +
+      `class predicts at the class priors MLLS estimated, off by ${pct(check.gap)}, within ${pct(check.allowance)}), so the estimate is ${e.method}'s`);
   } else if (e.method !== state.calibration.recommended) {
     out.push(`by ${e.method}: the recommended ${state.calibration.recommended} has no score for this set`);
   }
+  if (check?.reason) out.push(`the estimate's interval holds both regimes' (label shift and general): ${check.reason}`);
   if (s.prediction.shift?.outside) {
     out.push(`class proportions outside the calibrated range (shift ${pct(s.prediction.shift.distance)}, ` +
       `calibrated up to ${pct(s.prediction.shift.range)} + ${pct(s.prediction.shift.allowance)} sampling noise)`);
@@ -56,7 +60,7 @@ function estimateWarnings(s) {
 export function renderHeadline() {
   const m = state.method;
   const cards = [];
-  const unlabeled = state.sets.filter((s) => s.prediction?.estimate);
+  const unlabeled = state.sets.filter(estimated);
   for (const s of unlabeled.slice(0, 6)) {
     const e = s.prediction.estimate;
     const alert = e.accuracy < Number($('threshold').value);
@@ -73,6 +77,7 @@ export function renderHeadline() {
       el('div', { className: 'what', textContent: `Estimated accuracy · ${s.name}` }),
       el('div', { className: 'big', textContent: pct(e.accuracy) }),
       el('div', { className: 'range', textContent: `${interval(e)} by ${e.method} · ${Math.round(LEVEL * 100)}% interval` }),
+      ...(s.result.accuracy !== undefined ? [el('div', { className: 'range', dataset: { testid: 'card-truth' }, textContent: `true accuracy ${pct(s.result.accuracy)}` })] : []),
       ...(s.prediction.too_small ? [el('div', { className: 'range', dataset: { testid: 'too-small' }, textContent: `${s.prediction.n} rows: too ` +
         `small to judge without labels (fewer than ${s.prediction.too_small.minimum_rows}); label them for its accuracy` })]
         : need ? [el('div', { className: 'range', dataset: { testid: 'labels-needed' }, textContent: `${labelsNeededText(need)} (Audit, below)` })] : []),
@@ -131,8 +136,11 @@ function renderTable(all) {
     if (state.calibration) {
       const e = s.prediction?.estimate;
       const warnings = e ? estimateWarnings(s) : [];
+      // a labeled set calibrated here: its estimate beside its truth (in-sample: the line was fitted on it)
+      const inSample = e && !state.loaded && s.result.accuracy !== undefined;
+      if (inSample) warnings.unshift('in-sample: the calibration was fitted on this set');
       cells.push(e ? el('span', { title: warnings.join('; ') }, pct(e.accuracy),
-        el('span', { className: 'interval', textContent: ` ${interval(e)} ${e.method}${warnings.length ? ' ⚠' : ''}` })) : '–');
+        el('span', { className: 'interval', textContent: ` ${interval(e)} ${e.method}${warnings.length > (inSample ? 1 : 0) ? ' ⚠' : ''}` })) : '–');
       const shift = s.prediction?.shift;
       cells.push(shift ? el('span', { className: shift.outside ? 'outside' : '', title: `calibrated up to ${pct(shift.range)} + ${pct(shift.allowance)} sampling noise` },
         `${pct(shift.distance)}${shift.outside ? ' outside' : ''}`) : '–');
@@ -228,17 +236,20 @@ async function renderCalibration() {
   const xs = labeled.map((s) => valueOf(s.result, m));
   const lo = Math.min(...xs), hi = Math.max(...xs), pad = (hi - lo) * 0.1 || 0.01;
   const gridX = Array.from({ length: 41 }, (_, i) => lo - pad + ((hi - lo + 2 * pad) * i) / 40);
-  const band = await worker.predictScores(state.calibration, m, gridX, { level: LEVEL });
+  // what the chart shows, taken before the wait: an operation that starts meanwhile forgets sets' results;
   // MaNo and the softrun variants depend on the branch the sets were scored on: name it
   const info = methodInfo(m);
   const branch = info?.softrun_variants || info?.on_softrun_branch ? branchName(labeled[0]?.result.methods.mano) : null;
+  const labeledPoints = labeled.map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.result.accuracy }));
+  const unlabeledPoints = state.sets.filter((s) => s.result && s.result.accuracy === undefined && s.prediction?.methods?.[m])
+    .map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.prediction.methods[m].accuracy }));
+  const band = await worker.predictScores(state.calibration, m, gridX, { level: LEVEL });
   scatterChart($('scatter'), {
     method: m,
     branch: branch && branch !== '–' ? branch : null,
     level: LEVEL,
-    labeled: labeled.map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.result.accuracy })),
-    unlabeled: state.sets.filter((s) => s.prediction?.methods?.[m])
-      .map((s) => ({ name: s.name, x: valueOf(s.result, m), y: s.prediction.methods[m].accuracy })),
+    labeled: labeledPoints,
+    unlabeled: unlabeledPoints,
     grid: gridX.map((x, i) => ({ x, fit: band[i].accuracy, lo: band[i].interval[0], hi: band[i].interval[1] })),
   });
 }

@@ -36,8 +36,13 @@ export const state = {
   manifest: null,
   waiting: null,  // labels a manifest names whose logits are still to come: set name -> file
   labelFiles: new Map(),  // every labels file dropped, by file name: the pairing table offers them
+  history: null,  // the monitoring history opened (history.js): { name, points }
 };
 
+// A set whose estimate stands for its accuracy (a headline card, the audit): one without labels, or
+// any set read with a calibration file; a labeled set calibrated here shows its estimate beside its
+// truth in the sets table only (the calibration was fitted on it).
+export const estimated = (s) => Boolean(s.prediction?.estimate) && (Boolean(state.loaded) || s.result.accuracy === undefined);
 export const valueOf = (result, m) => result?.methods?.[m]?.score ?? result?.methods?.[m]?.accuracy;
 // Labels and a source set change what a scan holds: score the set again.
 export const forget = (set) => Object.assign(set, { scan: null, result: null, branch: null });

@@ -51,10 +51,10 @@ function timelinePoints(t, m, withBand) {
       : { label, first, rows, y: valueOf(result, m) ?? null };
   };
   if (t.kind === 'sets') {
-    // a labeled set is a point of its true accuracy (a set read with a calibration file has both:
-    // the estimate is shown, as for any other set)
-    return state.sets.map((s, i) => (withBand && !s.prediction && s.result.accuracy !== undefined
-      ? { label: `${s.name} (true accuracy)`, first: i, rows: s.result.n, y: s.result.accuracy, lo: s.result.accuracy, hi: s.result.accuracy }
+    // a labeled set calibrated here is a point of its true accuracy (`truth`; one read with a
+    // calibration file has both: the estimate is shown, as for any other set)
+    return state.sets.map((s, i) => (withBand && !state.loaded && s.result.accuracy !== undefined
+      ? { label: s.name, truth: true, first: i, rows: s.result.n, y: s.result.accuracy, lo: s.result.accuracy, hi: s.result.accuracy }
       : point(s.name, i, s.result.n, s.result, s.prediction)));
   }
   return t.chunks.map((c) => point(`rows ${c.first.toLocaleString()}–${(c.first + c.rows - 1).toLocaleString()}`, c.first, c.rows,
@@ -103,18 +103,20 @@ export async function drawTimeline() {
     const below = assessment.alerts.map((i) => points[i]);
     if (!assessment.waiting) alerts.push({ alert: below.length > 0,
       text: below.length ? `${below.length} ${unit}${below.length === 1 ? '' : 's'} below ${pct(threshold)}: ` +
-        `${below.slice(0, 8).map((p) => `${p.label} (${pct(p.y)})`).join(', ')}${below.length > 8 ? ', …' : ''}`
+        `${below.slice(0, 8).map((p) => `${p.label} (${p.truth ? 'true accuracy ' : ''}${pct(p.y)})`).join(', ')}${below.length > 8 ? ', …' : ''}`
         : `no ${unit} below ${pct(threshold)}` });
     if (assessment.noise) alerts.push({ alert: false, text: `⚠ ${noiseText(assessment.noise, m)}` });
   }
   const what = t.kind === 'sets' ? `all ${points.length} sets in order` : `${t.name}: ${points.length} chunks of ${t.chunkRows} rows`;
-  const note = `${what}, ${withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`}; ` +
+  const truths = points.filter((p) => p.truth).length;
+  const note = `${what}, ${withBand ? `estimated accuracy by ${m} with its ${Math.round(LEVEL * 100)}% interval` : `${m} score (no calibration for it)`}` +
+    `${truths ? ` (the ${truths} labeled set${truths === 1 ? '' : 's'}: true accuracy)` : ''}; ` +
     `${thresholdText}.`;
   t.view = { method: m, threshold, reference, points, alerts: alerts.map((a) => a.text) };
   $('timeline-note').textContent = note;
   $('timeline-alerts').replaceChildren(...alerts.map((a) => el('li', { className: a.alert ? 'alert' : '', textContent: a.text })));
   timelineChart($('timeline'), {
     points, threshold, reference, withBand, unit,
-    yLabel: withBand ? `estimated accuracy (${m})` : `${m} score`, alt: `${note} ${alerts.map((a) => a.text).join('. ')}`,
+    yLabel: !withBand ? `${m} score` : truths ? 'accuracy' : `estimated accuracy (${m})`, estimateLabel: `estimated accuracy (${m})`, alt: `${note} ${alerts.map((a) => a.text).join('. ')}`,
   });
 }

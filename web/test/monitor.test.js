@@ -77,7 +77,11 @@ describe('dashboard: a monitoring history (chromium)', { skip }, () => {
   test('the page shows the alert line, the alerts and the points of mano monitor report', async () => {
     await page.setInputFiles('[data-testid="file-input"]', history);
     await page.waitForSelector('[data-testid="history-timeline"] canvas', { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="status"]').dataset.state !== 'busy');
     const [status, want] = report(history);
+    // the status says what is open, not "Add files to start"
+    assert.equal(await page.locator('[data-testid="status"]').textContent(),
+      `The monitoring history history.db is open (${want.points.length} points, below).`);
     assert.equal(status, 3, 'the CLI alerts on the latest point');
     const got = await shown();
     assert.ok(Math.abs(got.threshold - want.threshold.value) < 1e-12, `threshold ${got.threshold} vs ${want.threshold.value}`);
