@@ -17,9 +17,28 @@ namespace mano_python {
 
 namespace py = pybind11;
 
+#ifdef MANO_WITH_MONITOR
+namespace {
+
+// A name that is not UTF-8 (a Latin-1 path) shows its bytes as U+FFFD here; the report has them.
+py::str text_of(const std::string& s) {
+    PyObject* decoded = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    if (!decoded) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(decoded);
+}
+
+py::list texts_of(const std::vector<std::string>& items) {
+    py::list out;
+    for (const auto& s : items) out.append(text_of(s));
+    return out;
+}
+
+}  // namespace
+#endif
+
 void add_monitor(py::module_& m) {
 #ifdef MANO_WITH_MONITOR
-    // {"add", "time", "names", "notes"}: mano.monitor.add's return, the points' estimates in the history
+    // {"add", "time", "names", "notes"} as a dict: mano.monitor.add's return, the points' estimates in the history
     m.def("monitor_add", [](const std::string& history, const std::vector<std::string>& files, const std::string& calibration,
                             const std::string& at, const std::string& name, std::size_t chunk_size, unsigned threads,
                             const std::string& input) {
@@ -40,11 +59,15 @@ void add_monitor(py::module_& m) {
             py::gil_scoped_release release;
             a = mano::history::add(r);
         }
-        // a name that is not UTF-8 (a Latin-1 path) shows its bytes as U+FFFD here; the report has them
-        return nlohmann::json{{"add", a.add}, {"time", a.time}, {"names", a.names}, {"notes", a.notes}}.dump(
-            -1, ' ', false, nlohmann::json::error_handler_t::replace);
+        py::dict out;
+        out["add"] = a.add;
+        out["time"] = text_of(a.time);
+        out["names"] = texts_of(a.names);
+        out["notes"] = texts_of(a.notes);
+        return out;
     });
-    // what `mano monitor report --json` prints
+    // what `mano monitor report --json` prints, as the text it streams (its points one at a time, so
+    // that a report's memory stays flat: docs/monitor.md), which Python reads as that file
     m.def("monitor_report", [](const std::string& history, std::size_t reference, const std::string& reference_until,
                                const std::string& since) {
         mano::history::report_request r;

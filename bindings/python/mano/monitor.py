@@ -74,11 +74,11 @@ def add(db: PathLike, files: Union[PathLike, Sequence[PathLike]], *, calibration
     files = [os.fsencode(f) for f in files]
     if not files:
         raise InputError("files: give at least one logits file")
-    added = json.loads(_native("monitor_add")(
+    added = _native("monitor_add")(
         os.fsencode(db), files, os.fsencode(calibration), "" if at is None else _time(at, "at"),
         "" if name is None else str(name).encode("utf-8", "surrogateescape"),
         0 if chunk_size is None else whole(chunk_size, "chunk_size", 1),
-        0 if threads is None else whole(threads, "threads", 1), _input_name(input)))
+        0 if threads is None else whole(threads, "threads", 1), _input_name(input))
     for note in added.pop("notes"):
         warnings.warn(note, stacklevel=2)
     return added
