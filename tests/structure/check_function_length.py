@@ -260,14 +260,18 @@ def check(repo, files=None, allowed=ALLOWED, max_lines=MAX_LINES):
     return problems
 
 
-def main():
-    repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
-    problems = check(repo)
+def report(problems, passed):
+    """Prints each problem (and exits 1), or the line that says the repository passed."""
     for p in problems:
         print('mano structure: ' + p)
     if problems:
         sys.exit(1)
-    print(f'mano structure: no function in src/, native/ or bindings/ is over {MAX_LINES} lines')
+    print('mano structure: ' + passed)
+
+
+def main():
+    repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
+    report(check(repo), f'no function in src/, native/ or bindings/ is over {MAX_LINES} lines')
 
 
 if __name__ == '__main__':

@@ -230,13 +230,8 @@ def check(repo):
 
 def main():
     repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
-    problems = check(repo)
-    for p in problems:
-        print('mano structure: ' + p)
-    if problems:
-        sys.exit(1)
-    print('mano structure: every arrow runs down, no circle, no hand-written file over the line limit, no function over '
-          f'{check_function_length.MAX_LINES} lines')
+    check_function_length.report(check(repo), 'every arrow runs down, no circle, no hand-written file over the line '
+                                 f'limit, no function over {check_function_length.MAX_LINES} lines')
 
 
 if __name__ == '__main__':

@@ -3,13 +3,12 @@
 here (a table of two rows, a CLI file, a Python file and a JS file, each re-declaring one), names
 each file:line, passes the repository once they read the table; then it checks this repository."""
 import pathlib
-import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import check_limits  # noqa: E402
+import test_check_structure  # noqa: E402  (its small-repository maker)
 
 TABLE = '''inline constexpr option_row option_rows[] = {
     option("level", option_type::real).defaulting_to("0.9").above(0).at_most(0.999999).means("the level"),
@@ -20,12 +19,7 @@ TABLE = '''inline constexpr option_row option_rows[] = {
 
 
 def repo_with(files):
-    root = pathlib.Path(tempfile.mkdtemp())
-    for name, text in {check_limits.TABLE: TABLE, **files}.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+    return test_check_structure.repo_with({check_limits.TABLE: TABLE, **files})
 
 
 def main():
