@@ -3,6 +3,7 @@ scored partition by partition equals single-process mano.score (1e-9), with unev
 partitions, from arrays, .npy shards and a dataframe column; a worker lost mid-job gives the
 exact result (its partitions are recomputed, never counted twice) or, when it keeps dying, a
 PartitionError and no result."""
+import importlib
 import json
 import os
 
@@ -145,7 +146,7 @@ def test_partitions_of_identical_rows_are_all_counted(client, tmp_path):
 
 def test_a_state_merged_twice_is_refused():
     x, _ = logits(500, 4, 6)
-    state = mano.dask._state_of_block(x, 4, mano._core.resolve_options(mano._scoring._prepare(), 500, 4, False, False), 0)
+    state = mano.dask._state_of_block(x, 4, mano._core.resolve_options(importlib.import_module("mano._scoring")._prepare(), 500, 4, False, False), 0)
     with pytest.raises(mano.InputError, match="already in this accumulator"):
         mano.dask._merge_states(state, state)
 
