@@ -68,9 +68,17 @@ describe('dashboard views (chromium)', { skip, ...hangGuard }, () => {
     const want = execFileSync(nativeMano, ['predict', '--calibration', cal, '--json', '--quiet', ...names.map((n) => file(`${n}_logits.npy`))],
       { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
     const cells = await tableCells(page);
+    // In-sample, the sets with a method's lowest and highest scores are its calibration range's ends:
+    // whether such a score lies beyond them ("extrapolated") turns on rounding, which differs between
+    // kernels (native AVX-512 or AVX2, WebAssembly), so it is not compared there.
+    const atEdge = (m, score) => {
+      const all = want.map((w) => w.methods[m]?.score).filter(Number.isFinite);
+      return [Math.min(...all), Math.max(...all)].some((end) => Math.abs(score - end) <= 1e-6 * Math.max(1, Math.abs(end)));
+    };
+    const comparable = (e, w) => (atEdge(e.method, w.methods[e.method]?.score) ? { ...e, extrapolated: undefined } : e);
     sets.forEach((s, i) => {
       assert.ok(s.accuracy > 0, `${s.name} is labeled`);
-      assert.deepEqual(compareDeep(s.estimate, want[i].estimate, PARITY, `${s.name} estimate`), []);
+      assert.deepEqual(compareDeep(comparable(s.estimate, want[i]), comparable(want[i].estimate, want[i]), PARITY, `${s.name} estimate`), []);
       const row = cells[s.name];
       assert.equal(row['true accuracy'].text, pct(s.accuracy));
       assert.ok(row['estimate [90%]'].text.startsWith(`${pct(s.estimate.accuracy)} [${pct(s.estimate.interval[0])}, `), `${s.name}: ${row['estimate [90%]'].text}`);
