@@ -188,3 +188,15 @@ def test_the_stubs_of_frame_and_plot_match_the_functions():
         module, stubs = importlib.import_module(name), stub_functions(importlib.import_module(name))
         for f in functions:
             assert stub_parameters(stubs[f]) == runtime_parameters(getattr(module, f)), f"{name}.{f}"
+
+
+def test_a_calibration_file_is_taken_as_its_dict(calibration, report, tmp_path):
+    """mano.plot and mano.frame take the file mano calibrate writes, as mano.predict does."""
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(calibration))
+    from_file, from_dict = mano.plot(str(path), sets=report).axes[0], mano.plot(calibration, sets=report).axes[0]
+    assert from_file.get_title() == from_dict.get_title()
+    np.testing.assert_array_equal(labelled(from_file, "fit", "lines").get_ydata(), labelled(from_dict, "fit", "lines").get_ydata())
+    assert mano.frame(path).equals(mano.frame(calibration))
+    with pytest.raises(mano.InputError):
+        mano.plot(tmp_path / "missing.json")

@@ -30,6 +30,7 @@ told apart by their keys, and their rows:
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Mapping
 
 from ._core import InputError
@@ -37,6 +38,16 @@ from ._core import InputError
 __all__ = ["frame", "result_kind"]
 
 _KINDS = "a result of mano.score, evaluate, calibrate or predict (or a list of them), or a monitoring report"
+
+
+def loaded(result: Any) -> Any:
+    """A path where a result is taken names a calibration file (what mano calibrate writes): read
+    it, as mano.predict does; any other value as it is."""
+    if isinstance(result, (str, os.PathLike)):
+        from ._files import read_calibration
+
+        return read_calibration(result)
+    return result
 
 
 def result_kind(result: Any) -> str:
@@ -80,6 +91,7 @@ def frame(result: Any) -> "pandas.DataFrame":  # noqa: F821 - pandas is imported
     see the module's docstring for the columns of each kind."""
     import pandas as pd
 
+    result = loaded(result)
     kind = result_kind(result)
     if kind == "calibration":
         return _calibration(result, pd)

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional
 
 from . import _core
 from ._core import InputError
-from .frame import frame, result_kind, threshold_value
+from .frame import frame, loaded, result_kind, threshold_value
 
 __all__ = ["plot"]
 
@@ -34,6 +34,7 @@ def plot(result: Any, kind: Optional[str] = None, *, sets: Any = None, method: O
     script, ``fig.savefig("plot.png")``). ``kind``: "calibration" or "timeline" (default: by
     the result). ``ax``: a matplotlib Axes to draw into (its figure is returned); else a new
     Figure that pyplot does not manage."""
+    result = loaded(result)  # a calibration file's path, as mano.predict takes it
     found = result_kind(result)
     if kind is None:
         kind = "calibration" if found == "calibration" else "timeline"
