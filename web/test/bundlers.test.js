@@ -13,11 +13,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import { packPackage } from '../pack.mjs';
-import { CHROMIUM, haveChromium, launchChromium, loadPackage, root, serveDirectory, tempDir } from './support.js';
+import { CHROMIUM, haveChromium, installPacked, launchChromium, loadPackage, root, serveDirectory, tempDir } from './support.js';
 
 const require = createRequire(import.meta.url);
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 // What every build runs: its outcome as plain data (globalThis.__mano in a page, stdout in Node).
 const CONSUMER = `import { init, score, InputError } from 'mano-score';
@@ -40,12 +38,6 @@ run().then((r) => { globalThis.__mano = r; }, (e) => { globalThis.__mano = { fai
 `;
 const PAGE = '<!doctype html><meta charset="utf-8"><title>consumer</title><script type="module" src="./main.js"></script>\n';
 
-const npmEnv = (cache) => ({ ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false',
-  npm_config_fund: 'false', npm_config_audit: 'false', npm_config_loglevel: 'warn' });
-const runNpm = (args, cwd, cache) => spawnSync(npm, args, { cwd, encoding: 'utf8', env: npmEnv(cache) });
-// web/pack.mjs: npm pack in a staged copy of the package (its README is web/README.md)
-const runPack = (args, cache) => packPackage(args, { env: npmEnv(cache) });
-
 describe('bundlers and module systems, from the packed tarball', () => {
   let work;
   let project;
@@ -60,15 +52,7 @@ describe('bundlers and module systems, from the packed tarball', () => {
     expected = mano.score(logits, { rows: 6, cols: 10 }, { methods: ['mano'] }).methods.mano.score;
 
     work = tempDir('mano-bundlers-');
-    const cache = path.join(work, 'npm-cache');
-    const packed = runPack(['--json', '--pack-destination', work], cache);
-    assert.equal(packed.status, 0, `npm pack failed:\n${packed.stderr}`);
-    const tarball = path.join(work, JSON.parse(packed.stdout)[0].filename);
-    project = path.join(work, 'app');
-    fs.mkdirSync(project);
-    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-    const res = runNpm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], project, cache);
-    assert.equal(res.status, 0, `npm install --offline of the tarball failed:\n${res.stderr}`);
+    ({ project } = installPacked(work));
     fs.writeFileSync(path.join(project, 'consumer.js'), CONSUMER);
     fs.writeFileSync(path.join(project, 'main.js'), PAGE_ENTRY);
     const wasm = path.join(project, 'node_modules/mano-score/dist/mano.wasm');

@@ -6,32 +6,15 @@
 // it is in the installed project and predicts what `mano predict` does, and it names no command
 // of the repository's.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 
-import { packPackage } from '../pack.mjs';
-import { MAX_WASM_GZ, nativeMano, relClose, root, runNative, tempDir } from './support.js';
+import { installPacked, MAX_WASM_GZ, nativeMano, relClose, root, runNative, runNpm, runPack, tempDir } from './support.js';
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const example = path.join(root, 'tests/data/example/contrast_0_logits.npy');
-
-// npm with a private cache and no network chatter, so the test leaves the user's setup alone.
-function npmEnv(cache) {
-  return {
-    ...process.env,
-    npm_config_cache: cache,
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
-    npm_config_loglevel: 'warn',
-  };
-}
-const runNpm = (args, cwd, cache) => spawnSync(npm, args, { cwd, encoding: 'utf8', env: npmEnv(cache) });
-// web/pack.mjs: npm pack in a staged copy of the package
-const runPack = (args, cache) => packPackage(args, { env: npmEnv(cache) });
 
 describe('npm pack', () => {
   let work;
@@ -152,15 +135,7 @@ describe('the packed README', () => {
 
   before(() => {
     work = tempDir('mano-readme-');
-    const cache = path.join(work, 'npm-cache');
-    const packed = runPack(['--json', '--pack-destination', work], cache);
-    assert.equal(packed.status, 0, `web/pack.mjs failed:\n${packed.stdout}\n${packed.stderr}`);
-    const tarball = path.join(work, JSON.parse(packed.stdout)[0].filename);
-    project = path.join(work, 'app');
-    fs.mkdirSync(project);
-    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-    const res = runNpm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], project, cache);
-    assert.equal(res.status, 0, `npm install --offline of the tarball failed:\n${res.stderr}`);
+    ({ project } = installPacked(work));
     readme = fs.readFileSync(path.join(project, 'node_modules/mano-score/README.md'), 'utf8');
   });
 

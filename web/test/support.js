@@ -1,11 +1,13 @@
 // Shared by the node:test suites: paths, the built package, the native CLI, seeded random logits,
 // a .npy writer (the files the native CLI reads in the parity tests) and a Blob that streams in
 // tiny chunks (for the readers).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { packPackage } from '../pack.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const dist = path.join(root, 'dist');
@@ -243,4 +245,27 @@ export function npyLabels(file) {
   if (header.includes("'<i8'")) return Array.from({ length: data.length / 8 }, (_, i) => Number(data.readBigInt64LE(8 * i)));
   if (header.includes("'<i4'")) return Array.from({ length: data.length / 4 }, (_, i) => data.readInt32LE(4 * i));
   throw new Error(`${file}: not int32 or int64 labels`);
+}
+
+// npm with a private cache and no network chatter, so the tests leave the user's setup alone.
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+export const npmEnv = (cache) => ({ ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false',
+  npm_config_fund: 'false', npm_config_audit: 'false', npm_config_loglevel: 'warn' });
+export const runNpm = (args, cwd, cache) => spawnSync(npm, args, { cwd, encoding: 'utf8', env: npmEnv(cache) });
+// web/pack.mjs: npm pack in a staged copy of the package (its README is web/README.md)
+export const runPack = (args, cache) => packPackage(args, { env: npmEnv(cache) });
+
+// The package packed into `work` and installed, offline, into a new ES-module project work/app:
+// { project, tarball, cache }. Throws (an assertion) naming the step that failed.
+export function installPacked(work) {
+  const cache = path.join(work, 'npm-cache');
+  const packed = runPack(['--json', '--pack-destination', work], cache);
+  if (packed.status !== 0) throw new Error(`web/pack.mjs failed:\n${packed.stdout}\n${packed.stderr}`);
+  const tarball = path.join(work, JSON.parse(packed.stdout)[0].filename);
+  const project = path.join(work, 'app');
+  fs.mkdirSync(project);
+  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  const res = runNpm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], project, cache);
+  if (res.status !== 0) throw new Error(`npm install --offline of the tarball failed:\n${res.stderr}`);
+  return { project, tarball, cache };
 }
