@@ -236,9 +236,8 @@ json predict_audited(const json& calibration_json, const json& result_json, cons
 namespace {
 
 method_calibration method_of(const calibration& c, const std::string& method_name) {
-    const method m = parse_method(method_name);
-    const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const auto& x) { return x.m == m; });
-    if (found == c.methods.end()) throw error("the calibration has no method '" + method_name + "'");
+    const method_calibration* found = calibration_of(c, parse_method(method_name));
+    if (!found) throw error("the calibration has no method '" + method_name + "'");
     return *found;
 }
 

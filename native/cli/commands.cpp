@@ -278,9 +278,8 @@ void keep_methods(calibration& cal, const predict_command& c) {
     std::vector<method_calibration> chosen;
     for (const auto& name : c.methods) {
         const method m = parse_method(name);
-        const auto found = std::find_if(cal.methods.begin(), cal.methods.end(),
-                                        [&](const method_calibration& mc) { return mc.m == m; });
-        if (found == cal.methods.end()) {
+        const method_calibration* found = calibration_of(cal, m);
+        if (!found) {
             std::string have;
             for (const auto& mc : cal.methods) have += (have.empty() ? "" : ", ") + std::string(method_name(mc.m));
             throw error("--methods " + name + ": " + c.calibration + " has no calibration for it (it has " + have + ")");

@@ -283,9 +283,8 @@ void report_calibration(const calibration& cal, const std::string& output, const
     if (cal.normalization) std::cout << describe_choice(*cal.normalization) << '\n';
     if (cal.recommended) {
         std::cout << "recommended estimate: " << method_name(*cal.recommended);
-        const method shift_method = label_shift_method();
-        if (std::any_of(cal.methods.begin(), cal.methods.end(), [&](const method_calibration& mc) { return mc.m == shift_method; }))
-            std::cout << "; on sets that pass the label-shift check: " << method_name(shift_method);
+        if (calibration_of(cal, label_shift_method()))
+            std::cout << "; on sets that pass the label-shift check: " << method_name(label_shift_method());
         std::cout << '\n';
     }
 }

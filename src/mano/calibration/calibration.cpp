@@ -126,6 +126,12 @@ double to_link(link l, double x) {
 
 double from_link(link l, double y) { return l == link::probit ? normal_cdf(y) : y; }
 
+const method_calibration* calibration_of(const calibration& c, method m) {
+    for (const auto& mc : c.methods)
+        if (mc.m == m) return &mc;
+    return nullptr;
+}
+
 std::pair<double, double> score_range(const method_calibration& mc) {
     return {from_link(mc.link, mc.fit.x_min), from_link(mc.link, mc.fit.x_max)};
 }

@@ -109,6 +109,9 @@ struct calibration {
     static calibration from_json(const nlohmann::json& j);
 };
 
+// The calibration of method m, or nullptr when it has none.
+const method_calibration* calibration_of(const calibration& c, method m);
+
 // Fits every method present in all sets (>= 3 sets with true accuracies). A method whose
 // scores are all equal cannot be fitted: it is left out and a line saying so goes to `notes`.
 // With `family` and softrun options without a fixed criterion, MaNo's branch is chosen once for

@@ -200,8 +200,8 @@ calibration calibration::from_json(const nlohmann::json& j) {
         const auto calibrated = [&](const char* key) -> std::optional<method> {
             if (!j.contains(key)) return std::nullopt;
             const method m = parse_method(detail::text_of(j, key, "calibration"));
-            const auto found = std::find_if(c.methods.begin(), c.methods.end(), [&](const method_calibration& mc) { return mc.m == m; });
-            if (found == c.methods.end() || found->folds.empty())
+            const method_calibration* found = calibration_of(c, m);
+            if (!found || found->folds.empty())
                 throw error(std::string("calibration: the ") + key + " method '" + method_name(m) + "' has no leave-one-group-out fit");
             return m;
         };

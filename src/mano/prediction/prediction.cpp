@@ -307,9 +307,8 @@ branch_match on_calibration_branch(const calibration& c, const result& r) {
 void predict_methods(set_prediction& out, const calibration& c, const result& r, double level) {
     const auto branch = on_calibration_branch(c, r);
     for (auto v : r.values()) {
-        const auto found = std::find_if(c.methods.begin(), c.methods.end(),
-                                        [&](const method_calibration& mc) { return mc.m == v.m; });
-        if (found == c.methods.end()) continue;
+        const method_calibration* found = calibration_of(c, v.m);
+        if (!found) continue;
         if (info_of(v.m).softrun_variants && branch.mano_value && *branch.mano_value != v.value) {
             v.value = *branch.mano_value;
             v.se.reset();
